@@ -1,0 +1,196 @@
+// Package algorithms holds scoll's collective algorithms and their registry.
+//
+// Every algorithm is a schedule builder: for one rank's Params it emits that
+// rank's rounds into a schedule.Builder and does no I/O. The registry is the
+// single source of truth read by the public API (WithAlgorithm lookup,
+// Algorithms), the default selector, the command line, the documentation
+// table and the test matrix.
+package algorithms
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/scoll/scoll/internal/errs"
+	"github.com/scoll/scoll/schedule"
+)
+
+// Requirement is a set of conditions an algorithm needs.
+type Requirement uint16
+
+const (
+	// NeedsCommutative: the algorithm combines contributions out of rank order.
+	NeedsCommutative Requirement = 1 << iota
+	// NeedsPowerOfTwo: the number of ranks must be a power of two.
+	NeedsPowerOfTwo
+)
+
+func (r Requirement) String() string {
+	var s []string
+	if r&NeedsCommutative != 0 {
+		s = append(s, "commutative op")
+	}
+	if r&NeedsPowerOfTwo != 0 {
+		s = append(s, "power-of-two ranks")
+	}
+	if len(s) == 0 {
+		return "-"
+	}
+	return strings.Join(s, ", ")
+}
+
+// Params is everything one rank's schedule depends on.
+type Params struct {
+	schedule.Spec
+	// Rank is the rank whose schedule is built.
+	Rank int
+	// Commutative tells whether the reduction operator is commutative.
+	Commutative bool
+	// Radix is the fan-out or radix of tree and k-nomial algorithms; 0 means
+	// the algorithm's default.
+	Radix int
+	// Segment is the segment length in elements of pipelined algorithms; 0
+	// means the algorithm's default.
+	Segment int
+	// ElemSize is the element size in bytes (used for default segment sizes).
+	ElemSize int
+}
+
+// Cost is an α-β-γ cost: time = Alpha·α + Beta·β + Gamma·γ, where α is the
+// per-message latency, β the time per byte sent on the critical path and γ the
+// time per byte reduced.
+type Cost struct {
+	Alpha, Beta, Gamma float64
+}
+
+// Time evaluates the cost for the given machine parameters.
+func (c Cost) Time(alpha, beta, gamma float64) float64 {
+	return c.Alpha*alpha + c.Beta*beta + c.Gamma*gamma
+}
+
+// Info describes one registered algorithm.
+type Info struct {
+	Coll schedule.Collective
+	// Name is lowercase with hyphens, unique per collective.
+	Name string
+	// Doc is a one-line description.
+	Doc string
+	// Source names the paper or system the algorithm comes from.
+	Source string
+	// Requires lists the conditions the algorithm needs.
+	Requires Requirement
+	// Linear marks algorithms with Θ(P) rounds per rank (Θ(P²) operations in
+	// all), for which symbolic verification at very large P is expensive.
+	Linear bool
+	// Build emits the schedule of p.Rank into b.
+	Build func(b *schedule.Builder, p *Params)
+	// Cost returns the α-β-γ cost for p (bytes from p.ElemSize).
+	Cost func(p *Params) Cost
+}
+
+var registry [schedule.NumCollectives][]*Info
+
+// Register adds an algorithm. It panics on a duplicate or malformed entry:
+// registration happens in package initialisation, so this is a programming
+// error caught by every test run.
+func Register(in Info) {
+	if in.Name == "" || in.Name != strings.ToLower(in.Name) || strings.ContainsAny(in.Name, " _") {
+		panic(fmt.Sprintf("algorithms: bad name %q", in.Name))
+	}
+	if in.Build == nil || in.Doc == "" || in.Cost == nil || in.Source == "" {
+		panic(fmt.Sprintf("algorithms: %s/%s lacks Build, Doc, Source or Cost", in.Coll, in.Name))
+	}
+	if _, ok := Lookup(in.Coll, in.Name); ok {
+		panic(fmt.Sprintf("algorithms: duplicate %s/%s", in.Coll, in.Name))
+	}
+	p := in
+	registry[in.Coll] = append(registry[in.Coll], &p)
+}
+
+// List returns the algorithms registered for a collective, sorted by name.
+func List(c schedule.Collective) []*Info {
+	if c >= schedule.NumCollectives {
+		return nil
+	}
+	out := slices.Clone(registry[c])
+	slices.SortFunc(out, func(a, b *Info) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// Lookup returns the algorithm of collective c called name.
+func Lookup(c schedule.Collective, name string) (*Info, bool) {
+	if c >= schedule.NumCollectives {
+		return nil, false
+	}
+	for _, in := range registry[c] {
+		if in.Name == name {
+			return in, true
+		}
+	}
+	return nil, false
+}
+
+// Check reports (wrapping errs.Unsupported) why the algorithm cannot run p.
+func (in *Info) Check(p *Params) error {
+	if in.Requires&NeedsCommutative != 0 && p.Coll.Reduces() && !p.Commutative {
+		return fmt.Errorf("%w: %s algorithm %q needs a commutative operator", errs.Unsupported, in.Coll, in.Name)
+	}
+	if in.Requires&NeedsPowerOfTwo != 0 && !isPow2(p.Size) {
+		return fmt.Errorf("%w: %s algorithm %q needs a power-of-two number of ranks, have %d", errs.Unsupported, in.Coll, in.Name, p.Size)
+	}
+	return nil
+}
+
+// Generator returns a schedule.Generator that builds every rank's schedule of
+// algorithm in for the call described by p (p.Rank is ignored).
+func (in *Info) Generator(p Params) schedule.Generator {
+	return func(b *schedule.Builder) {
+		q := p
+		q.Rank = b.Rank()
+		in.Build(b, &q)
+	}
+}
+
+// Schedule builds the schedule of p.Rank.
+func (in *Info) Schedule(p *Params) (*schedule.Schedule, error) {
+	if err := in.Check(p); err != nil {
+		return nil, err
+	}
+	b := schedule.NewBuilder(p.Rank, p.Size)
+	b.SetBounds(p.BufLens(p.Rank))
+	if p.Coll == schedule.Barrier {
+		b.KeepEmpty()
+	}
+	in.Build(b, p)
+	return b.Schedule()
+}
+
+// Select returns the algorithm the default rule picks for p: among the
+// algorithms whose requirements p meets, the one with the least α-β-γ cost
+// under the parameters m (ties broken by name). It returns nil when none fits.
+func Select(p *Params, m Machine) *Info {
+	var best *Info
+	bestT := 0.0
+	for _, in := range List(p.Coll) {
+		if in.Check(p) != nil {
+			continue
+		}
+		t := in.Cost(p).Time(m.Alpha, m.Beta, m.Gamma)
+		if best == nil || t < bestT {
+			best, bestT = in, t
+		}
+	}
+	return best
+}
+
+// Machine holds α (seconds per message), β (seconds per byte) and γ (seconds
+// per byte reduced).
+type Machine struct {
+	Alpha, Beta, Gamma float64
+}
+
+// InProcess is the machine model the default rule uses for in-process ranks:
+// a message costs about 0.3 µs, copying runs at about 8 GB/s and reducing at
+// about 4 GB/s.
+var InProcess = Machine{Alpha: 0.3e-6, Beta: 1.0 / 8e9, Gamma: 1.0 / 4e9}

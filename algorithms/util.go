@@ -1,0 +1,94 @@
+package algorithms
+
+import (
+	"math/bits"
+
+	"github.com/scoll/scoll/schedule"
+)
+
+func isPow2(p int) bool { return p > 0 && p&(p-1) == 0 }
+
+// floorPow2 returns the largest power of two not above p (p ≥ 1).
+func floorPow2(p int) int { return 1 << (bits.Len(uint(p)) - 1) }
+
+// ceilLog2 returns ⌈log2 p⌉ (0 for p ≤ 1).
+func ceilLog2(p int) int {
+	if p <= 1 {
+		return 0
+	}
+	return bits.Len(uint(p - 1))
+}
+
+// split divides n elements into p blocks whose lengths differ by at most one
+// (the first n mod p blocks are longer) and returns counts and displacements.
+func split(n, p int) (counts, displs []int) {
+	counts = make([]int, p)
+	displs = make([]int, p)
+	q, r := n/p, n%p
+	off := 0
+	for i := range p {
+		counts[i] = q
+		if i < r {
+			counts[i]++
+		}
+		displs[i] = off
+		off += counts[i]
+	}
+	return counts, displs
+}
+
+// mod returns a mod p in [0, p).
+func mod(a, p int) int { return ((a % p) + p) % p }
+
+// input returns the region holding this rank's reduction input: the whole send
+// buffer, or the receive buffer when the rank is in place.
+func (p *Params) input() schedule.Region {
+	s, r := p.BufLens(p.Rank)
+	if p.InPlaceAt(p.Rank) {
+		return schedule.RecvBuf(0, r)
+	}
+	return schedule.SendBuf(0, s)
+}
+
+// gatherBlocks returns per-rank block counts and displacements in the
+// gathered buffer for Gather/Allgather (uniform) and their v-variants.
+func (p *Params) gatherBlocks() (counts, displs []int) {
+	if p.Coll.Vector() {
+		return p.Counts, p.VDispls()
+	}
+	counts = make([]int, p.Size)
+	displs = make([]int, p.Size)
+	for i := range counts {
+		counts[i] = p.Count
+		displs[i] = i * p.Count
+	}
+	return counts, displs
+}
+
+// ownBlock returns where this rank's gather input is: the send buffer or, in
+// place, its block of the receive buffer.
+func (p *Params) ownBlock() schedule.Region {
+	c, d := p.gatherBlocks()
+	if p.InPlaceAt(p.Rank) {
+		return schedule.RecvBuf(d[p.Rank], c[p.Rank])
+	}
+	return schedule.SendBuf(0, c[p.Rank])
+}
+
+// bytes returns n elements in bytes.
+func (p *Params) bytes(n int) float64 {
+	es := p.ElemSize
+	if es <= 0 {
+		es = 1
+	}
+	return float64(n) * float64(es)
+}
+
+// total returns the sum of counts.
+func total(counts []int) int {
+	t := 0
+	for _, c := range counts {
+		t += c
+	}
+	return t
+}

@@ -1,0 +1,3 @@
+module github.com/scoll/scoll
+
+go 1.26

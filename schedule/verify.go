@@ -1,0 +1,567 @@
+package schedule
+
+import (
+	"errors"
+	"fmt"
+	"iter"
+	"slices"
+	"strings"
+)
+
+// ErrVerify is wrapped by every error Verify and Validate report about a
+// schedule (as opposed to an inconsistent Spec).
+var ErrVerify = errors.New("schedule: verification failed")
+
+// Generator emits the schedule of the builder's rank (b.Rank()) into b.
+type Generator func(b *Builder)
+
+// Options tune Verify.
+type Options struct {
+	// Ordered requires every reduction to combine contributions in rank order,
+	// as non-commutative operators need.
+	Ordered bool
+	// MatchOnly checks only that messages match (what Validate does) and
+	// skips the data.
+	MatchOnly bool
+}
+
+// Validate checks that the schedules of all ranks fit together: every send
+// meets a receive of equal length on its peer, in posting order, and the
+// ranks run to completion without deadlock under rendezvous semantics.
+func Validate(spec *Spec, gen Generator) error {
+	return Verify(spec, gen, Options{MatchOnly: true})
+}
+
+// FromSchedules returns a Generator that replays materialised schedules, one
+// per rank.
+func FromSchedules(ss []*Schedule) Generator {
+	return func(b *Builder) {
+		s := ss[b.Rank()]
+		if s.Rank != b.Rank() {
+			b.Failf("schedule of rank %d given for rank %d", s.Rank, b.Rank())
+			return
+		}
+		b.Alloc(s.Scratch)
+		b.keepEmpty = true // the schedule already dropped what it meant to
+		for _, r := range s.Rounds {
+			b.cur = append(b.cur[:0], r...)
+			b.local = false
+			b.EndRound()
+		}
+	}
+}
+
+// Verify executes the schedules of all ranks symbolically and proves that they
+// compute spec's collective: each element of each result holds the right
+// input (data movement) or every contribution exactly once (reductions; in
+// rank order with Options.Ordered). Barrier schedules are checked to make
+// every rank's exit depend on every rank's entry.
+//
+// Schedules are generated per rank and consumed round by round, so memory
+// stays proportional to the ranks' current rounds and buffer states, not to the
+// total schedule size.
+func Verify(spec *Spec, gen Generator, opt Options) error {
+	if err := spec.Check(); err != nil {
+		return err
+	}
+	if spec.Coll == Alltoallv && spec.InPlace {
+		return fmt.Errorf("%w: in-place alltoallv is not supported", ErrSpec)
+	}
+	v := &verifier{spec: spec, opt: opt, p: spec.Size, pairs: make(map[int64]*pairQ)}
+	v.mode = modeGather
+	if spec.Coll.Reduces() {
+		v.mode = modeReduce
+	} else if spec.Coll == Barrier {
+		v.mode = modeBarrier
+	}
+	if opt.MatchOnly {
+		v.mode = modeMatch
+	}
+	v.ranks = make([]*vrank, v.p)
+	defer func() {
+		for _, r := range v.ranks {
+			if r != nil && r.stop != nil {
+				r.stop()
+			}
+		}
+	}()
+	for r := range v.p {
+		vr := &vrank{rank: r}
+		v.ranks[r] = vr
+		sendLen, recvLen := spec.BufLens(r)
+		vr.sendLen, vr.recvLen = sendLen, recvLen
+		vr.next, vr.stop = iter.Pull2(v.stream(r, gen, sendLen, recvLen, &vr.err))
+		if v.mode != modeMatch {
+			vr.bufs[SendSpace].grow(sendLen)
+			vr.bufs[RecvSpace].grow(recvLen)
+			v.initial(vr)
+		}
+		if v.mode == modeBarrier {
+			vr.know = []ival{{r, r + 1}}
+		}
+		v.work = append(v.work, r)
+	}
+	for len(v.work) > 0 {
+		r := v.work[len(v.work)-1]
+		v.work = v.work[:len(v.work)-1]
+		if err := v.advance(v.ranks[r]); err != nil {
+			return err
+		}
+	}
+	var stuck []string
+	for _, vr := range v.ranks {
+		if !vr.done {
+			if len(stuck) < 8 {
+				stuck = append(stuck, v.describeWait(vr))
+			} else if len(stuck) == 8 {
+				stuck = append(stuck, "...")
+			}
+		}
+	}
+	if len(stuck) > 0 {
+		return fmt.Errorf("%w: %s: deadlock: %s", ErrVerify, spec.Coll, strings.Join(stuck, "; "))
+	}
+	if v.mode == modeMatch {
+		return nil
+	}
+	for _, vr := range v.ranks {
+		if err := v.final(vr); err != nil {
+			return fmt.Errorf("%w: %s: rank %d: %w", ErrVerify, spec.Coll, vr.rank, err)
+		}
+	}
+	return nil
+}
+
+type vmode uint8
+
+const (
+	modeMatch vmode = iota
+	modeGather
+	modeReduce
+	modeBarrier
+)
+
+type verifier struct {
+	spec  *Spec
+	opt   Options
+	mode  vmode
+	p     int
+	ranks []*vrank
+	pairs map[int64]*pairQ
+	work  []int
+}
+
+type vrank struct {
+	rank             int
+	sendLen, recvLen int
+	next             func() (Round, int, bool)
+	stop             func()
+	err              error
+	round            Round
+	ridx             int
+	posted           bool
+	pending          int
+	done             bool
+	bufs             [numSpaces]symbuf
+	know             []ival
+	newKnow          []ival
+}
+
+type vmsg struct {
+	from, to int
+	n        int
+	data     []seg
+	know     []ival
+	ridx     int
+}
+
+type vrecv struct {
+	to  *vrank
+	dst Region
+}
+
+type pairQ struct {
+	sends []*vmsg
+	recvs []vrecv
+}
+
+func (v *verifier) stream(r int, gen Generator, sendLen, recvLen int, errp *error) iter.Seq2[Round, int] {
+	return func(yield func(Round, int) bool) {
+		b := NewStream(r, v.p, yield)
+		b.SetBounds(sendLen, recvLen)
+		if v.spec.Coll == Barrier {
+			b.KeepEmpty()
+		}
+		gen(b)
+		b.EndRound()
+		*errp = b.Err()
+	}
+}
+
+func (v *verifier) pair(from, to int) *pairQ {
+	k := int64(from)*int64(v.p) + int64(to)
+	q := v.pairs[k]
+	if q == nil {
+		q = &pairQ{}
+		v.pairs[k] = q
+	}
+	return q
+}
+
+func (v *verifier) fail(vr *vrank, format string, args ...any) error {
+	return fmt.Errorf("%w: %s: rank %d round %d: %s", ErrVerify, v.spec.Coll, vr.rank, vr.ridx, fmt.Sprintf(format, args...))
+}
+
+// advance runs rank vr as far as it can go.
+func (v *verifier) advance(vr *vrank) error {
+	for !vr.done {
+		if vr.posted {
+			if vr.pending > 0 {
+				return nil
+			}
+			if err := v.local(vr); err != nil {
+				return err
+			}
+			vr.posted = false
+			vr.ridx++
+		}
+		round, scratch, ok := vr.next()
+		if !ok {
+			if vr.err != nil {
+				return fmt.Errorf("%w: %s: %w", ErrVerify, v.spec.Coll, vr.err)
+			}
+			vr.done = true
+			return nil
+		}
+		vr.round = round
+		if v.mode != modeMatch {
+			vr.bufs[ScratchSpace].grow(scratch)
+		}
+		if err := v.post(vr, scratch); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (v *verifier) bounds(vr *vrank, r Region, scratch int) error {
+	limit := scratch
+	switch r.Space {
+	case SendSpace:
+		limit = vr.sendLen
+	case RecvSpace:
+		limit = vr.recvLen
+	}
+	if r.Off < 0 || r.Len < 0 || r.End() > limit {
+		return v.fail(vr, "region %s out of range (length %d)", r, limit)
+	}
+	return nil
+}
+
+func (v *verifier) post(vr *vrank, scratch int) error {
+	vr.posted = true
+	vr.pending = 0
+	if err := checkRound(vr.round); err != nil {
+		return v.fail(vr, "%v", err)
+	}
+	// Snapshot every send before any receive of the round can land.
+	var msgs []*vmsg
+	for _, o := range vr.round {
+		for _, r := range []Region{o.Src, o.Dst} {
+			if (r != Region{}) {
+				if err := v.bounds(vr, r, scratch); err != nil {
+					return err
+				}
+			}
+		}
+		if o.Kind.IsComm() && (o.Peer < 0 || o.Peer >= v.p || o.Peer == vr.rank) {
+			return v.fail(vr, "bad peer in %s", o)
+		}
+		if o.Kind == OpSend {
+			m := &vmsg{from: vr.rank, to: o.Peer, n: o.Src.Len, ridx: vr.ridx}
+			if v.mode != modeMatch {
+				m.data = vr.bufs[o.Src.Space].read(o.Src.Off, o.Src.Len)
+			}
+			m.know = vr.know
+			msgs = append(msgs, m)
+			vr.pending++
+		} else if o.Kind == OpRecv {
+			vr.pending++
+		}
+	}
+	k := 0
+	for _, o := range vr.round {
+		switch o.Kind {
+		case OpSend:
+			m := msgs[k]
+			k++
+			q := v.pair(vr.rank, o.Peer)
+			if len(q.recvs) > 0 {
+				rc := q.recvs[0]
+				q.recvs = q.recvs[1:]
+				if err := v.deliver(m, rc); err != nil {
+					return err
+				}
+			} else {
+				q.sends = append(q.sends, m)
+			}
+		case OpRecv:
+			q := v.pair(o.Peer, vr.rank)
+			rc := vrecv{to: vr, dst: o.Dst}
+			if len(q.sends) > 0 {
+				m := q.sends[0]
+				q.sends = q.sends[1:]
+				if err := v.deliver(m, rc); err != nil {
+					return err
+				}
+			} else {
+				q.recvs = append(q.recvs, rc)
+			}
+		}
+	}
+	return nil
+}
+
+func (v *verifier) deliver(m *vmsg, rc vrecv) error {
+	to := rc.to
+	if m.n != rc.dst.Len {
+		return v.fail(to, "receive of %d elements from rank %d matches a send of %d elements (sender round %d)",
+			rc.dst.Len, m.from, m.n, m.ridx)
+	}
+	if v.mode != modeMatch {
+		to.bufs[rc.dst.Space].write(rc.dst.Off, m.data)
+	}
+	if v.mode == modeBarrier {
+		to.newKnow = unionSorted(to.newKnow, m.know)
+	}
+	from := v.ranks[m.from]
+	from.pending--
+	to.pending--
+	if from.pending == 0 && from != to {
+		v.work = append(v.work, from.rank)
+	}
+	if to.pending == 0 {
+		v.work = append(v.work, to.rank)
+	}
+	return nil
+}
+
+// local applies the round's local operations after its messages completed.
+func (v *verifier) local(vr *vrank) error {
+	if v.mode == modeBarrier && vr.newKnow != nil {
+		vr.know = unionSorted(vr.know, vr.newKnow)
+		vr.newKnow = nil
+	}
+	if v.mode == modeMatch {
+		return nil
+	}
+	for _, o := range vr.round {
+		switch o.Kind {
+		case OpCopy:
+			data := vr.bufs[o.Src.Space].read(o.Src.Off, o.Src.Len)
+			vr.bufs[o.Dst.Space].write(o.Dst.Off, data)
+		case OpReduce:
+			if v.mode != modeReduce {
+				return v.fail(vr, "%s in a collective that does not reduce", o)
+			}
+			d := vr.bufs[o.Dst.Space].read(o.Dst.Off, o.Dst.Len)
+			s := vr.bufs[o.Src.Space].read(o.Src.Off, o.Src.Len)
+			out, err := reduceSegs(d, s, o.SrcLeft, v.opt.Ordered)
+			if err != nil {
+				return v.fail(vr, "%s: %v", o, err)
+			}
+			vr.bufs[o.Dst.Space].write(o.Dst.Off, out)
+		}
+	}
+	return nil
+}
+
+func unionSorted(a, b []ival) []ival {
+	all := append(slices.Clone(a), b...)
+	slices.SortFunc(all, func(x, y ival) int { return x.lo - y.lo })
+	out := all[:0]
+	for _, iv := range all {
+		if k := len(out); k > 0 && iv.lo <= out[k-1].hi {
+			out[k-1].hi = max(out[k-1].hi, iv.hi)
+			continue
+		}
+		out = append(out, iv)
+	}
+	return out
+}
+
+func (v *verifier) describeWait(vr *vrank) string {
+	if !vr.posted {
+		return fmt.Sprintf("rank %d not started", vr.rank)
+	}
+	var ops []string
+	for _, o := range vr.round {
+		if o.Kind.IsComm() {
+			ops = append(ops, o.String())
+		}
+	}
+	return fmt.Sprintf("rank %d waits in round %d on {%s}", vr.rank, vr.ridx, strings.Join(ops, ", "))
+}
+
+// input places a rank's input at off in the given space.
+func (vr *vrank) input(s Space, off int, sg seg) {
+	vr.bufs[s].write(off, []seg{sg})
+}
+
+func (v *verifier) initial(vr *vrank) {
+	s, r, p, n := v.spec, vr.rank, v.p, v.spec.Count
+	in := SendSpace
+	if s.InPlaceAt(r) {
+		in = RecvSpace
+	}
+	if v.mode == modeReduce {
+		sendLen, recvLen := s.BufLens(r)
+		l := sendLen
+		if in == RecvSpace {
+			l = recvLen
+		}
+		vr.input(in, 0, seg{n: l, def: true, start: 0, ranks: []ival{{r, r + 1}}})
+		return
+	}
+	switch s.Coll {
+	case Bcast:
+		if r == s.Root {
+			vr.input(RecvSpace, 0, seg{n: n, def: true})
+		}
+	case Gather, Allgather:
+		off := 0
+		if in == RecvSpace {
+			off = r * n
+		}
+		vr.input(in, off, seg{n: n, def: true, start: r * n})
+	case Gatherv, Allgatherv:
+		off := 0
+		if in == RecvSpace {
+			off = s.VDispls()[r]
+		}
+		vr.input(in, off, seg{n: s.Counts[r], def: true, start: Packed(s.Counts)[r]})
+	case Scatter:
+		if r == s.Root {
+			vr.input(SendSpace, 0, seg{n: p * n, def: true})
+		}
+	case Scatterv:
+		if r == s.Root {
+			d, pk := s.VDispls(), Packed(s.Counts)
+			for q := range p {
+				vr.input(SendSpace, d[q], seg{n: s.Counts[q], def: true, start: pk[q]})
+			}
+		}
+	case Alltoall:
+		vr.input(in, 0, seg{n: p * n, def: true, start: r * p * n})
+	case Alltoallv:
+		vr.input(SendSpace, 0, seg{n: vr.sendLen, def: true, start: v.alltoallvBase(r)})
+	}
+}
+
+func (v *verifier) alltoallvBase(r int) int {
+	base := 0
+	for q := range r {
+		base += Extent(v.spec.AlltoallvSend(q))
+	}
+	return base
+}
+
+// expected returns the required content of rank r's receive buffer as
+// (offset, seg) pairs; elements not listed are not checked.
+func (v *verifier) expected(r int) []placed {
+	s, p, n := v.spec, v.p, v.spec.Count
+	all := []ival{{0, p}}
+	switch s.Coll {
+	case Bcast:
+		return []placed{{0, seg{n: n, def: true}}}
+	case Reduce:
+		if r != s.Root {
+			return nil
+		}
+		return []placed{{0, seg{n: n, def: true, ranks: all}}}
+	case Allreduce:
+		return []placed{{0, seg{n: n, def: true, ranks: all}}}
+	case Scan:
+		return []placed{{0, seg{n: n, def: true, ranks: []ival{{0, r + 1}}}}}
+	case Exscan:
+		if r == 0 {
+			return nil
+		}
+		return []placed{{0, seg{n: n, def: true, ranks: []ival{{0, r}}}}}
+	case ReduceScatterBlock:
+		return []placed{{0, seg{n: n, def: true, start: r * n, ranks: all}}}
+	case ReduceScatter:
+		return []placed{{0, seg{n: s.Counts[r], def: true, start: Packed(s.Counts)[r], ranks: all}}}
+	case Gather, Allgather:
+		if s.Coll == Gather && r != s.Root {
+			return nil
+		}
+		return []placed{{0, seg{n: p * n, def: true}}}
+	case Gatherv, Allgatherv:
+		if s.Coll == Gatherv && r != s.Root {
+			return nil
+		}
+		d, pk := s.VDispls(), Packed(s.Counts)
+		out := make([]placed, p)
+		for q := range p {
+			out[q] = placed{d[q], seg{n: s.Counts[q], def: true, start: pk[q]}}
+		}
+		return out
+	case Scatter:
+		if s.InPlaceAt(r) {
+			return nil
+		}
+		return []placed{{0, seg{n: n, def: true, start: r * n}}}
+	case Scatterv:
+		if s.InPlaceAt(r) {
+			return nil
+		}
+		return []placed{{0, seg{n: s.Counts[r], def: true, start: Packed(s.Counts)[r]}}}
+	case Alltoall:
+		out := make([]placed, p)
+		for q := range p {
+			out[q] = placed{q * n, seg{n: n, def: true, start: q*p*n + r*n}}
+		}
+		return out
+	case Alltoallv:
+		rc, rd := s.AlltoallvRecv(r)
+		out := make([]placed, p)
+		for q := range p {
+			_, sd := s.AlltoallvSend(q)
+			out[q] = placed{rd[q], seg{n: rc[q], def: true, start: v.alltoallvBase(q) + sd[r]}}
+		}
+		return out
+	}
+	return nil
+}
+
+type placed struct {
+	off int
+	seg seg
+}
+
+func (v *verifier) final(vr *vrank) error {
+	if v.mode == modeBarrier {
+		if len(vr.know) != 1 || vr.know[0] != (ival{0, v.p}) {
+			return fmt.Errorf("leaves the barrier knowing only of ranks %v", vr.know)
+		}
+		return nil
+	}
+	for _, pl := range v.expected(vr.rank) {
+		if pl.seg.n == 0 {
+			continue
+		}
+		got := vr.bufs[RecvSpace].read(pl.off, pl.seg.n)
+		if len(got) == 1 && got[0].def && got[0].start == pl.seg.start &&
+			v.sameContrib(got[0].ranks, pl.seg.ranks) {
+			continue
+		}
+		return fmt.Errorf("recv[%d:%d] holds %s, want %s", pl.off, pl.off+pl.seg.n,
+			segsString(got), segsString([]seg{pl.seg}))
+	}
+	return nil
+}
+
+func (v *verifier) sameContrib(got, want []ival) bool {
+	return slices.Equal(got, want)
+}
