@@ -1,0 +1,379 @@
+package scoll
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"strings"
+
+	"github.com/scoll/scoll/algorithms"
+	"github.com/scoll/scoll/exec"
+	"github.com/scoll/scoll/internal/kernels"
+	"github.com/scoll/scoll/schedule"
+	"github.com/scoll/scoll/transport"
+)
+
+// CallOption tunes one collective call.
+type CallOption func(*callConfig)
+
+type callConfig struct {
+	alg      string
+	segBytes int
+	radix    int
+}
+
+// WithAlgorithm selects the algorithm by its registry name (see Algorithms).
+// An unknown name fails with ErrInvalidArgument; an algorithm that cannot run
+// the call (for example a commutative-only one with a non-commutative
+// operator) fails with ErrUnsupported. Every rank must choose the same one.
+func WithAlgorithm(name string) CallOption { return func(c *callConfig) { c.alg = name } }
+
+// WithSegmentSize sets the segment size in bytes of pipelined algorithms
+// (ring allreduce, pipeline bcast and reduce). It is rounded down to whole
+// elements (at least one).
+func WithSegmentSize(bytes int) CallOption { return func(c *callConfig) { c.segBytes = bytes } }
+
+// WithRadix sets the radix of k-nomial algorithms, which is also the fan-out
+// of k-ary trees (at least 2).
+func WithRadix(k int) CallOption { return func(c *callConfig) { c.radix = k } }
+
+// AlgorithmInfo describes a registered algorithm.
+type AlgorithmInfo struct {
+	// Collective is the collective's name, as passed to Algorithms.
+	Collective string
+	// Name is the name WithAlgorithm takes.
+	Name string
+	// Doc is a one-line description.
+	Doc string
+	// Source is where the algorithm comes from.
+	Source string
+	// Commutative is true when the algorithm needs a commutative operator.
+	Commutative bool
+	// PowerOfTwo is true when the algorithm needs a power-of-two rank count.
+	PowerOfTwo bool
+	// Requires lists the requirements in words ("-" for none).
+	Requires string
+}
+
+// Algorithms returns the algorithms registered for a collective, sorted by
+// name. Collective names: bcast, reduce, allreduce, gather, gatherv, scatter,
+// scatterv, allgather, allgatherv, alltoall, alltoallv, reducescatter (block),
+// reducescatterv, scan, exscan and barrier. An unknown name gives nil.
+func Algorithms(collective string) []AlgorithmInfo {
+	c, ok := schedule.ParseCollective(strings.ToLower(collective))
+	if !ok {
+		return nil
+	}
+	var out []AlgorithmInfo
+	for _, in := range algorithms.List(c) {
+		out = append(out, AlgorithmInfo{
+			Collective:  c.String(),
+			Name:        in.Name,
+			Doc:         in.Doc,
+			Source:      in.Source,
+			Commutative: in.Requires&algorithms.NeedsCommutative != 0,
+			PowerOfTwo:  in.Requires&algorithms.NeedsPowerOfTwo != 0,
+			Requires:    in.Requires.String(),
+		})
+	}
+	return out
+}
+
+// Collectives returns the names Algorithms accepts.
+func Collectives() []string {
+	var out []string
+	for c := range schedule.NumCollectives {
+		out = append(out, c.String())
+	}
+	return out
+}
+
+// call is one collective call on one rank, before it is started.
+type call struct {
+	c      *Comm
+	params algorithms.Params
+	info   *algorithms.Info
+	plan   *exec.Plan
+	kernel exec.Kernel
+	send   []byte
+	recv   []byte
+	sig    uint64
+}
+
+type planKey struct {
+	coll        schedule.Collective
+	alg         string
+	root, count int
+	inPlace     bool
+	commutative bool
+	radix, seg  int
+	elemSize    int
+}
+
+type planEntry struct {
+	plan *exec.Plan
+}
+
+func argErr(coll schedule.Collective, format string, args ...any) error {
+	return fmt.Errorf("%w: %s: %s", ErrInvalidArgument, coll, fmt.Sprintf(format, args...))
+}
+
+func argErrU(coll schedule.Collective, format string, args ...any) error {
+	return fmt.Errorf("%w: %s: %s", ErrUnsupported, coll, fmt.Sprintf(format, args...))
+}
+
+// prepare validates a call, picks its algorithm and plan.
+func prepare[T Number](ctx context.Context, c *Comm, spec schedule.Spec, send, recv []T, op *Op, opts []CallOption) (*call, error) {
+	if err := c.usable(ctx); err != nil {
+		return nil, err
+	}
+	var cfg callConfig
+	for _, o := range opts {
+		if o != nil {
+			o(&cfg)
+		}
+	}
+	coll := spec.Coll
+	spec.Size = c.size
+	var kernel exec.Kernel
+	var z T
+	kernel.ElemSize = int(sizeOf(z))
+	commutative := true
+	var opID uint64
+	if coll.Reduces() {
+		if op == nil {
+			return nil, argErr(coll, "no operator")
+		}
+		k, err := kernelFor[T](*op)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", coll, err)
+		}
+		kernel, commutative, opID = k, op.commutative, op.id
+	}
+	if cfg.segBytes < 0 {
+		return nil, argErr(coll, "negative segment size %d", cfg.segBytes)
+	}
+	if cfg.radix != 0 && cfg.radix < 2 {
+		return nil, argErr(coll, "radix %d (want ≥ 2)", cfg.radix)
+	}
+	seg := 0
+	if cfg.segBytes > 0 {
+		seg = max(1, cfg.segBytes/kernel.ElemSize)
+	}
+	p := algorithms.Params{Spec: spec, Rank: c.rank, Commutative: commutative, Radix: cfg.radix, Segment: seg, ElemSize: kernel.ElemSize}
+	var info *algorithms.Info
+	if cfg.alg != "" {
+		in, ok := algorithms.Lookup(coll, cfg.alg)
+		if !ok {
+			var names []string
+			for _, a := range algorithms.List(coll) {
+				names = append(names, a.Name)
+			}
+			return nil, argErr(coll, "unknown algorithm %q (have %s)", cfg.alg, strings.Join(names, ", "))
+		}
+		if err := in.Check(&p); err != nil {
+			return nil, err
+		}
+		info = in
+	} else {
+		sel := p
+		sel.InPlace = false // every rank must pick the same algorithm
+		info = algorithms.Select(&sel, algorithms.InProcess)
+		if info == nil {
+			return nil, fmt.Errorf("%w: %s: no registered algorithm fits", ErrUnsupported, coll)
+		}
+	}
+	cl := &call{c: c, params: p, info: info, kernel: kernel, send: kernels.Bytes(send), recv: kernels.Bytes(recv)}
+	// The signature every rank must agree on.
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d|%s|%d|%d|%d|%d|%d|%d", coll, info.Name, spec.Count, spec.Root, kernel.ElemSize, opID, cfg.radix, seg)
+	if coll.Vector() && coll != schedule.Alltoallv {
+		fmt.Fprint(h, spec.Counts, spec.Displs)
+	}
+	cl.sig = h.Sum64()
+	key := planKey{coll, info.Name, spec.Root, spec.Count, spec.InPlaceAt(c.rank), commutative, cfg.radix, seg, kernel.ElemSize}
+	cacheable := !coll.Vector()
+	if cacheable {
+		c.mu.Lock()
+		e := c.plans[key]
+		c.mu.Unlock()
+		if e != nil {
+			cl.plan = e.plan
+			return cl, nil
+		}
+	}
+	s, err := info.Schedule(&p)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s/%s: %w", ErrInvalidArgument, coll, info.Name, err)
+	}
+	cl.plan = exec.NewPlan(s)
+	if cacheable {
+		c.mu.Lock()
+		if len(c.plans) > 256 {
+			clear(c.plans)
+		}
+		c.plans[key] = &planEntry{plan: cl.plan}
+		c.mu.Unlock()
+	}
+	return cl, nil
+}
+
+// start claims the next sequence number and checks that the ranks agree.
+func (cl *call) start() (*exec.Call, error) {
+	c := cl.c
+	if c.closed.Load() {
+		return nil, ErrClosed
+	}
+	seq := c.seq.Add(1)
+	if ch, ok := c.t.(transport.Checker); ok {
+		if err := ch.CheckCall(c.id, seq, cl.sig, c.size); err != nil {
+			return nil, err
+		}
+	}
+	return &exec.Call{T: c.t, Comm: c.id, Seq: seq, Plan: cl.plan, Send: cl.send, Recv: cl.recv, Kernel: cl.kernel, Spin: c.spin}, nil
+}
+
+// run executes a prepared call to completion.
+func (cl *call) run(ctx context.Context) error {
+	ec, err := cl.start()
+	if err != nil {
+		return err
+	}
+	if err := exec.Run(ctx, ec); err != nil {
+		return fmt.Errorf("%s/%s: %w", cl.params.Coll, cl.info.Name, err)
+	}
+	return nil
+}
+
+// Request is an outstanding non-blocking collective.
+type Request struct {
+	done chan struct{}
+	err  error
+}
+
+func (cl *call) launch(ctx context.Context) (*Request, error) {
+	ec, err := cl.start()
+	if err != nil {
+		return nil, err
+	}
+	r := &Request{done: make(chan struct{})}
+	go func() {
+		if err := exec.Run(ctx, ec); err != nil {
+			r.err = fmt.Errorf("%s/%s: %w", cl.params.Coll, cl.info.Name, err)
+		}
+		close(r.done)
+	}()
+	return r, nil
+}
+
+// Wait blocks until the collective completes and returns its error. If ctx is
+// done first, Wait returns an error matching ErrCanceled while the collective
+// goes on (it stops only when the context of the call that started it is
+// done); its buffers must not be touched until a later Wait returns nil or
+// the collective's error.
+func (r *Request) Wait(ctx context.Context) error {
+	if r == nil {
+		return fmt.Errorf("%w: nil request", ErrInvalidArgument)
+	}
+	select {
+	case <-r.done:
+		return r.err
+	default:
+	}
+	select {
+	case <-r.done:
+		return r.err
+	case <-ctx.Done():
+		return transport.CtxErr(ctx)
+	}
+}
+
+// Test reports whether the collective has completed, and its error if so.
+func (r *Request) Test() (bool, error) {
+	if r == nil {
+		return false, fmt.Errorf("%w: nil request", ErrInvalidArgument)
+	}
+	select {
+	case <-r.done:
+		return true, r.err
+	default:
+		return false, nil
+	}
+}
+
+// Persistent is a collective prepared once and started many times (the
+// MPI persistent collectives): the schedule is built at Init, and each Start
+// runs it on the buffers given at Init.
+type Persistent struct {
+	cl  *call
+	req *Request
+}
+
+// Start starts one execution. It fails with ErrInvalidArgument while the
+// previous one has not been waited for.
+func (p *Persistent) Start(ctx context.Context) error {
+	if p == nil || p.cl == nil {
+		return fmt.Errorf("%w: nil persistent request", ErrInvalidArgument)
+	}
+	if p.req != nil {
+		return fmt.Errorf("%w: Start while the previous execution is active", ErrInvalidArgument)
+	}
+	if err := p.cl.c.usable(ctx); err != nil {
+		return err
+	}
+	r, err := p.cl.launch(ctx)
+	if err != nil {
+		return err
+	}
+	p.req = r
+	return nil
+}
+
+// Wait waits for the execution started last.
+func (p *Persistent) Wait(ctx context.Context) error {
+	if p == nil || p.req == nil {
+		return fmt.Errorf("%w: Wait without Start", ErrInvalidArgument)
+	}
+	err := p.req.Wait(ctx)
+	if done, _ := p.req.Test(); done {
+		p.req = nil
+	}
+	return err
+}
+
+// Test reports whether the execution started last has completed.
+func (p *Persistent) Test() (bool, error) {
+	if p == nil || p.req == nil {
+		return false, fmt.Errorf("%w: Test without Start", ErrInvalidArgument)
+	}
+	done, err := p.req.Test()
+	if done {
+		p.req = nil
+	}
+	return done, err
+}
+
+// Algorithm returns the name of the algorithm the handle runs.
+func (p *Persistent) Algorithm() string { return p.cl.info.Name }
+
+func persistent(cl *call, err error) (*Persistent, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &Persistent{cl: cl}, nil
+}
+
+func nonblocking(ctx context.Context, cl *call, err error) (*Request, error) {
+	if err != nil {
+		return nil, err
+	}
+	return cl.launch(ctx)
+}
+
+func blocking(ctx context.Context, cl *call, err error) error {
+	if err != nil {
+		return err
+	}
+	return cl.run(ctx)
+}
+

@@ -1,0 +1,213 @@
+// Package exec runs schedules over a transport: the progress engine shared by
+// every collective call.
+//
+// A Plan is a schedule prepared for execution (message tags computed once), so
+// a cached Plan makes repeated calls cheap. Run executes a Plan on one rank
+// with real buffers; it is safe to run several Plans concurrently on one
+// transport as long as their (communicator, sequence) keys differ.
+package exec
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"unsafe"
+
+	"github.com/scoll/scoll/internal/errs"
+	"github.com/scoll/scoll/schedule"
+	"github.com/scoll/scoll/transport"
+)
+
+// Plan is a schedule ready to run.
+type Plan struct {
+	Sched *schedule.Schedule
+	// tags[i] is the per-pair message index of the i-th communication
+	// operation of the schedule, in order.
+	tags []int64
+	// maxComm is the largest number of communication operations in a round.
+	maxComm int
+}
+
+// NewPlan prepares s. Message i between a pair of ranks (in each direction)
+// gets tag i, so messages match by position even when rounds differ.
+func NewPlan(s *schedule.Schedule) *Plan {
+	p := &Plan{Sched: s}
+	sent := map[int]int64{}
+	recvd := map[int]int64{}
+	for _, r := range s.Rounds {
+		n := 0
+		for _, o := range r {
+			switch o.Kind {
+			case schedule.OpSend:
+				p.tags = append(p.tags, sent[o.Peer])
+				sent[o.Peer]++
+				n++
+			case schedule.OpRecv:
+				p.tags = append(p.tags, recvd[o.Peer])
+				recvd[o.Peer]++
+				n++
+			}
+		}
+		p.maxComm = max(p.maxComm, n)
+	}
+	return p
+}
+
+// Kernel combines elements held in byte slices.
+type Kernel struct {
+	// ElemSize is the element size in bytes.
+	ElemSize int
+	// Reduce sets dst = dst ⊕ src.
+	Reduce func(dst, src []byte)
+	// ReduceLeft sets dst = src ⊕ dst.
+	ReduceLeft func(dst, src []byte)
+}
+
+// Call is one execution of a Plan on one rank.
+type Call struct {
+	T    transport.Transport
+	Comm uint64
+	Seq  uint64
+	Plan *Plan
+	// Send and Recv are the caller's buffers; Send is only read.
+	Send, Recv []byte
+	Kernel     Kernel
+	// Spin is how many times to poll before parking while waiting.
+	Spin int
+}
+
+// state is the reusable memory of one execution.
+type state struct {
+	msgs    []transport.Msg
+	recv    []bool
+	w       *transport.Waiter
+	scratch []uint64
+}
+
+var statePool = sync.Pool{New: func() any { return &state{} }}
+
+// Run executes the call to completion. On failure every operation it posted
+// has been withdrawn or has completed, so the buffers are free again.
+func Run(ctx context.Context, c *Call) (err error) {
+	s := c.Plan.Sched
+	es := c.Kernel.ElemSize
+	st := statePool.Get().(*state)
+	defer statePool.Put(st)
+	if st.w == nil || cap(st.msgs) < c.Plan.maxComm {
+		st.msgs = make([]transport.Msg, c.Plan.maxComm)
+		st.recv = make([]bool, c.Plan.maxComm)
+	}
+	if st.w == nil {
+		st.w = transport.NewWaiter(c.Spin)
+	}
+	st.w.SetSpin(c.Spin)
+	need := (s.Scratch*es + 7) / 8
+	if cap(st.scratch) < need {
+		st.scratch = make([]uint64, need)
+	}
+	scratch := u64Bytes(st.scratch[:need])[:s.Scratch*es]
+	if len(st.scratch) > 1<<20 {
+		// Do not pin large buffers in the pool.
+		defer func() { st.scratch = nil }()
+	}
+	bufs := [3][]byte{c.Send, c.Recv, scratch}
+	region := func(r schedule.Region) ([]byte, error) {
+		b := bufs[r.Space]
+		lo, hi := r.Off*es, r.End()*es
+		if lo < 0 || hi > len(b) || lo > hi {
+			return nil, fmt.Errorf("%w: schedule region %s outside buffer of %d elements", errs.InvalidArgument, r, len(b)/max(es, 1))
+		}
+		return b[lo:hi], nil
+	}
+	ti := 0
+	for _, round := range s.Rounds {
+		nc := 0
+		for _, o := range round {
+			if !o.Kind.IsComm() {
+				continue
+			}
+			m := &st.msgs[nc]
+			*m = transport.Msg{Peer: o.Peer, W: st.w, Key: transport.Key{Comm: c.Comm, Seq: c.Seq, Tag: c.Plan.tags[ti]}}
+			ti++
+			st.recv[nc] = o.Kind == schedule.OpRecv
+			var err error
+			if o.Kind == schedule.OpSend {
+				m.Buf, err = region(o.Src)
+				if err == nil {
+					st.w.Add(1)
+					if err = c.T.Isend(m); err != nil {
+						st.w.Done()
+					}
+				}
+			} else {
+				m.Buf, err = region(o.Dst)
+				if err == nil {
+					st.w.Add(1)
+					if err = c.T.Irecv(m); err != nil {
+						st.w.Done()
+					}
+				}
+			}
+			if err != nil {
+				abort(c.T, st, nc)
+				return err
+			}
+			nc++
+		}
+		if nc > 0 {
+			if err := st.w.Wait(ctx); err != nil {
+				abort(c.T, st, nc)
+				return err
+			}
+			for i := range nc {
+				m := &st.msgs[i]
+				if m.Err != nil {
+					return m.Err
+				}
+				if st.recv[i] && m.N != len(m.Buf) {
+					return fmt.Errorf("%w: received %d bytes from rank %d, expected %d", errs.Mismatch, m.N, m.Peer, len(m.Buf))
+				}
+			}
+		}
+		for _, o := range round {
+			if o.Kind.IsComm() {
+				continue
+			}
+			dst, err := region(o.Dst)
+			if err != nil {
+				return err
+			}
+			src, err := region(o.Src)
+			if err != nil {
+				return err
+			}
+			switch {
+			case o.Kind == schedule.OpCopy:
+				copy(dst, src)
+			case o.SrcLeft:
+				c.Kernel.ReduceLeft(dst, src)
+			default:
+				c.Kernel.Reduce(dst, src)
+			}
+		}
+	}
+	return nil
+}
+
+// abort withdraws the first n posted operations of the current round and
+// waits for those that could not be withdrawn.
+func abort(t transport.Transport, st *state, n int) {
+	for i := range n {
+		if t.Cancel(&st.msgs[i]) {
+			st.w.Done()
+		}
+	}
+	st.w.WaitAll()
+}
+
+func u64Bytes(s []uint64) []byte {
+	if len(s) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*8)
+}

@@ -1,0 +1,235 @@
+// Package scoll is a library of MPI-style collective communication with many
+// algorithms per collective.
+//
+// Every algorithm is a schedule (package schedule): rounds of sends, receives
+// and local reductions on symbolic buffer regions. The same schedule runs for
+// real over a transport, is verified symbolically at any size, simulated on
+// network topologies and costed.
+//
+// Run starts p in-process ranks, one goroutine each, and hands each a *Comm:
+//
+//	err := scoll.Run(ctx, 4, func(ctx context.Context, c *scoll.Comm) error {
+//		send := []float64{float64(c.Rank())}
+//		recv := make([]float64, 1)
+//		return scoll.Allreduce(ctx, c, send, recv, scoll.Sum)
+//	})
+//
+// Collectives are generic over the element types in Number. Every rank of a
+// communicator must call the same collectives in the same order with matching
+// arguments; when they do not, the calls fail with ErrMismatch instead of
+// hanging. Errors are values to test with errors.Is: ErrInvalidArgument,
+// ErrUnsupported, ErrPeerFailed, ErrCanceled (which context errors also
+// match), ErrMismatch and ErrClosed.
+package scoll
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+
+	"github.com/scoll/scoll/internal/errs"
+	"github.com/scoll/scoll/transport"
+	"github.com/scoll/scoll/transport/inproc"
+)
+
+// Sentinel errors. Every error scoll returns wraps one of them.
+var (
+	// ErrInvalidArgument: a buffer length, count, root, rank, tag or operator
+	// is wrong for the call.
+	ErrInvalidArgument = errs.InvalidArgument
+	// ErrUnsupported: the requested algorithm cannot run this call (for
+	// example a commutative-only algorithm with a non-commutative operator).
+	ErrUnsupported = errs.Unsupported
+	// ErrPeerFailed: another rank failed or exited while this one depended on
+	// it.
+	ErrPeerFailed = errs.PeerFailed
+	// ErrCanceled: the context was cancelled or its deadline passed. The
+	// error also matches the context's own error.
+	ErrCanceled = errs.Canceled
+	// ErrMismatch: ranks called different collectives, or the same one with
+	// different arguments.
+	ErrMismatch = errs.Mismatch
+	// ErrClosed: the communicator is no longer usable (its Run has returned).
+	ErrClosed = errs.Closed
+)
+
+// Option configures Run.
+type Option func(*runConfig)
+
+type runConfig struct {
+	spin int // -1: transport default
+}
+
+// WithSpin sets how many times a waiting rank polls for completion before it
+// parks its goroutine. The default polls only when every rank can have a CPU
+// (GOMAXPROCS ≥ ranks); 0 never polls.
+func WithSpin(n int) Option { return func(c *runConfig) { c.spin = n } }
+
+// Comm is a communicator: a group of ranks that call collectives together.
+// A Comm is used by its own rank's goroutine; non-blocking calls may be
+// outstanding concurrently, but calls must be issued in the same order on
+// every rank.
+type Comm struct {
+	t      transport.Transport
+	id     uint64
+	rank   int
+	size   int
+	spin   int
+	seq    atomic.Uint64
+	closed atomic.Bool
+
+	mu    sync.Mutex
+	plans map[planKey]*planEntry
+}
+
+// Rank returns the caller's rank in [0, Size()).
+func (c *Comm) Rank() int { return c.rank }
+
+// Size returns the number of ranks.
+func (c *Comm) Size() int { return c.size }
+
+func newComm(t transport.Transport, id uint64, spin int) *Comm {
+	c := &Comm{t: t, id: id, rank: t.Rank(), size: t.Size(), plans: make(map[planKey]*planEntry)}
+	c.spin = spin
+	if spin < 0 {
+		c.spin = 0
+		if h, ok := t.(transport.SpinHinter); ok {
+			c.spin = h.SpinHint()
+		}
+	}
+	return c
+}
+
+// Run starts p ranks as goroutines of this process, calls fn on each with its
+// communicator, and waits for all of them. If a rank returns an error or
+// panics, the others' contexts are cancelled and Run returns that first error
+// (a panic is returned as an error wrapping ErrPeerFailed). The communicators
+// must not be used after Run returns: calls then fail with ErrClosed.
+func Run(ctx context.Context, p int, fn func(ctx context.Context, c *Comm) error, opts ...Option) error {
+	if p < 1 {
+		return fmt.Errorf("%w: Run with %d ranks", ErrInvalidArgument, p)
+	}
+	if fn == nil {
+		return fmt.Errorf("%w: Run with nil function", ErrInvalidArgument)
+	}
+	cfg := runConfig{spin: -1}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	w := inproc.NewWorld(p)
+	comms := make([]*Comm, p)
+	for r := range p {
+		comms[r] = newComm(w.Endpoint(r), 1, cfg.spin)
+	}
+	var (
+		wg       sync.WaitGroup
+		once     sync.Once
+		firstErr error
+	)
+	fail := func(err error) {
+		once.Do(func() {
+			firstErr = err
+			cancel(fmt.Errorf("%w: %w", ErrPeerFailed, err))
+		})
+	}
+	for r := range p {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := comms[r]
+			defer func() {
+				if v := recover(); v != nil {
+					fail(fmt.Errorf("%w: rank %d panicked: %v\n%s", ErrPeerFailed, r, v, debug.Stack()))
+				}
+				c.closed.Store(true)
+				w.Exit(r)
+			}()
+			if err := fn(ctx, c); err != nil {
+				fail(fmt.Errorf("rank %d: %w", r, err))
+			}
+		}()
+	}
+	wg.Wait()
+	w.Close()
+	return firstErr
+}
+
+func (c *Comm) usable(ctx context.Context) error {
+	if c == nil {
+		return fmt.Errorf("%w: nil communicator", ErrInvalidArgument)
+	}
+	if c.closed.Load() {
+		return ErrClosed
+	}
+	if ctx == nil {
+		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
+	}
+	if ctx.Err() != nil {
+		return transport.CtxErr(ctx)
+	}
+	return nil
+}
+
+// p2p keys live on their own context id so they never match collectives.
+func (c *Comm) p2pKey(tag int) transport.Key {
+	return transport.Key{Comm: c.id | 1<<63, Tag: int64(tag)}
+}
+
+// Send sends buf to rank dst with a tag ≥ 0 and returns when buf may be reused.
+// Messages between a pair of ranks with the same tag arrive in order.
+func (c *Comm) Send(ctx context.Context, dst, tag int, buf []byte) error {
+	if err := c.usable(ctx); err != nil {
+		return err
+	}
+	if dst < 0 || dst >= c.size || tag < 0 {
+		return fmt.Errorf("%w: send to rank %d with tag %d (size %d)", ErrInvalidArgument, dst, tag, c.size)
+	}
+	return c.p2p(ctx, &transport.Msg{Peer: dst, Key: c.p2pKey(tag), Buf: buf, Eager: true}, true)
+}
+
+// Recv receives a message from rank src with the given tag into buf and
+// returns its length. A message longer than buf fails with
+// ErrInvalidArgument (its first len(buf) bytes are kept).
+func (c *Comm) Recv(ctx context.Context, src, tag int, buf []byte) (int, error) {
+	if err := c.usable(ctx); err != nil {
+		return 0, err
+	}
+	if src < 0 || src >= c.size || tag < 0 {
+		return 0, fmt.Errorf("%w: receive from rank %d with tag %d (size %d)", ErrInvalidArgument, src, tag, c.size)
+	}
+	m := &transport.Msg{Peer: src, Key: c.p2pKey(tag), Buf: buf}
+	err := c.p2p(ctx, m, false)
+	return m.N, err
+}
+
+func (c *Comm) p2p(ctx context.Context, m *transport.Msg, send bool) error {
+	w := transport.NewWaiter(c.spin)
+	m.W = w
+	w.Add(1)
+	var err error
+	if send {
+		err = c.t.Isend(m)
+	} else {
+		err = c.t.Irecv(m)
+	}
+	if err != nil {
+		return err
+	}
+	if err := w.Wait(ctx); err != nil {
+		if c.t.Cancel(m) {
+			return err
+		}
+		w.WaitAll()
+	}
+	return m.Err
+}
+
+// Barrier returns once every rank has entered it (the default algorithm;
+// see the function Barrier for options).
+func (c *Comm) Barrier(ctx context.Context) error {
+	return Barrier(ctx, c)
+}

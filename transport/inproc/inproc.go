@@ -1,0 +1,288 @@
+// Package inproc is the in-process transport: every rank is a goroutine of
+// the same process and messages move by a single copy from the sender's buffer
+// into the posted receive buffer.
+//
+// Each rank owns a mailbox holding its posted receives that have not matched
+// and the sends addressed to it that found no receive yet (the sender's buffer
+// is referenced, not copied). Whichever side arrives second finds the other
+// in the mailbox, copies the data once and completes both. Sends are therefore
+// rendezvous: a send completes when its receive is posted, unless the Msg asks
+// for eager delivery (point-to-point sends do), in which case an unmatched send
+// is copied into the mailbox and completes at once.
+package inproc
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/scoll/scoll/internal/errs"
+	"github.com/scoll/scoll/transport"
+)
+
+// World is a group of in-process ranks.
+type World struct {
+	size   int
+	boxes  []mailbox
+	exited []atomic.Bool
+	closed atomic.Bool
+	spin   int
+
+	calls sync.Map // comm id → *callTable
+}
+
+type mailbox struct {
+	mu    sync.Mutex
+	recvs []*transport.Msg // posted receives, in posting order
+	sends []sendEntry      // sends without a receive, in posting order
+	_     [40]byte         // keep mailboxes on separate cache lines
+}
+
+type sendEntry struct {
+	src int
+	m   *transport.Msg // nil for an eager copy
+	key transport.Key
+	buf []byte
+}
+
+// NewWorld returns a world of size ranks.
+func NewWorld(size int) *World {
+	w := &World{size: size, boxes: make([]mailbox, size), exited: make([]atomic.Bool, size)}
+	// Busy-polling helps only while every rank can have a core.
+	if size <= runtime.GOMAXPROCS(0) {
+		w.spin = 20000
+	}
+	return w
+}
+
+// Size returns the number of ranks.
+func (w *World) Size() int { return w.size }
+
+// Endpoint returns rank r's transport.
+func (w *World) Endpoint(r int) *Endpoint { return &Endpoint{w: w, rank: r} }
+
+// Exit marks rank r as gone: operations that wait on it fail with
+// errs.PeerFailed, and so do later ones addressed to it.
+func (w *World) Exit(r int) {
+	if w.exited[r].Swap(true) {
+		return
+	}
+	failed := fmt.Errorf("%w: rank %d has exited", errs.PeerFailed, r)
+	var done []*transport.Msg
+	for i := range w.boxes {
+		b := &w.boxes[i]
+		b.mu.Lock()
+		keep := b.recvs[:0]
+		for _, m := range b.recvs {
+			if m.Peer == r || i == r {
+				m.Err = failed
+				done = append(done, m)
+			} else {
+				keep = append(keep, m)
+			}
+		}
+		clear(b.recvs[len(keep):])
+		b.recvs = keep
+		if i == r {
+			for _, s := range b.sends {
+				if s.m != nil {
+					s.m.Err = failed
+					done = append(done, s.m)
+				}
+			}
+			b.sends = nil
+		}
+		b.mu.Unlock()
+	}
+	for _, m := range done {
+		m.W.Done()
+	}
+}
+
+// Close fails every posted operation with errs.Closed and every later one.
+func (w *World) Close() {
+	w.closed.Store(true)
+	for r := range w.boxes {
+		w.Exit(r)
+	}
+}
+
+// Endpoint is one rank's view of a World. It implements transport.Transport.
+type Endpoint struct {
+	w    *World
+	rank int
+}
+
+var (
+	_ transport.Transport = (*Endpoint)(nil)
+	_ transport.Checker   = (*Endpoint)(nil)
+)
+
+// Rank returns the endpoint's rank.
+func (e *Endpoint) Rank() int { return e.rank }
+
+// Size returns the number of ranks.
+func (e *Endpoint) Size() int { return e.w.size }
+
+// SpinHint returns how many times a waiter should poll before parking.
+func (e *Endpoint) SpinHint() int { return e.w.spin }
+
+// Close marks this rank as exited.
+func (e *Endpoint) Close() error {
+	e.w.Exit(e.rank)
+	return nil
+}
+
+func (e *Endpoint) gone(r int) error {
+	if e.w.closed.Load() {
+		return errs.Closed
+	}
+	return fmt.Errorf("%w: rank %d has exited", errs.PeerFailed, r)
+}
+
+func (e *Endpoint) checkPeer(m *transport.Msg) error {
+	if m.Peer < 0 || m.Peer >= e.w.size {
+		return fmt.Errorf("%w: peer %d out of range [0,%d)", errs.InvalidArgument, m.Peer, e.w.size)
+	}
+	if e.w.exited[e.rank].Load() {
+		return e.gone(e.rank)
+	}
+	return nil
+}
+
+// deliver copies src into the receive r and completes it.
+func deliver(r *transport.Msg, src []byte) {
+	if len(src) > len(r.Buf) {
+		r.Err = fmt.Errorf("%w: message of %d bytes truncated to %d", errs.InvalidArgument, len(src), len(r.Buf))
+		r.N = copy(r.Buf, src)
+		return
+	}
+	r.N = copy(r.Buf, src)
+}
+
+// Isend posts m. When m.Eager is set, an unmatched send is buffered.
+func (e *Endpoint) Isend(m *transport.Msg) error {
+	if err := e.checkPeer(m); err != nil {
+		return err
+	}
+	b := &e.w.boxes[m.Peer]
+	b.mu.Lock()
+	if e.w.exited[m.Peer].Load() {
+		b.mu.Unlock()
+		return e.gone(m.Peer)
+	}
+	for i, r := range b.recvs {
+		if r.Peer == e.rank && r.Key == m.Key {
+			b.recvs = append(b.recvs[:i], b.recvs[i+1:]...)
+			b.mu.Unlock()
+			deliver(r, m.Buf)
+			r.W.Done()
+			m.W.Done()
+			return nil
+		}
+	}
+	if m.Eager {
+		b.sends = append(b.sends, sendEntry{src: e.rank, key: m.Key, buf: append([]byte(nil), m.Buf...)})
+		b.mu.Unlock()
+		m.W.Done()
+		return nil
+	}
+	b.sends = append(b.sends, sendEntry{src: e.rank, m: m, key: m.Key, buf: m.Buf})
+	b.mu.Unlock()
+	return nil
+}
+
+// Irecv posts m.
+func (e *Endpoint) Irecv(m *transport.Msg) error {
+	if err := e.checkPeer(m); err != nil {
+		return err
+	}
+	b := &e.w.boxes[e.rank]
+	b.mu.Lock()
+	for i, s := range b.sends {
+		if s.src == m.Peer && s.key == m.Key {
+			b.sends = append(b.sends[:i], b.sends[i+1:]...)
+			b.mu.Unlock()
+			deliver(m, s.buf)
+			m.W.Done()
+			if s.m != nil {
+				s.m.W.Done()
+			}
+			return nil
+		}
+	}
+	if e.w.exited[m.Peer].Load() {
+		b.mu.Unlock()
+		return e.gone(m.Peer)
+	}
+	b.recvs = append(b.recvs, m)
+	b.mu.Unlock()
+	return nil
+}
+
+// Cancel withdraws m if it has not matched.
+func (e *Endpoint) Cancel(m *transport.Msg) bool {
+	if m.Peer < 0 || m.Peer >= e.w.size {
+		return false
+	}
+	// m is either a receive in our mailbox or a send in the peer's.
+	b := &e.w.boxes[e.rank]
+	b.mu.Lock()
+	for i, r := range b.recvs {
+		if r == m {
+			b.recvs = append(b.recvs[:i], b.recvs[i+1:]...)
+			b.mu.Unlock()
+			return true
+		}
+	}
+	b.mu.Unlock()
+	b = &e.w.boxes[m.Peer]
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for i, s := range b.sends {
+		if s.m == m {
+			b.sends = append(b.sends[:i], b.sends[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+type callTable struct {
+	mu    sync.Mutex
+	calls map[uint64]*callEntry
+}
+
+type callEntry struct {
+	sig     uint64
+	arrived int
+	bad     bool
+}
+
+// CheckCall records that this rank starts collective seq of communicator comm
+// (with members ranks) with signature sig, and fails with errs.Mismatch when
+// another rank started it with a different signature.
+func (e *Endpoint) CheckCall(comm, seq, sig uint64, members int) error {
+	v, ok := e.w.calls.Load(comm)
+	if !ok {
+		v, _ = e.w.calls.LoadOrStore(comm, &callTable{calls: make(map[uint64]*callEntry)})
+	}
+	t := v.(*callTable)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c := t.calls[seq]
+	if c == nil {
+		c = &callEntry{sig: sig}
+		t.calls[seq] = c
+	}
+	c.arrived++
+	if c.arrived >= members {
+		delete(t.calls, seq)
+	}
+	if c.sig != sig || c.bad {
+		c.bad = true
+		return fmt.Errorf("%w: collective #%d on communicator %d differs between ranks", errs.Mismatch, seq, comm)
+	}
+	return nil
+}

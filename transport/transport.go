@@ -1,0 +1,171 @@
+// Package transport defines the small point-to-point interface scoll's
+// executor runs schedules over, and the completion primitive shared by every
+// implementation.
+//
+// A transport moves byte buffers between ranks of one group. Messages match by
+// source and Key, in posting order among messages with equal source and Key.
+// Implementations: transport/inproc (goroutine ranks in one process); others
+// live in their own packages. Every implementation passes the conformance
+// suite in transport/transporttest.
+package transport
+
+import (
+	"context"
+	"runtime"
+	"sync/atomic"
+
+	"github.com/scoll/scoll/internal/errs"
+)
+
+// Key identifies a message for matching.
+type Key struct {
+	// Comm is the communicator's context id.
+	Comm uint64
+	// Seq is the collective's sequence number on the communicator, or 0 for
+	// point-to-point messages.
+	Seq uint64
+	// Tag is the message's index between a pair of ranks within a collective,
+	// or the user's tag for point-to-point messages.
+	Tag int64
+}
+
+// Msg is one posted send or receive. The caller owns it; it must not be
+// reused or its buffer touched until the Msg has completed (W.Done called).
+type Msg struct {
+	// Peer is the destination of a send or the source of a receive.
+	Peer int
+	Key  Key
+	// Buf is the data to send, or the space to receive into.
+	Buf []byte
+	// N is set on completion of a receive: the number of bytes received.
+	N int
+	// Err is set on completion when the operation failed.
+	Err error
+	// W is told when the operation completes. It must not be nil.
+	W *Waiter
+	// Eager allows the transport to buffer an unmatched send and complete it
+	// at once (point-to-point sends); otherwise a send may complete only when
+	// its receive is posted.
+	Eager bool
+
+	// Priv is reserved for the transport.
+	Priv any
+}
+
+// Transport moves messages between the ranks of one group.
+//
+// Isend and Irecv post an operation and return at once; completion is reported
+// through m.W. A receive whose buffer is shorter than the matching message
+// completes with an error wrapping errs.InvalidArgument. Implementations must
+// be safe for concurrent use by several goroutines of the same rank.
+type Transport interface {
+	// Rank returns this endpoint's rank in [0, Size()).
+	Rank() int
+	// Size returns the number of ranks.
+	Size() int
+	// Isend posts a send of m.Buf to m.Peer.
+	Isend(m *Msg) error
+	// Irecv posts a receive from m.Peer into m.Buf.
+	Irecv(m *Msg) error
+	// Cancel withdraws a posted operation that has not matched yet and
+	// reports whether it did; an operation it did not withdraw completes
+	// normally.
+	Cancel(m *Msg) bool
+	// Close releases the endpoint; posted operations fail with errs.Closed.
+	Close() error
+}
+
+// Checker is implemented by transports that can tell, when a collective
+// starts, whether the ranks agree on what it is. CheckCall returns an error
+// wrapping errs.Mismatch when another rank called a different collective with
+// the same communicator and sequence number.
+type Checker interface {
+	CheckCall(comm, seq, sig uint64, members int) error
+}
+
+// SpinHinter is implemented by transports that suggest how many times a
+// waiter should poll before parking.
+type SpinHinter interface {
+	SpinHint() int
+}
+
+// Waiter counts outstanding operations and wakes the goroutine waiting for
+// them all to complete. The zero value is not usable; use NewWaiter.
+//
+// Invariant: pending ≥ 0.
+type Waiter struct {
+	pending atomic.Int64
+	wake    chan struct{}
+	spin    int
+}
+
+// NewWaiter returns a Waiter that busy-polls for up to spin checks before it
+// parks. Spinning pays only when the ranks have a core each.
+func NewWaiter(spin int) *Waiter {
+	return &Waiter{wake: make(chan struct{}, 1), spin: spin}
+}
+
+// SetSpin changes the number of polls before parking.
+func (w *Waiter) SetSpin(spin int) { w.spin = spin }
+
+// Add adds n outstanding operations.
+func (w *Waiter) Add(n int) { w.pending.Add(int64(n)) }
+
+// Pending returns the number of outstanding operations.
+func (w *Waiter) Pending() int { return int(w.pending.Load()) }
+
+// Done marks one operation complete.
+func (w *Waiter) Done() {
+	if w.pending.Add(-1) == 0 {
+		select {
+		case w.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// Wait blocks until every outstanding operation has completed or ctx is done.
+// On a context error it returns an error matching both errs.Canceled and the
+// context's error; the caller must then cancel or drain what it posted.
+func (w *Waiter) Wait(ctx context.Context) error {
+	for i := 0; i < w.spin; i++ {
+		if w.pending.Load() == 0 {
+			return nil
+		}
+		if i&63 == 63 {
+			runtime.Gosched()
+		}
+	}
+	done := ctx.Done()
+	for {
+		if w.pending.Load() == 0 {
+			return nil
+		}
+		select {
+		case <-w.wake:
+		case <-done:
+			if w.pending.Load() == 0 {
+				return nil
+			}
+			return CtxErr(ctx)
+		}
+	}
+}
+
+// WaitAll waits without a context (used to drain operations that could not be
+// cancelled: they complete because their peer is running).
+func (w *Waiter) WaitAll() {
+	for w.pending.Load() != 0 {
+		<-w.wake
+	}
+}
+
+// CtxErr returns ctx's error wrapped so that it matches errs.Canceled too.
+func CtxErr(ctx context.Context) error {
+	return &ctxError{err: context.Cause(ctx)}
+}
+
+type ctxError struct{ err error }
+
+func (e *ctxError) Error() string   { return errs.Canceled.Error() + ": " + e.err.Error() }
+func (e *ctxError) Unwrap() []error { return []error{errs.Canceled, e.err} }
