@@ -3,7 +3,6 @@ package scoll
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
 	"strings"
 
 	"github.com/scoll/scoll/algorithms"
@@ -91,7 +90,7 @@ func Collectives() []string {
 // call is one collective call on one rank, before it is started.
 type call struct {
 	c      *Comm
-	params algorithms.Params
+	coll   schedule.Collective
 	info   *algorithms.Info
 	plan   *exec.Plan
 	kernel exec.Kernel
@@ -108,10 +107,13 @@ type planKey struct {
 	commutative bool
 	radix, seg  int
 	elemSize    int
+	opID        uint64
 }
 
 type planEntry struct {
 	plan *exec.Plan
+	info *algorithms.Info
+	sig  uint64
 }
 
 func argErr(coll schedule.Collective, format string, args ...any) error {
@@ -123,9 +125,9 @@ func argErrU(coll schedule.Collective, format string, args ...any) error {
 }
 
 // prepare validates a call, picks its algorithm and plan.
-func prepare[T Number](ctx context.Context, c *Comm, spec schedule.Spec, send, recv []T, op *Op, opts []CallOption) (*call, error) {
+func prepare[T Number](cl *call, ctx context.Context, c *Comm, spec schedule.Spec, send, recv []T, op *Op, opts []CallOption) error {
 	if err := c.usable(ctx); err != nil {
-		return nil, err
+		return err
 	}
 	var cfg callConfig
 	for _, o := range opts {
@@ -142,23 +144,35 @@ func prepare[T Number](ctx context.Context, c *Comm, spec schedule.Spec, send, r
 	var opID uint64
 	if coll.Reduces() {
 		if op == nil {
-			return nil, argErr(coll, "no operator")
+			return argErr(coll, "no operator")
 		}
 		k, err := kernelFor[T](*op)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", coll, err)
+			return fmt.Errorf("%s: %w", coll, err)
 		}
 		kernel, commutative, opID = k, op.commutative, op.id
 	}
 	if cfg.segBytes < 0 {
-		return nil, argErr(coll, "negative segment size %d", cfg.segBytes)
+		return argErr(coll, "negative segment size %d", cfg.segBytes)
 	}
 	if cfg.radix != 0 && cfg.radix < 2 {
-		return nil, argErr(coll, "radix %d (want ≥ 2)", cfg.radix)
+		return argErr(coll, "radix %d (want ≥ 2)", cfg.radix)
 	}
 	seg := 0
 	if cfg.segBytes > 0 {
 		seg = max(1, cfg.segBytes/kernel.ElemSize)
+	}
+	key := planKey{coll, cfg.alg, spec.Root, spec.Count, spec.InPlaceAt(c.rank), commutative, cfg.radix, seg, kernel.ElemSize, opID}
+	cacheable := !coll.Vector()
+	if cacheable {
+		c.mu.Lock()
+		e := c.plans[key]
+		c.mu.Unlock()
+		if e != nil {
+			*cl = call{c: c, info: e.info, plan: e.plan, kernel: kernel, sig: e.sig,
+				send: kernels.Bytes(send), recv: kernels.Bytes(recv), coll: coll}
+			return nil
+		}
 	}
 	p := algorithms.Params{Spec: spec, Rank: c.rank, Commutative: commutative, Radix: cfg.radix, Segment: seg, ElemSize: kernel.ElemSize}
 	var info *algorithms.Info
@@ -169,10 +183,10 @@ func prepare[T Number](ctx context.Context, c *Comm, spec schedule.Spec, send, r
 			for _, a := range algorithms.List(coll) {
 				names = append(names, a.Name)
 			}
-			return nil, argErr(coll, "unknown algorithm %q (have %s)", cfg.alg, strings.Join(names, ", "))
+			return argErr(coll, "unknown algorithm %q (have %s)", cfg.alg, strings.Join(names, ", "))
 		}
 		if err := in.Check(&p); err != nil {
-			return nil, err
+			return err
 		}
 		info = in
 	} else {
@@ -180,31 +194,22 @@ func prepare[T Number](ctx context.Context, c *Comm, spec schedule.Spec, send, r
 		sel.InPlace = false // every rank must pick the same algorithm
 		info = algorithms.Select(&sel, algorithms.InProcess)
 		if info == nil {
-			return nil, fmt.Errorf("%w: %s: no registered algorithm fits", ErrUnsupported, coll)
+			return fmt.Errorf("%w: %s: no registered algorithm fits", ErrUnsupported, coll)
 		}
 	}
-	cl := &call{c: c, params: p, info: info, kernel: kernel, send: kernels.Bytes(send), recv: kernels.Bytes(recv)}
-	// The signature every rank must agree on.
-	h := fnv.New64a()
-	fmt.Fprintf(h, "%d|%s|%d|%d|%d|%d|%d|%d", coll, info.Name, spec.Count, spec.Root, kernel.ElemSize, opID, cfg.radix, seg)
+	*cl = call{c: c, coll: coll, info: info, kernel: kernel, send: kernels.Bytes(send), recv: kernels.Bytes(recv)}
+	// The signature every rank must agree on (in-place-ness may differ).
+	h := newHash()
+	h.add(uint64(coll), uint64(spec.Count), uint64(spec.Root), uint64(kernel.ElemSize), opID, uint64(cfg.radix), uint64(seg))
+	h.str(info.Name)
 	if coll.Vector() && coll != schedule.Alltoallv {
-		fmt.Fprint(h, spec.Counts, spec.Displs)
+		h.ints(spec.Counts)
+		h.ints(spec.Displs)
 	}
-	cl.sig = h.Sum64()
-	key := planKey{coll, info.Name, spec.Root, spec.Count, spec.InPlaceAt(c.rank), commutative, cfg.radix, seg, kernel.ElemSize}
-	cacheable := !coll.Vector()
-	if cacheable {
-		c.mu.Lock()
-		e := c.plans[key]
-		c.mu.Unlock()
-		if e != nil {
-			cl.plan = e.plan
-			return cl, nil
-		}
-	}
+	cl.sig = uint64(h)
 	s, err := info.Schedule(&p)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s/%s: %w", ErrInvalidArgument, coll, info.Name, err)
+		return fmt.Errorf("%w: %s/%s: %w", ErrInvalidArgument, coll, info.Name, err)
 	}
 	cl.plan = exec.NewPlan(s)
 	if cacheable {
@@ -212,35 +217,59 @@ func prepare[T Number](ctx context.Context, c *Comm, spec schedule.Spec, send, r
 		if len(c.plans) > 256 {
 			clear(c.plans)
 		}
-		c.plans[key] = &planEntry{plan: cl.plan}
+		c.plans[key] = &planEntry{plan: cl.plan, info: info, sig: cl.sig}
 		c.mu.Unlock()
 	}
-	return cl, nil
+	return nil
 }
 
-// start claims the next sequence number and checks that the ranks agree.
-func (cl *call) start() (*exec.Call, error) {
+// hash is FNV-1a over 64-bit words.
+type hash uint64
+
+func newHash() hash { return 14695981039346656037 }
+
+func (h *hash) add(xs ...uint64) {
+	for _, x := range xs {
+		*h = (*h ^ hash(x)) * 1099511628211
+	}
+}
+
+func (h *hash) str(s string) {
+	for i := 0; i < len(s); i++ {
+		h.add(uint64(s[i]))
+	}
+}
+
+func (h *hash) ints(xs []int) {
+	h.add(uint64(len(xs)))
+	for _, x := range xs {
+		h.add(uint64(x))
+	}
+}
+
+// start claims the next sequence number. Agreement between the ranks is
+// checked by the signature every message carries and, when the call has to
+// wait, by the transport's Checker.
+func (cl *call) start(ec *exec.Call) error {
 	c := cl.c
 	if c.closed.Load() {
-		return nil, ErrClosed
+		return ErrClosed
 	}
 	seq := c.seq.Add(1)
-	if ch, ok := c.t.(transport.Checker); ok {
-		if err := ch.CheckCall(c.id, seq, cl.sig, c.size); err != nil {
-			return nil, err
-		}
-	}
-	return &exec.Call{T: c.t, Comm: c.id, Seq: seq, Plan: cl.plan, Send: cl.send, Recv: cl.recv, Kernel: cl.kernel, Spin: c.spin}, nil
+	*ec = exec.Call{T: c.t, Comm: c.id, Seq: seq, Plan: cl.plan, Send: cl.send, Recv: cl.recv,
+		Kernel: cl.kernel, Spin: c.spin, Sig: cl.sig}
+	ec.Checker, _ = c.t.(transport.Checker)
+	return nil
 }
 
 // run executes a prepared call to completion.
 func (cl *call) run(ctx context.Context) error {
-	ec, err := cl.start()
-	if err != nil {
+	var ec exec.Call
+	if err := cl.start(&ec); err != nil {
 		return err
 	}
-	if err := exec.Run(ctx, ec); err != nil {
-		return fmt.Errorf("%s/%s: %w", cl.params.Coll, cl.info.Name, err)
+	if err := exec.Run(ctx, &ec); err != nil {
+		return fmt.Errorf("%s/%s: %w", cl.coll, cl.info.Name, err)
 	}
 	return nil
 }
@@ -252,14 +281,14 @@ type Request struct {
 }
 
 func (cl *call) launch(ctx context.Context) (*Request, error) {
-	ec, err := cl.start()
-	if err != nil {
+	ec := new(exec.Call)
+	if err := cl.start(ec); err != nil {
 		return nil, err
 	}
 	r := &Request{done: make(chan struct{})}
 	go func() {
 		if err := exec.Run(ctx, ec); err != nil {
-			r.err = fmt.Errorf("%s/%s: %w", cl.params.Coll, cl.info.Name, err)
+			r.err = fmt.Errorf("%s/%s: %w", cl.coll, cl.info.Name, err)
 		}
 		close(r.done)
 	}()
@@ -363,6 +392,10 @@ func persistent(cl *call, err error) (*Persistent, error) {
 	return &Persistent{cl: cl}, nil
 }
 
+// newCall returns a call for the non-blocking and persistent forms, which
+// outlive the function that prepares them.
+func newCall() *call { return new(call) }
+
 func nonblocking(ctx context.Context, cl *call, err error) (*Request, error) {
 	if err != nil {
 		return nil, err
@@ -376,4 +409,3 @@ func blocking(ctx context.Context, cl *call, err error) error {
 	}
 	return cl.run(ctx)
 }
-

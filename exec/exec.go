@@ -74,6 +74,32 @@ type Call struct {
 	Kernel     Kernel
 	// Spin is how many times to poll before parking while waiting.
 	Spin int
+	// Sig is the call's signature, carried by every message.
+	Sig uint64
+	// Checker, if set, records the call when it starts and is asked once,
+	// the first time the call would park its goroutine, whether the ranks
+	// agree on it; an error aborts the call.
+	Checker transport.Checker
+}
+
+// explain prefers a mismatch report to the error a mismatch caused.
+func (c *Call) explain(err error) error {
+	if err == nil || c.Checker == nil {
+		return err
+	}
+	if cerr := c.check(); cerr != nil {
+		return fmt.Errorf("%w (then: %w)", cerr, err)
+	}
+	return err
+}
+
+func (c *Call) check() error {
+	if c.Checker == nil {
+		return nil
+	}
+	err := c.Checker.CheckCall(c.Comm, c.Seq, c.Sig)
+	c.Checker = nil
+	return err
 }
 
 // state is the reusable memory of one execution.
@@ -88,7 +114,11 @@ var statePool = sync.Pool{New: func() any { return &state{} }}
 
 // Run executes the call to completion. On failure every operation it posted
 // has been withdrawn or has completed, so the buffers are free again.
-func Run(ctx context.Context, c *Call) (err error) {
+func Run(ctx context.Context, c *Call) error {
+	return c.explain(run(ctx, c))
+}
+
+func run(ctx context.Context, c *Call) error {
 	s := c.Plan.Sched
 	es := c.Kernel.ElemSize
 	st := statePool.Get().(*state)
@@ -119,6 +149,10 @@ func Run(ctx context.Context, c *Call) (err error) {
 		}
 		return b[lo:hi], nil
 	}
+	if c.Checker != nil {
+		c.Checker.RecordCall(c.Comm, c.Seq, c.Sig)
+	}
+	check := c.check
 	ti := 0
 	for _, round := range s.Rounds {
 		nc := 0
@@ -127,7 +161,7 @@ func Run(ctx context.Context, c *Call) (err error) {
 				continue
 			}
 			m := &st.msgs[nc]
-			*m = transport.Msg{Peer: o.Peer, W: st.w, Key: transport.Key{Comm: c.Comm, Seq: c.Seq, Tag: c.Plan.tags[ti]}}
+			*m = transport.Msg{Peer: o.Peer, W: st.w, Sig: c.Sig, Key: transport.Key{Comm: c.Comm, Seq: c.Seq, Tag: c.Plan.tags[ti]}}
 			ti++
 			st.recv[nc] = o.Kind == schedule.OpRecv
 			var err error
@@ -155,7 +189,7 @@ func Run(ctx context.Context, c *Call) (err error) {
 			nc++
 		}
 		if nc > 0 {
-			if err := st.w.Wait(ctx); err != nil {
+			if err := st.w.WaitHook(ctx, check); err != nil {
 				abort(c.T, st, nc)
 				return err
 			}

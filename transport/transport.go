@@ -43,6 +43,10 @@ type Msg struct {
 	Err error
 	// W is told when the operation completes. It must not be nil.
 	W *Waiter
+	// Sig is the signature of the call the message belongs to. A receive
+	// matched by a send with another signature fails, and so does the send,
+	// with an error wrapping errs.Mismatch.
+	Sig uint64
 	// Eager allows the transport to buffer an unmatched send and complete it
 	// at once (point-to-point sends); otherwise a send may complete only when
 	// its receive is posted.
@@ -75,13 +79,17 @@ type Transport interface {
 	Close() error
 }
 
-// Checker is implemented by transports that can tell, when a collective
-// starts, whether the ranks agree on what it is. CheckCall returns an error
-// wrapping errs.Mismatch when another rank called a different collective with
-// the same communicator and sequence number.
+// Checker is implemented by transports that can tell whether the ranks agree
+// on a collective call. Each rank records its calls; CheckCall, used when a
+// call has to wait, returns an error wrapping errs.Mismatch when another rank
+// recorded the same communicator and sequence number with another signature.
 type Checker interface {
-	CheckCall(comm, seq, sig uint64, members int) error
+	RecordCall(comm, seq, sig uint64)
+	CheckCall(comm, seq, sig uint64) error
 }
+
+// spinYield+1 polls happen between yields of a spinning waiter.
+const spinYield = 255
 
 // SpinHinter is implemented by transports that suggest how many times a
 // waiter should poll before parking.
@@ -95,6 +103,7 @@ type SpinHinter interface {
 // Invariant: pending ≥ 0.
 type Waiter struct {
 	pending atomic.Int64
+	parked  atomic.Bool
 	wake    chan struct{}
 	spin    int
 }
@@ -116,7 +125,7 @@ func (w *Waiter) Pending() int { return int(w.pending.Load()) }
 
 // Done marks one operation complete.
 func (w *Waiter) Done() {
-	if w.pending.Add(-1) == 0 {
+	if w.pending.Add(-1) == 0 && w.parked.Load() {
 		select {
 		case w.wake <- struct{}{}:
 		default:
@@ -125,18 +134,32 @@ func (w *Waiter) Done() {
 }
 
 // Wait blocks until every outstanding operation has completed or ctx is done.
+// It is WaitHook without a hook.
+func (w *Waiter) Wait(ctx context.Context) error { return w.WaitHook(ctx, nil) }
+
+// WaitHook is Wait that calls hook once before parking the goroutine (after
+// the polling phase) and returns hook's error, if any, without waiting
+// further. Checks too costly for the fast path go there.
 // On a context error it returns an error matching both errs.Canceled and the
 // context's error; the caller must then cancel or drain what it posted.
-func (w *Waiter) Wait(ctx context.Context) error {
+func (w *Waiter) WaitHook(ctx context.Context, hook func() error) error {
 	for i := 0; i < w.spin; i++ {
 		if w.pending.Load() == 0 {
 			return nil
 		}
-		if i&63 == 63 {
+		if i&spinYield == spinYield {
+			// Let a runnable rank sharing this thread make progress.
 			runtime.Gosched()
 		}
 	}
+	if hook != nil && w.pending.Load() != 0 {
+		if err := hook(); err != nil {
+			return err
+		}
+	}
 	done := ctx.Done()
+	w.parked.Store(true)
+	defer w.parked.Store(false)
 	for {
 		if w.pending.Load() == 0 {
 			return nil
@@ -155,6 +178,8 @@ func (w *Waiter) Wait(ctx context.Context) error {
 // WaitAll waits without a context (used to drain operations that could not be
 // cancelled: they complete because their peer is running).
 func (w *Waiter) WaitAll() {
+	w.parked.Store(true)
+	defer w.parked.Store(false)
 	for w.pending.Load() != 0 {
 		<-w.wake
 	}

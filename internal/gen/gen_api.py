@@ -24,38 +24,42 @@ for name, decl, args, doc in colls:
 // {name} {doc}
 // It returns when this rank's part is done and its buffers may be reused.
 func {name}[T Number](ctx context.Context, c *Comm, {decl}, opts ...CallOption) error {{
-	cl, err := prep{name}(ctx, c, {args}, opts)
-	return blocking(ctx, cl, err)
+	var cl call
+	err := prep{name}(&cl, ctx, c, {args}, opts)
+	return blocking(ctx, &cl, err)
 }}
 
 // I{name} starts {name} without waiting; the buffers must not be touched until
 // the Request completes. ctx bounds the whole collective.
 func I{name}[T Number](ctx context.Context, c *Comm, {decl}, opts ...CallOption) (*Request, error) {{
-	cl, err := prep{name}(ctx, c, {args}, opts)
-	return nonblocking(ctx, cl, err)
+	cl := newCall()
+	return nonblocking(ctx, cl, prep{name}(cl, ctx, c, {args}, opts))
 }}
 
 // {name}Init prepares a persistent {name} on these buffers; each Start runs it.
 func {name}Init[T Number](ctx context.Context, c *Comm, {decl}, opts ...CallOption) (*Persistent, error) {{
-	return persistent(prep{name}(ctx, c, {args}, opts))
+	cl := newCall()
+	return persistent(cl, prep{name}(cl, ctx, c, {args}, opts))
 }}
 ''')
 out.append('''
 // Barrier returns once every rank of c has entered it.
 func Barrier(ctx context.Context, c *Comm, opts ...CallOption) error {
-	cl, err := prepBarrier(ctx, c, opts)
-	return blocking(ctx, cl, err)
+	var cl call
+	err := prepBarrier(&cl, ctx, c, opts)
+	return blocking(ctx, &cl, err)
 }
 
 // IBarrier starts a barrier without waiting.
 func IBarrier(ctx context.Context, c *Comm, opts ...CallOption) (*Request, error) {
-	cl, err := prepBarrier(ctx, c, opts)
-	return nonblocking(ctx, cl, err)
+	cl := newCall()
+	return nonblocking(ctx, cl, prepBarrier(cl, ctx, c, opts))
 }
 
 // BarrierInit prepares a persistent barrier.
 func BarrierInit(ctx context.Context, c *Comm, opts ...CallOption) (*Persistent, error) {
-	return persistent(prepBarrier(ctx, c, opts))
+	cl := newCall()
+	return persistent(cl, prepBarrier(cl, ctx, c, opts))
 }
 ''')
 open('api.go','w').write(''.join(out))

@@ -177,9 +177,25 @@ func integer[T Integer](op Op) Func {
 	return numeric[T](op)
 }
 
+var table = func() (t [reflect.Float64 + 1][Bxor + 1]Func) {
+	for k := reflect.Int8; k <= reflect.Float64; k++ {
+		for op := Sum; op <= Bxor; op++ {
+			t[k][op] = get(k, op)
+		}
+	}
+	return t
+}()
+
 // Get returns the kernel of op for elements of kind k, or nil when op is not
 // defined for k (logical and bitwise operators on floating point).
 func Get(k reflect.Kind, op Op) Func {
+	if k > reflect.Float64 || op > Bxor {
+		return nil
+	}
+	return table[k][op]
+}
+
+func get(k reflect.Kind, op Op) Func {
 	switch k {
 	case reflect.Int8:
 		return integer[int8](op)

@@ -43,6 +43,7 @@ type sendEntry struct {
 	src int
 	m   *transport.Msg // nil for an eager copy
 	key transport.Key
+	sig uint64
 	buf []byte
 }
 
@@ -112,6 +113,8 @@ func (w *World) Close() {
 type Endpoint struct {
 	w    *World
 	rank int
+
+	table atomic.Pointer[callTable] // cache of the last communicator's table
 }
 
 var (
@@ -151,8 +154,17 @@ func (e *Endpoint) checkPeer(m *transport.Msg) error {
 	return nil
 }
 
-// deliver copies src into the receive r and completes it.
-func deliver(r *transport.Msg, src []byte) {
+// deliver copies src into the receive r. A signature mismatch fails both
+// sides (send may be nil for an eager copy).
+func deliver(r *transport.Msg, src []byte, sig uint64, send *transport.Msg) {
+	if sig != r.Sig {
+		err := fmt.Errorf("%w: message signatures differ (collective calls do not match)", errs.Mismatch)
+		r.Err = err
+		if send != nil {
+			send.Err = err
+		}
+		return
+	}
 	if len(src) > len(r.Buf) {
 		r.Err = fmt.Errorf("%w: message of %d bytes truncated to %d", errs.InvalidArgument, len(src), len(r.Buf))
 		r.N = copy(r.Buf, src)
@@ -176,19 +188,19 @@ func (e *Endpoint) Isend(m *transport.Msg) error {
 		if r.Peer == e.rank && r.Key == m.Key {
 			b.recvs = append(b.recvs[:i], b.recvs[i+1:]...)
 			b.mu.Unlock()
-			deliver(r, m.Buf)
+			deliver(r, m.Buf, m.Sig, m)
 			r.W.Done()
 			m.W.Done()
 			return nil
 		}
 	}
 	if m.Eager {
-		b.sends = append(b.sends, sendEntry{src: e.rank, key: m.Key, buf: append([]byte(nil), m.Buf...)})
+		b.sends = append(b.sends, sendEntry{src: e.rank, key: m.Key, sig: m.Sig, buf: append([]byte(nil), m.Buf...)})
 		b.mu.Unlock()
 		m.W.Done()
 		return nil
 	}
-	b.sends = append(b.sends, sendEntry{src: e.rank, m: m, key: m.Key, buf: m.Buf})
+	b.sends = append(b.sends, sendEntry{src: e.rank, m: m, key: m.Key, sig: m.Sig, buf: m.Buf})
 	b.mu.Unlock()
 	return nil
 }
@@ -204,7 +216,7 @@ func (e *Endpoint) Irecv(m *transport.Msg) error {
 		if s.src == m.Peer && s.key == m.Key {
 			b.sends = append(b.sends[:i], b.sends[i+1:]...)
 			b.mu.Unlock()
-			deliver(m, s.buf)
+			deliver(m, s.buf, s.sig, s.m)
 			m.W.Done()
 			if s.m != nil {
 				s.m.W.Done()
@@ -249,40 +261,59 @@ func (e *Endpoint) Cancel(m *transport.Msg) bool {
 	return false
 }
 
+// callTable records, per communicator, the signatures of each rank's recent
+// collectives in a ring indexed by sequence number. Each rank writes only its
+// own ring (no shared cache lines on the fast path); a rank that has to wait
+// reads the others'.
 type callTable struct {
-	mu    sync.Mutex
-	calls map[uint64]*callEntry
+	comm  uint64
+	ranks [][callRing]sigSlot
 }
 
-type callEntry struct {
-	sig     uint64
-	arrived int
-	bad     bool
+const callRing = 64
+
+type sigSlot struct {
+	seq atomic.Uint64
+	sig atomic.Uint64
+	_   [48]byte
 }
 
-// CheckCall records that this rank starts collective seq of communicator comm
-// (with members ranks) with signature sig, and fails with errs.Mismatch when
-// another rank started it with a different signature.
-func (e *Endpoint) CheckCall(comm, seq, sig uint64, members int) error {
-	v, ok := e.w.calls.Load(comm)
-	if !ok {
-		v, _ = e.w.calls.LoadOrStore(comm, &callTable{calls: make(map[uint64]*callEntry)})
+func (e *Endpoint) callTable(comm uint64) *callTable {
+	t := e.table.Load()
+	if t == nil || t.comm != comm {
+		v, ok := e.w.calls.Load(comm)
+		if !ok {
+			v, _ = e.w.calls.LoadOrStore(comm, &callTable{comm: comm, ranks: make([][callRing]sigSlot, e.w.size)})
+		}
+		t = v.(*callTable)
+		e.table.Store(t)
 	}
-	t := v.(*callTable)
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	c := t.calls[seq]
-	if c == nil {
-		c = &callEntry{sig: sig}
-		t.calls[seq] = c
-	}
-	c.arrived++
-	if c.arrived >= members {
-		delete(t.calls, seq)
-	}
-	if c.sig != sig || c.bad {
-		c.bad = true
-		return fmt.Errorf("%w: collective #%d on communicator %d differs between ranks", errs.Mismatch, seq, comm)
+	return t
+}
+
+// RecordCall notes that this rank starts collective seq of comm with
+// signature sig.
+func (e *Endpoint) RecordCall(comm, seq, sig uint64) {
+	sl := &e.callTable(comm).ranks[e.rank][seq%callRing]
+	sl.seq.Store(0)
+	sl.sig.Store(sig)
+	sl.seq.Store(seq)
+}
+
+// CheckCall fails with errs.Mismatch when a rank has recorded collective seq
+// of comm with another signature. The check is best effort: ranks that have
+// not started the collective yet, or are more than a ring ahead, are not seen.
+func (e *Endpoint) CheckCall(comm, seq, sig uint64) error {
+	t := e.callTable(comm)
+	for r := range t.ranks {
+		sl := &t.ranks[r][seq%callRing]
+		if sl.seq.Load() != seq {
+			continue
+		}
+		other := sl.sig.Load()
+		if sl.seq.Load() == seq && other != sig {
+			return fmt.Errorf("%w: collective #%d: rank %d called it with other arguments than rank %d", errs.Mismatch, seq, r, e.rank)
+		}
 	}
 	return nil
 }

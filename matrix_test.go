@@ -1,0 +1,357 @@
+package scoll_test
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/scoll/scoll"
+)
+
+var fullMatrix = flag.Bool("scoll.full", false, "run the full correctness matrix (large counts at every size)")
+
+// matrixSizes are the rank counts of the correctness matrix.
+var matrixSizes = []int{1, 2, 3, 4, 5, 7, 8, 9, 12, 16, 17, 32, 33, 64}
+
+// matrixCounts returns the counts tried at p ranks. The largest count runs at
+// every size only with -scoll.full; by default only where the whole call
+// moves at most a few million elements.
+func matrixCounts(coll string, p int) []int {
+	out := []int{0, 1, 3, 1000}
+	big := 65537
+	elems := big * p
+	if coll == "alltoall" || coll == "alltoallv" {
+		elems *= p
+	}
+	if *fullMatrix || elems <= 1<<18 {
+		out = append(out, big)
+	}
+	return out
+}
+
+type num interface{ ~int32 | ~float64 }
+
+// opCase is an operator with its scalar reference.
+type opCase[T num] struct {
+	name string
+	op   scoll.Op
+	f    func(a, b T) T // a is the left (lower-rank) operand
+}
+
+func opCases[T num]() []opCase[T] {
+	first := scoll.UserOp(func(inout, in []T) { copy(inout, in) }, false)
+	last := scoll.UserOp(func(inout, in []T) {}, false)
+	return []opCase[T]{
+		{"sum", scoll.Sum, func(a, b T) T { return a + b }},
+		{"max", scoll.Max, func(a, b T) T { return max(a, b) }},
+		{"first", first, func(a, b T) T { return a }},
+		{"last", last, func(a, b T) T { return b }},
+	}
+}
+
+// val is the input element i of contributor r: small integers, exact in
+// every type.
+func val[T num](r, i int) T { return T((r*7+i*13)%23 - 11) }
+
+func fold[T num](f func(a, b T) T, lo, hi, i int) T {
+	acc := val[T](lo, i)
+	for q := lo + 1; q < hi; q++ {
+		acc = f(acc, val[T](q, i))
+	}
+	return acc
+}
+
+// vCounts returns per-rank counts for v-variants: uneven, some zero.
+func vCounts(p, n int) []int {
+	c := make([]int, p)
+	for i := range c {
+		c[i] = (i*7 + n) % (n + 2)
+	}
+	return c
+}
+
+// gappedDispls places the blocks in reverse rank order with one-element gaps.
+func gappedDispls(counts []int) ([]int, int) {
+	d := make([]int, len(counts))
+	off := 0
+	for i := len(counts) - 1; i >= 0; i-- {
+		d[i] = off
+		off += counts[i] + 1
+	}
+	return d, off
+}
+
+// runCase runs one collective call with the given algorithm on p ranks and
+// checks every rank's result against the naive reference.
+func runCase[T num](coll, alg string, p, n, root int, inPlace bool, oc opCase[T]) error {
+	opts := []scoll.CallOption{scoll.WithAlgorithm(alg)}
+	return scoll.Run(context.Background(), p, func(ctx context.Context, c *scoll.Comm) error {
+		r := c.Rank()
+		fail := func(got, want []T) error {
+			for i := range want {
+				if got[i] != want[i] {
+					return fmt.Errorf("rank %d: element %d = %v, want %v", r, i, got[i], want[i])
+				}
+			}
+			if len(got) != len(want) {
+				return fmt.Errorf("rank %d: %d elements, want %d", r, len(got), len(want))
+			}
+			return nil
+		}
+		mk := func(n int, f func(i int) T) []T {
+			s := make([]T, n)
+			for i := range s {
+				s[i] = f(i)
+			}
+			return s
+		}
+		mine := func(i int) T { return val[T](r, i) }
+		switch coll {
+		case "bcast":
+			buf := make([]T, n)
+			if r == root {
+				buf = mk(n, func(i int) T { return val[T](root, i) })
+			}
+			if err := scoll.Bcast(ctx, c, buf, root, opts...); err != nil {
+				return err
+			}
+			return fail(buf, mk(n, func(i int) T { return val[T](root, i) }))
+		case "reduce":
+			send, recv := mk(n, mine), make([]T, n)
+			if inPlace && r == root {
+				send, recv = nil, mk(n, mine)
+			}
+			if err := scoll.Reduce(ctx, c, send, recv, oc.op, root, opts...); err != nil {
+				return err
+			}
+			if r != root {
+				return nil
+			}
+			return fail(recv, mk(n, func(i int) T { return fold(oc.f, 0, p, i) }))
+		case "allreduce", "scan", "exscan":
+			send, recv := mk(n, mine), mk(n, func(int) T { return 99 })
+			if inPlace {
+				send, recv = nil, mk(n, mine)
+			}
+			var err error
+			var want []T
+			switch coll {
+			case "allreduce":
+				err = scoll.Allreduce(ctx, c, send, recv, oc.op, opts...)
+				want = mk(n, func(i int) T { return fold(oc.f, 0, p, i) })
+			case "scan":
+				err = scoll.Scan(ctx, c, send, recv, oc.op, opts...)
+				want = mk(n, func(i int) T { return fold(oc.f, 0, r+1, i) })
+			default:
+				err = scoll.Exscan(ctx, c, send, recv, oc.op, opts...)
+				if r == 0 {
+					return err // rank 0's result is undefined
+				}
+				want = mk(n, func(i int) T { return fold(oc.f, 0, r, i) })
+			}
+			if err != nil {
+				return err
+			}
+			return fail(recv, want)
+		case "reducescatter":
+			send, recv := mk(p*n, mine), make([]T, n)
+			if inPlace {
+				send, recv = nil, mk(p*n, mine)
+			}
+			if err := scoll.ReduceScatterBlock(ctx, c, send, recv, oc.op, opts...); err != nil {
+				return err
+			}
+			return fail(recv[:n], mk(n, func(i int) T { return fold(oc.f, 0, p, r*n+i) }))
+		case "reducescatterv":
+			counts := vCounts(p, n)
+			total, off := 0, 0
+			for q, k := range counts {
+				if q < r {
+					off += k
+				}
+				total += k
+			}
+			send, recv := mk(total, mine), make([]T, counts[r])
+			if inPlace {
+				send, recv = nil, mk(total, mine)
+			}
+			if err := scoll.ReduceScatter(ctx, c, send, recv, counts, oc.op, opts...); err != nil {
+				return err
+			}
+			return fail(recv[:counts[r]], mk(counts[r], func(i int) T { return fold(oc.f, 0, p, off+i) }))
+		case "gather", "allgather":
+			send, recv := mk(n, mine), make([]T, p*n)
+			if inPlace && (coll == "allgather" || r == root) {
+				send = nil
+				copy(recv[r*n:], mk(n, mine))
+			}
+			want := mk(p*n, func(j int) T { return val[T](j/max(n, 1), j%max(n, 1)) })
+			if coll == "gather" {
+				if err := scoll.Gather(ctx, c, send, recv, root, opts...); err != nil || r != root {
+					return err
+				}
+			} else if err := scoll.Allgather(ctx, c, send, recv, opts...); err != nil {
+				return err
+			}
+			return fail(recv, want)
+		case "gatherv", "allgatherv":
+			counts := vCounts(p, n)
+			displs, ext := gappedDispls(counts)
+			send, recv := mk(counts[r], mine), mk(ext, func(int) T { return -99 })
+			if inPlace && (coll == "allgatherv" || r == root) {
+				send = nil
+				copy(recv[displs[r]:], mk(counts[r], mine))
+			}
+			want := slices.Repeat([]T{-99}, ext)
+			for q := range p {
+				for i := range counts[q] {
+					want[displs[q]+i] = val[T](q, i)
+				}
+			}
+			if coll == "gatherv" {
+				if err := scoll.Gatherv(ctx, c, send, recv, counts, displs, root, opts...); err != nil || r != root {
+					return err
+				}
+			} else if err := scoll.Allgatherv(ctx, c, send, recv, counts, displs, opts...); err != nil {
+				return err
+			}
+			return fail(recv, want)
+		case "scatter":
+			var send []T
+			recv := make([]T, n)
+			if r == root {
+				send = mk(p*n, func(j int) T { return val[T](j/max(n, 1), j%max(n, 1)) })
+				if inPlace {
+					recv = nil
+				}
+			}
+			if err := scoll.Scatter(ctx, c, send, recv, root, opts...); err != nil || recv == nil {
+				return err
+			}
+			return fail(recv, mk(n, mine))
+		case "scatterv":
+			counts := vCounts(p, n)
+			displs, ext := gappedDispls(counts)
+			var send []T
+			recv := make([]T, counts[r])
+			if r == root {
+				send = make([]T, ext)
+				for q := range p {
+					for i := range counts[q] {
+						send[displs[q]+i] = val[T](q, i)
+					}
+				}
+				if inPlace {
+					recv = nil
+				}
+			}
+			if err := scoll.Scatterv(ctx, c, send, recv, counts, displs, root, opts...); err != nil || recv == nil {
+				return err
+			}
+			return fail(recv, mk(counts[r], mine))
+		case "alltoall":
+			send := mk(p*n, func(j int) T { return val[T](r*p+j/max(n, 1), j%max(n, 1)) })
+			recv := make([]T, p*n)
+			if inPlace {
+				send, recv = nil, send
+			}
+			if err := scoll.Alltoall(ctx, c, send, recv, opts...); err != nil {
+				return err
+			}
+			return fail(recv, mk(p*n, func(j int) T { return val[T]((j/max(n, 1))*p+r, j%max(n, 1)) }))
+		case "alltoallv":
+			cnt := func(s, d int) int { return (s + 2*d + n) % (n + 2) }
+			sc, rc := make([]int, p), make([]int, p)
+			for q := range p {
+				sc[q], rc[q] = cnt(r, q), cnt(q, r)
+			}
+			sd, sext := gappedDispls(sc)
+			rd, rext := gappedDispls(rc)
+			send := make([]T, sext)
+			for q := range p {
+				for i := range sc[q] {
+					send[sd[q]+i] = val[T](r*p+q, i)
+				}
+			}
+			recv := slices.Repeat([]T{-99}, rext)
+			want := slices.Repeat([]T{-99}, rext)
+			for q := range p {
+				for i := range rc[q] {
+					want[rd[q]+i] = val[T](q*p+r, i)
+				}
+			}
+			if err := scoll.Alltoallv(ctx, c, send, sc, sd, recv, rc, rd, opts...); err != nil {
+				return err
+			}
+			return fail(recv, want)
+		case "barrier":
+			return scoll.Barrier(ctx, c, opts...)
+		}
+		return fmt.Errorf("unknown collective %s", coll)
+	})
+}
+
+// TestMatrix runs every registered algorithm of every collective on every
+// matrix size and count, several roots, in place and not, int32 and float64,
+// and commutative and non-commutative operators, against the naive reference.
+func TestMatrix(t *testing.T) {
+	if testing.Short() {
+		t.Skip("matrix skipped in -short mode")
+	}
+	for _, coll := range scoll.Collectives() {
+		for _, alg := range scoll.Algorithms(coll) {
+			t.Run(coll+"/"+alg.Name, func(t *testing.T) {
+				t.Parallel()
+				matrixOne[int32](t, coll, alg)
+				matrixOne[float64](t, coll, alg)
+			})
+		}
+	}
+}
+
+func matrixOne[T num](t *testing.T, coll string, alg scoll.AlgorithmInfo) {
+	reduces := map[string]bool{"reduce": true, "allreduce": true, "reducescatter": true, "reducescatterv": true, "scan": true, "exscan": true}[coll]
+	rooted := map[string]bool{"bcast": true, "reduce": true, "gather": true, "gatherv": true, "scatter": true, "scatterv": true}[coll]
+	ops := []opCase[T]{{name: "none"}}
+	if reduces {
+		ops = opCases[T]()
+	}
+	for _, p := range matrixSizes {
+		if alg.PowerOfTwo && p&(p-1) != 0 {
+			continue
+		}
+		roots := []int{0}
+		if rooted && p > 1 {
+			roots = []int{0, p - 1, p / 2}
+		}
+		for _, n := range matrixCounts(coll, p) {
+			if coll == "barrier" && n > 0 {
+				continue
+			}
+			for _, root := range roots {
+				for _, inPlace := range []bool{false, true} {
+					if coll == "alltoallv" && inPlace || coll == "bcast" && inPlace || coll == "barrier" && inPlace {
+						continue
+					}
+					for k, oc := range ops {
+						// Big counts and extra roots with the first operator only.
+						if k > 0 && (n > 1000 || root != roots[0]) {
+							continue
+						}
+						err := runCase(coll, alg.Name, p, n, root, inPlace, oc)
+						if errors.Is(err, scoll.ErrUnsupported) && alg.Commutative && !oc.op.Commutative() {
+							continue
+						}
+						if err != nil {
+							var z T
+							t.Fatalf("%T P=%d n=%d root=%d inplace=%v op=%s: %v", z, p, n, root, inPlace, oc.name, err)
+						}
+					}
+				}
+			}
+		}
+	}
+}

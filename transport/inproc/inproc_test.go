@@ -1,0 +1,20 @@
+package inproc_test
+
+import (
+	"testing"
+
+	"github.com/scoll/scoll/transport"
+	"github.com/scoll/scoll/transport/inproc"
+	"github.com/scoll/scoll/transport/transporttest"
+)
+
+func TestConformance(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, size int) []transport.Transport {
+		w := inproc.NewWorld(size)
+		eps := make([]transport.Transport, size)
+		for r := range eps {
+			eps[r] = w.Endpoint(r)
+		}
+		return eps
+	})
+}

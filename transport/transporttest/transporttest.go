@@ -1,0 +1,253 @@
+// Package transporttest is the conformance suite every scoll transport must
+// pass. A transport's test calls Run with a factory for groups of endpoints.
+package transporttest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/scoll/scoll/internal/errs"
+	"github.com/scoll/scoll/transport"
+)
+
+// Factory returns the endpoints of a new group of size ranks, indexed by rank.
+// The suite closes them.
+type Factory func(t *testing.T, size int) []transport.Transport
+
+const waitLimit = 10 * time.Second
+
+func post(t *testing.T, tr transport.Transport, send bool, peer int, key transport.Key, buf []byte) *transport.Msg {
+	t.Helper()
+	m := &transport.Msg{Peer: peer, Key: key, Buf: buf, W: transport.NewWaiter(0)}
+	m.W.Add(1)
+	var err error
+	if send {
+		err = tr.Isend(m)
+	} else {
+		err = tr.Irecv(m)
+	}
+	if err != nil {
+		t.Fatalf("post: %v", err)
+	}
+	return m
+}
+
+func wait(t *testing.T, ms ...*transport.Msg) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	for _, m := range ms {
+		if err := m.W.Wait(ctx); err != nil {
+			t.Fatalf("wait: %v (operation never completed)", err)
+		}
+	}
+}
+
+func key(seq uint64, tag int64) transport.Key { return transport.Key{Comm: 7, Seq: seq, Tag: tag} }
+
+// Run runs the conformance suite.
+func Run(t *testing.T, mk Factory) {
+	group := func(t *testing.T, n int) []transport.Transport {
+		eps := mk(t, n)
+		if len(eps) != n {
+			t.Fatalf("factory made %d endpoints, want %d", len(eps), n)
+		}
+		t.Cleanup(func() {
+			for _, e := range eps {
+				e.Close()
+			}
+		})
+		for r, e := range eps {
+			if e.Rank() != r || e.Size() != n {
+				t.Fatalf("endpoint %d reports rank %d size %d", r, e.Rank(), e.Size())
+			}
+		}
+		return eps
+	}
+
+	t.Run("SendFirst", func(t *testing.T) {
+		eps := group(t, 2)
+		s := post(t, eps[0], true, 1, key(1, 0), []byte("hello"))
+		buf := make([]byte, 5)
+		r := post(t, eps[1], false, 0, key(1, 0), buf)
+		wait(t, s, r)
+		if r.N != 5 || string(buf) != "hello" || r.Err != nil || s.Err != nil {
+			t.Fatalf("got %q n=%d err=%v/%v", buf, r.N, r.Err, s.Err)
+		}
+	})
+
+	t.Run("RecvFirst", func(t *testing.T) {
+		eps := group(t, 2)
+		buf := make([]byte, 8)
+		r := post(t, eps[1], false, 0, key(1, 0), buf)
+		s := post(t, eps[0], true, 1, key(1, 0), []byte("abc"))
+		wait(t, s, r)
+		if r.N != 3 || string(buf[:3]) != "abc" {
+			t.Fatalf("got %q n=%d", buf, r.N)
+		}
+	})
+
+	t.Run("ZeroLength", func(t *testing.T) {
+		eps := group(t, 2)
+		r := post(t, eps[1], false, 0, key(1, 0), nil)
+		s := post(t, eps[0], true, 1, key(1, 0), nil)
+		wait(t, s, r)
+		if r.N != 0 || r.Err != nil {
+			t.Fatalf("n=%d err=%v", r.N, r.Err)
+		}
+	})
+
+	t.Run("OrderSameKey", func(t *testing.T) {
+		eps := group(t, 2)
+		const n = 50
+		var sends, recvs []*transport.Msg
+		bufs := make([][]byte, n)
+		for i := range n {
+			sends = append(sends, post(t, eps[0], true, 1, key(1, 0), []byte{byte(i)}))
+		}
+		for i := range n {
+			bufs[i] = make([]byte, 1)
+			recvs = append(recvs, post(t, eps[1], false, 0, key(1, 0), bufs[i]))
+		}
+		wait(t, append(sends, recvs...)...)
+		for i := range n {
+			if bufs[i][0] != byte(i) {
+				t.Fatalf("message %d holds %d: order not kept", i, bufs[i][0])
+			}
+		}
+	})
+
+	t.Run("MatchByKeyAndSource", func(t *testing.T) {
+		eps := group(t, 3)
+		b1, b2, b3 := make([]byte, 1), make([]byte, 1), make([]byte, 1)
+		r1 := post(t, eps[2], false, 0, key(2, 1), b1)
+		r2 := post(t, eps[2], false, 1, key(2, 1), b2)
+		r3 := post(t, eps[2], false, 0, key(1, 1), b3)
+		s1 := post(t, eps[1], true, 2, key(2, 1), []byte{'b'})
+		s2 := post(t, eps[0], true, 2, key(1, 1), []byte{'c'})
+		s3 := post(t, eps[0], true, 2, key(2, 1), []byte{'a'})
+		wait(t, r1, r2, r3, s1, s2, s3)
+		if string(b1)+string(b2)+string(b3) != "abc" {
+			t.Fatalf("got %q %q %q", b1, b2, b3)
+		}
+	})
+
+	t.Run("Truncation", func(t *testing.T) {
+		eps := group(t, 2)
+		r := post(t, eps[1], false, 0, key(1, 0), make([]byte, 2))
+		s := post(t, eps[0], true, 1, key(1, 0), []byte("long message"))
+		wait(t, s, r)
+		if !errors.Is(r.Err, errs.InvalidArgument) {
+			t.Fatalf("truncated receive: err=%v", r.Err)
+		}
+	})
+
+	t.Run("CancelUnmatched", func(t *testing.T) {
+		eps := group(t, 2)
+		r := post(t, eps[1], false, 0, key(1, 0), make([]byte, 2))
+		if !eps[1].Cancel(r) {
+			t.Fatal("unmatched receive not cancelled")
+		}
+		// A later send must not land in the cancelled receive.
+		buf := make([]byte, 2)
+		r2 := post(t, eps[1], false, 0, key(1, 0), buf)
+		s := post(t, eps[0], true, 1, key(1, 0), []byte("ok"))
+		wait(t, s, r2)
+		if string(buf) != "ok" || r.N != 0 {
+			t.Fatalf("got %q, cancelled n=%d", buf, r.N)
+		}
+		if eps[1].Cancel(r2) {
+			t.Fatal("completed receive reported cancelled")
+		}
+	})
+
+	t.Run("BadPeer", func(t *testing.T) {
+		eps := group(t, 2)
+		for _, peer := range []int{-1, 2} {
+			m := &transport.Msg{Peer: peer, W: transport.NewWaiter(0)}
+			if err := eps[0].Isend(m); !errors.Is(err, errs.InvalidArgument) {
+				t.Errorf("send to %d: %v", peer, err)
+			}
+			if err := eps[0].Irecv(m); !errors.Is(err, errs.InvalidArgument) {
+				t.Errorf("recv from %d: %v", peer, err)
+			}
+		}
+	})
+
+	t.Run("PeerClosed", func(t *testing.T) {
+		eps := group(t, 2)
+		r := post(t, eps[1], false, 0, key(1, 0), make([]byte, 1))
+		eps[0].Close()
+		wait(t, r)
+		if !errors.Is(r.Err, errs.PeerFailed) && !errors.Is(r.Err, errs.Closed) {
+			t.Fatalf("receive from closed peer: %v", r.Err)
+		}
+	})
+
+	t.Run("AllPairsConcurrent", func(t *testing.T) {
+		const n, rounds, size = 6, 20, 257
+		eps := group(t, n)
+		var wg sync.WaitGroup
+		errc := make(chan error, n)
+		for r := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				tr := eps[r]
+				for k := range rounds {
+					var ms []*transport.Msg
+					bufs := make([][]byte, n)
+					w := transport.NewWaiter(100)
+					for q := range n {
+						if q == r {
+							continue
+						}
+						out := bytes.Repeat([]byte{byte(r*31 + q + k)}, size)
+						s := &transport.Msg{Peer: q, Key: key(uint64(k+1), 0), Buf: out, W: w}
+						bufs[q] = make([]byte, size)
+						rc := &transport.Msg{Peer: q, Key: key(uint64(k+1), 0), Buf: bufs[q], W: w}
+						w.Add(2)
+						if err := tr.Isend(s); err != nil {
+							errc <- err
+							return
+						}
+						if err := tr.Irecv(rc); err != nil {
+							errc <- err
+							return
+						}
+						ms = append(ms, s, rc)
+					}
+					ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+					err := w.Wait(ctx)
+					cancel()
+					if err != nil {
+						errc <- err
+						return
+					}
+					for q := range n {
+						if q != r && !bytes.Equal(bufs[q], bytes.Repeat([]byte{byte(q*31 + r + k)}, size)) {
+							errc <- fmt.Errorf("rank %d round %d: wrong data from %d", r, k, q)
+							return
+						}
+					}
+					for _, m := range ms {
+						if m.Err != nil {
+							errc <- m.Err
+							return
+						}
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errc)
+		for err := range errc {
+			t.Fatal(err)
+		}
+	})
+}
