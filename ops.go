@@ -79,6 +79,7 @@ func kernelFor[T Number](op Op) (exec.Kernel, error) {
 			return k, fmt.Errorf("%w: operator %s is not defined for %T", ErrInvalidArgument, op, z)
 		}
 		k.Reduce, k.ReduceLeft = f, f
+		k.Combine = kernels.Get3(kernels.KindOf[T](), op.builtin)
 		return k, nil
 	case op.user != nil:
 		fn, ok := op.user.(func(inout, in []T))
@@ -96,6 +97,24 @@ func kernelFor[T Number](op Op) (exec.Kernel, error) {
 				tmp = append(tmp[:0], kernels.As[T](src)...)
 				fn(tmp, d) // tmp = dst ⊕ src
 				copy(d, tmp)
+			}
+		}
+		var tmp []T
+		k.Combine = func(dst, a, b []byte) { // dst = a ⊕ b
+			d, x, y := kernels.As[T](dst), kernels.As[T](a), kernels.As[T](b)
+			switch {
+			case len(d) == 0:
+			case &d[0] == &x[0] && op.commutative:
+				fn(d, y)
+			case &d[0] == &x[0]:
+				tmp = append(tmp[:0], y...)
+				fn(tmp, x)
+				copy(d, tmp)
+			default:
+				if &d[0] != &y[0] {
+					copy(d, y)
+				}
+				fn(d, x)
 			}
 		}
 		return k, nil

@@ -26,6 +26,9 @@ type Plan struct {
 	tags []int64
 	// maxComm is the largest number of communication operations in a round.
 	maxComm int
+	// maxFused is the largest number of elements received by OpRecvReduce in
+	// one round: the temporary space needed to emulate them.
+	maxFused int
 }
 
 // NewPlan prepares s. Message i between a pair of ranks (in each direction)
@@ -35,20 +38,24 @@ func NewPlan(s *schedule.Schedule) *Plan {
 	sent := map[int]int64{}
 	recvd := map[int]int64{}
 	for _, r := range s.Rounds {
-		n := 0
+		n, fused := 0, 0
 		for _, o := range r {
 			switch o.Kind {
 			case schedule.OpSend:
 				p.tags = append(p.tags, sent[o.Peer])
 				sent[o.Peer]++
 				n++
-			case schedule.OpRecv:
+			case schedule.OpRecv, schedule.OpRecvReduce:
 				p.tags = append(p.tags, recvd[o.Peer])
 				recvd[o.Peer]++
 				n++
+				if o.Kind == schedule.OpRecvReduce {
+					fused += o.Dst.Len
+				}
 			}
 		}
 		p.maxComm = max(p.maxComm, n)
+		p.maxFused = max(p.maxFused, fused)
 	}
 	return p
 }
@@ -61,6 +68,8 @@ type Kernel struct {
 	Reduce func(dst, src []byte)
 	// ReduceLeft sets dst = src ⊕ dst.
 	ReduceLeft func(dst, src []byte)
+	// Combine sets dst = a ⊕ b; dst is a, b or disjoint from both.
+	Combine func(dst, a, b []byte)
 }
 
 // Call is one execution of a Plan on one rank.
@@ -106,6 +115,7 @@ func (c *Call) check() error {
 type state struct {
 	msgs    []transport.Msg
 	recv    []bool
+	dst     [][]byte
 	w       *transport.Waiter
 	scratch []uint64
 }
@@ -126,16 +136,24 @@ func run(ctx context.Context, c *Call) error {
 	if st.w == nil || cap(st.msgs) < c.Plan.maxComm {
 		st.msgs = make([]transport.Msg, c.Plan.maxComm)
 		st.recv = make([]bool, c.Plan.maxComm)
+		st.dst = make([][]byte, c.Plan.maxComm)
 	}
 	if st.w == nil {
 		st.w = transport.NewWaiter(c.Spin)
 	}
 	st.w.SetSpin(c.Spin)
-	need := (s.Scratch*es + 7) / 8
+	_, combines := c.T.(transport.Combiner)
+	tempElems := 0
+	if !combines {
+		tempElems = c.Plan.maxFused
+	}
+	need := ((s.Scratch+tempElems)*es + 7) / 8
 	if cap(st.scratch) < need {
 		st.scratch = make([]uint64, need)
 	}
-	scratch := u64Bytes(st.scratch[:need])[:s.Scratch*es]
+	all := u64Bytes(st.scratch[:need])
+	scratch := all[:s.Scratch*es]
+	temp := all[s.Scratch*es : (s.Scratch+tempElems)*es]
 	if len(st.scratch) > 1<<20 {
 		// Do not pin large buffers in the pool.
 		defer func() { st.scratch = nil }()
@@ -163,7 +181,7 @@ func run(ctx context.Context, c *Call) error {
 			m := &st.msgs[nc]
 			*m = transport.Msg{Peer: o.Peer, W: st.w, Sig: c.Sig, Key: transport.Key{Comm: c.Comm, Seq: c.Seq, Tag: c.Plan.tags[ti]}}
 			ti++
-			st.recv[nc] = o.Kind == schedule.OpRecv
+			st.recv[nc] = o.Kind.IsRecv()
 			var err error
 			if o.Kind == schedule.OpSend {
 				m.Buf, err = region(o.Src)
@@ -175,6 +193,18 @@ func run(ctx context.Context, c *Call) error {
 				}
 			} else {
 				m.Buf, err = region(o.Dst)
+				if err == nil && o.Kind == schedule.OpRecvReduce {
+					st.dst[nc] = m.Buf
+					m.Local, err = region(o.Src)
+					m.LocalLeft = o.SrcLeft
+					if combines {
+						m.Combine = c.Kernel.Combine
+					} else {
+						// Emulate: receive into temporary space, combine
+						// after the round's receives complete.
+						m.Buf, temp = temp[:len(m.Buf)], temp[len(m.Buf):]
+					}
+				}
 				if err == nil {
 					st.w.Add(1)
 					if err = c.T.Irecv(m); err != nil {
@@ -201,7 +231,17 @@ func run(ctx context.Context, c *Call) error {
 				if st.recv[i] && m.N != len(m.Buf) {
 					return fmt.Errorf("%w: received %d bytes from rank %d, expected %d", errs.Mismatch, m.N, m.Peer, len(m.Buf))
 				}
+				if m.Local != nil && m.Combine == nil {
+					// emulated combining receive; Dst of the op is found again
+					dst := st.dst[i]
+					if m.LocalLeft {
+						c.Kernel.Combine(dst, m.Local, m.Buf)
+					} else {
+						c.Kernel.Combine(dst, m.Buf, m.Local)
+					}
+				}
 			}
+			temp = all[s.Scratch*es : (s.Scratch+tempElems)*es]
 		}
 		for _, o := range round {
 			if o.Kind.IsComm() {

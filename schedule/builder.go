@@ -142,7 +142,7 @@ func (b *Builder) comm(k Kind, peer int, r Region) {
 		b.Failf("%s after a local operation in the same round; call EndRound first", k)
 		return
 	}
-	if !b.check(r, k == OpRecv) {
+	if !b.check(r, k.IsRecv()) {
 		return
 	}
 	if r.Len == 0 && !b.keepEmpty {
@@ -154,6 +154,9 @@ func (b *Builder) comm(k Kind, peer int, r Region) {
 	} else {
 		op.Dst = r
 	}
+	if r.Len == 0 && k == OpRecvReduce {
+		op.Kind = OpRecv // nothing to combine: an empty message
+	}
 	b.cur = append(b.cur, op)
 }
 
@@ -162,6 +165,32 @@ func (b *Builder) Send(peer int, r Region) { b.comm(OpSend, peer, r) }
 
 // Recv adds a receive from peer into region r.
 func (b *Builder) Recv(peer int, r Region) { b.comm(OpRecv, peer, r) }
+
+// RecvReduce adds a receive from peer combined with the local region src
+// into dst: dst = src ⊕ msg when srcLeft, else dst = msg ⊕ src. src may be
+// dst itself.
+func (b *Builder) RecvReduce(peer int, dst, src Region, srcLeft bool) {
+	if !b.active() {
+		return
+	}
+	if dst.Len != src.Len {
+		b.Failf("recvreduce into %s with %s: lengths differ", dst, src)
+		return
+	}
+	if src != dst && src.Overlaps(dst) {
+		b.Failf("recvreduce into %s from partly overlapping %s", dst, src)
+		return
+	}
+	if !b.check(src, false) {
+		return
+	}
+	n := len(b.cur)
+	b.comm(OpRecvReduce, peer, dst)
+	if len(b.cur) > n {
+		b.cur[n].Src = src
+		b.cur[n].SrcLeft = srcLeft
+	}
+}
 
 // Exchange adds a send of out to peer and a receive of in from peer.
 func (b *Builder) Exchange(peer int, out, in Region) {
@@ -251,7 +280,7 @@ func (b *Builder) Schedule() (*Schedule, error) {
 func checkRound(ops Round) error {
 	var recvs []int
 	for i, o := range ops {
-		if o.Kind == OpRecv {
+		if o.Kind.IsRecv() {
 			recvs = append(recvs, i)
 		}
 	}
@@ -280,7 +309,7 @@ func checkRound(ops Round) error {
 		}
 	}
 	for _, o := range ops {
-		if o.Kind != OpSend || o.Src.Len == 0 {
+		if !(o.Kind == OpSend || o.Kind == OpRecvReduce) || o.Src.Len == 0 {
 			continue
 		}
 		// first receive that does not end before o.Src starts
@@ -299,7 +328,7 @@ func checkRound(ops Round) error {
 			if d.Space != o.Src.Space || d.Off >= o.Src.End() {
 				break
 			}
-			if d.Overlaps(o.Src) {
+			if d.Overlaps(o.Src) && !(o.Kind == OpRecvReduce && o.Src == d && ops[recvs[k]] == o) {
 				return fmt.Errorf("%w: %s overlaps %s in one round", ErrBuild, ops[recvs[k]], o)
 			}
 		}

@@ -98,6 +98,12 @@ const (
 	OpReduce
 	// OpCopy copies region Src to region Dst (memmove semantics).
 	OpCopy
+	// OpRecvReduce receives a message M from Peer and combines it with the
+	// local region Src into Dst: Dst = Src ⊕ M when SrcLeft, else
+	// Dst = M ⊕ Src. Src may equal Dst. It is a receive: posted with the
+	// round's communication, complete when the combined data is in Dst. It
+	// saves the scratch copy of a receive followed by a reduction.
+	OpRecvReduce
 )
 
 func (k Kind) String() string {
@@ -110,25 +116,30 @@ func (k Kind) String() string {
 		return "reduce"
 	case OpCopy:
 		return "copy"
+	case OpRecvReduce:
+		return "recvreduce"
 	}
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }
 
 // IsComm reports whether the kind is a point-to-point operation.
-func (k Kind) IsComm() bool { return k == OpSend || k == OpRecv }
+func (k Kind) IsComm() bool { return k == OpSend || k == OpRecv || k == OpRecvReduce }
+
+// IsRecv reports whether the kind receives a message.
+func (k Kind) IsRecv() bool { return k == OpRecv || k == OpRecvReduce }
 
 // Op is one operation of a round.
 type Op struct {
 	Kind    Kind
-	Peer    int    // OpSend, OpRecv: the other rank
-	Dst     Region // OpRecv, OpReduce, OpCopy
-	Src     Region // OpSend, OpReduce, OpCopy
-	SrcLeft bool   // OpReduce: Src is the left operand
+	Peer    int    // OpSend, OpRecv, OpRecvReduce: the other rank
+	Dst     Region // OpRecv, OpReduce, OpCopy, OpRecvReduce
+	Src     Region // OpSend, OpReduce, OpCopy; OpRecvReduce: the local operand
+	SrcLeft bool   // OpReduce, OpRecvReduce: Src is the left operand
 }
 
 // Len returns the number of elements the operation moves or combines.
 func (o Op) Len() int {
-	if o.Kind == OpRecv {
+	if o.Kind.IsRecv() {
 		return o.Dst.Len
 	}
 	return o.Src.Len
@@ -147,6 +158,11 @@ func (o Op) String() string {
 		return fmt.Sprintf("reduce %s (+)= %s", o.Dst, o.Src)
 	case OpCopy:
 		return fmt.Sprintf("copy %s = %s", o.Dst, o.Src)
+	case OpRecvReduce:
+		if o.SrcLeft {
+			return fmt.Sprintf("recvreduce %s = %s (+) msg <- %d", o.Dst, o.Src, o.Peer)
+		}
+		return fmt.Sprintf("recvreduce %s = msg (+) %s <- %d", o.Dst, o.Src, o.Peer)
 	}
 	return o.Kind.String()
 }
@@ -156,8 +172,9 @@ type Round []Op
 
 // Schedule is the whole schedule of one rank.
 //
-// Invariant: within each round every OpSend and OpRecv precedes every
-// OpReduce and OpCopy (the Builder enforces it).
+// Invariant: within each round every communication operation (OpSend,
+// OpRecv, OpRecvReduce) precedes every OpReduce and OpCopy (the Builder
+// enforces it).
 type Schedule struct {
 	Rank, Size int
 	// Scratch is the number of scratch elements the schedule addresses.

@@ -176,8 +176,8 @@ type vmsg struct {
 }
 
 type vrecv struct {
-	to  *vrank
-	dst Region
+	to *vrank
+	op Op
 }
 
 type pairQ struct {
@@ -285,7 +285,7 @@ func (v *verifier) post(vr *vrank, scratch int) error {
 			m.know = vr.know
 			msgs = append(msgs, m)
 			vr.pending++
-		} else if o.Kind == OpRecv {
+		} else if o.Kind.IsRecv() {
 			vr.pending++
 		}
 	}
@@ -305,9 +305,9 @@ func (v *verifier) post(vr *vrank, scratch int) error {
 			} else {
 				q.sends = append(q.sends, m)
 			}
-		case OpRecv:
+		case OpRecv, OpRecvReduce:
 			q := v.pair(o.Peer, vr.rank)
-			rc := vrecv{to: vr, dst: o.Dst}
+			rc := vrecv{to: vr, op: o}
 			if len(q.sends) > 0 {
 				m := q.sends[0]
 				q.sends = q.sends[1:]
@@ -323,13 +323,26 @@ func (v *verifier) post(vr *vrank, scratch int) error {
 }
 
 func (v *verifier) deliver(m *vmsg, rc vrecv) error {
-	to := rc.to
-	if m.n != rc.dst.Len {
+	to, dst := rc.to, rc.op.Dst
+	if m.n != dst.Len {
 		return v.fail(to, "receive of %d elements from rank %d matches a send of %d elements (sender round %d)",
-			rc.dst.Len, m.from, m.n, m.ridx)
+			dst.Len, m.from, m.n, m.ridx)
 	}
 	if v.mode != modeMatch {
-		to.bufs[rc.dst.Space].write(rc.dst.Off, m.data)
+		data := m.data
+		if rc.op.Kind == OpRecvReduce {
+			if v.mode != modeReduce {
+				return v.fail(to, "%s in a collective that does not reduce", rc.op)
+			}
+			local := to.bufs[rc.op.Src.Space].read(rc.op.Src.Off, rc.op.Src.Len)
+			var err error
+			// reduceSegs(d, s, srcLeft): d ⊕ s, or s ⊕ d when srcLeft.
+			data, err = reduceSegs(m.data, local, rc.op.SrcLeft, v.opt.Ordered)
+			if err != nil {
+				return v.fail(to, "%s: %v", rc.op, err)
+			}
+		}
+		to.bufs[dst.Space].write(dst.Off, data)
 	}
 	if v.mode == modeBarrier {
 		to.newKnow = unionSorted(to.newKnow, m.know)

@@ -134,3 +134,84 @@ func TestVerifyReduction(t *testing.T) {
 		t.Fatal("reversed order accepted as ordered")
 	}
 }
+
+// chainAllreduce reduces along a chain with fused receive-reduce operations
+// (rank r combines the prefix of ranks < r with its own input), then
+// broadcasts back down the chain.
+func chainAllreduce(wrongOrder bool) Generator {
+	return func(b *Builder) {
+		P, r, n := b.Size(), b.Rank(), 3
+		buf := RecvBuf(0, n)
+		if r == 0 {
+			b.Copy(buf, SendBuf(0, n))
+			b.EndRound()
+		} else {
+			// msg holds ranks < r: it is the left operand.
+			b.RecvReduce(r-1, buf, SendBuf(0, n), wrongOrder)
+			b.EndRound()
+		}
+		if r < P-1 {
+			b.Send(r+1, buf)
+			b.EndRound()
+			b.Recv(r+1, buf)
+			b.EndRound()
+		}
+		if r > 0 {
+			b.Send(r-1, buf)
+			b.EndRound()
+		}
+	}
+}
+
+func TestVerifyRecvReduce(t *testing.T) {
+	for _, p := range []int{1, 2, 5} {
+		s := &Spec{Coll: Allreduce, Size: p, Count: 3}
+		if err := Verify(s, chainAllreduce(false), Options{Ordered: true}); err != nil {
+			t.Fatalf("P=%d: %v", p, err)
+		}
+	}
+	s := &Spec{Coll: Allreduce, Size: 3, Count: 3}
+	if err := Verify(s, chainAllreduce(true), Options{Ordered: true}); err == nil {
+		t.Fatal("out-of-order recvreduce accepted as ordered")
+	}
+	if err := Verify(s, chainAllreduce(true), Options{}); err != nil {
+		t.Fatalf("commutative: %v", err)
+	}
+	g := &Spec{Coll: Allgather, Size: 2, Count: 1}
+	err := Verify(g, func(b *Builder) {
+		if b.Rank() == 0 {
+			b.Send(1, SendBuf(0, 1))
+		} else {
+			b.RecvReduce(0, RecvBuf(0, 1), SendBuf(0, 1), true)
+		}
+	}, Options{})
+	if err == nil || !strings.Contains(err.Error(), "does not reduce") {
+		t.Fatalf("recvreduce in allgather: %v", err)
+	}
+}
+
+func TestRecvReduceOverlap(t *testing.T) {
+	b := NewBuilder(0, 3)
+	b.RecvReduce(1, RecvBuf(0, 4), RecvBuf(0, 4), true) // in place: fine
+	b.Recv(2, RecvBuf(4, 2))
+	b.EndRound()
+	if b.Err() != nil {
+		t.Fatal(b.Err())
+	}
+	b.RecvReduce(1, RecvBuf(0, 4), RecvBuf(2, 4), true)
+	if b.Err() == nil {
+		t.Fatal("partly overlapping local operand accepted")
+	}
+	b = NewBuilder(0, 3)
+	b.RecvReduce(1, RecvBuf(0, 2), ScratchBuf(0, 2), true)
+	if b.Err() == nil {
+		t.Fatal("unallocated scratch accepted")
+	}
+	b = NewBuilder(0, 3)
+	b.Recv(2, RecvBuf(8, 2))
+	b.RecvReduce(1, RecvBuf(0, 2), RecvBuf(8, 2), true) // reads what another receive writes
+	b.EndRound()
+	if b.Err() == nil {
+		t.Fatal("local operand overlapping another receive accepted")
+	}
+}

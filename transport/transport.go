@@ -10,6 +10,8 @@
 package transport
 
 import (
+	"fmt"
+	"sync"
 	"context"
 	"runtime"
 	"sync/atomic"
@@ -43,6 +45,14 @@ type Msg struct {
 	Err error
 	// W is told when the operation completes. It must not be nil.
 	W *Waiter
+	// Combine, when set on a receive, makes it a combining receive: the
+	// message M is not copied but combined with Local into Buf:
+	// Buf = Local ⊕ M when LocalLeft, else M ⊕ Local. Local has Buf's length
+	// and is Buf itself or disjoint from it; M must have the same length.
+	// Only transports that implement Combiner accept it.
+	Combine   func(dst, a, b []byte)
+	Local     []byte
+	LocalLeft bool
 	// Sig is the signature of the call the message belongs to. A receive
 	// matched by a send with another signature fails, and so does the send,
 	// with an error wrapping errs.Mismatch.
@@ -88,6 +98,35 @@ type Checker interface {
 	CheckCall(comm, seq, sig uint64) error
 }
 
+// Combiner is implemented by transports that accept combining receives
+// (Msg.Combine). Executors emulate them on other transports.
+type Combiner interface {
+	CanCombine() bool
+}
+
+// Finish completes receive m with the data src the way m asks: it copies
+// or, for a combining receive, combines. It sets m.N, and m.Err on a length
+// mismatch. Transports call it when they deliver a message.
+func Finish(m *Msg, src []byte) {
+	if m.Combine != nil {
+		if len(src) != len(m.Buf) {
+			m.Err = fmt.Errorf("%w: combining receive of %d bytes got %d", errs.Mismatch, len(m.Buf), len(src))
+			return
+		}
+		if m.LocalLeft {
+			m.Combine(m.Buf, m.Local, src)
+		} else {
+			m.Combine(m.Buf, src, m.Local)
+		}
+		m.N = len(src)
+		return
+	}
+	if len(src) > len(m.Buf) {
+		m.Err = fmt.Errorf("%w: message of %d bytes truncated to %d", errs.InvalidArgument, len(src), len(m.Buf))
+	}
+	m.N = copy(m.Buf, src)
+}
+
 // spinYield+1 polls happen between yields of a spinning waiter.
 const spinYield = 255
 
@@ -106,6 +145,37 @@ type Waiter struct {
 	parked  atomic.Bool
 	wake    chan struct{}
 	spin    int
+
+	mu      sync.Mutex
+	work    []func()
+	hasWork atomic.Bool
+}
+
+// Defer hands f to the goroutine waiting on w, which runs it while it waits
+// (transports use it to make the receiver, not the sender, copy large
+// messages). f must not block.
+func (w *Waiter) Defer(f func()) {
+	w.mu.Lock()
+	w.work = append(w.work, f)
+	w.hasWork.Store(true)
+	w.mu.Unlock()
+	if w.parked.Load() {
+		select {
+		case w.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (w *Waiter) runWork() {
+	w.mu.Lock()
+	work := w.work
+	w.work = nil
+	w.hasWork.Store(false)
+	w.mu.Unlock()
+	for _, f := range work {
+		f()
+	}
 }
 
 // NewWaiter returns a Waiter that busy-polls for up to spin checks before it
@@ -144,6 +214,9 @@ func (w *Waiter) Wait(ctx context.Context) error { return w.WaitHook(ctx, nil) }
 // context's error; the caller must then cancel or drain what it posted.
 func (w *Waiter) WaitHook(ctx context.Context, hook func() error) error {
 	for i := 0; i < w.spin; i++ {
+		if w.hasWork.Load() {
+			w.runWork()
+		}
 		if w.pending.Load() == 0 {
 			return nil
 		}
@@ -161,6 +234,9 @@ func (w *Waiter) WaitHook(ctx context.Context, hook func() error) error {
 	w.parked.Store(true)
 	defer w.parked.Store(false)
 	for {
+		if w.hasWork.Load() {
+			w.runWork()
+		}
 		if w.pending.Load() == 0 {
 			return nil
 		}
@@ -180,7 +256,13 @@ func (w *Waiter) WaitHook(ctx context.Context, hook func() error) error {
 func (w *Waiter) WaitAll() {
 	w.parked.Store(true)
 	defer w.parked.Store(false)
-	for w.pending.Load() != 0 {
+	for {
+		if w.hasWork.Load() {
+			w.runWork()
+		}
+		if w.pending.Load() == 0 {
+			return
+		}
 		<-w.wake
 	}
 }

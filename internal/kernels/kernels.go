@@ -226,3 +226,118 @@ func KindOf[T any]() reflect.Kind {
 	var z T
 	return reflect.TypeOf(z).Kind()
 }
+
+// Func3 sets dst[i] = a[i] ⊕ b[i]. dst may be a or b itself; otherwise it
+// overlaps neither.
+type Func3 func(dst, a, b []byte)
+
+func sum3[T Number](d, a, b []T) {
+	a, b = a[:len(d)], b[:len(d)]
+	for i := range d {
+		d[i] = a[i] + b[i]
+	}
+}
+
+func prod3[T Number](d, a, b []T) {
+	a, b = a[:len(d)], b[:len(d)]
+	for i := range d {
+		d[i] = a[i] * b[i]
+	}
+}
+
+func min3[T Number](d, a, b []T) {
+	a, b = a[:len(d)], b[:len(d)]
+	for i := range d {
+		d[i] = min(a[i], b[i])
+	}
+}
+
+func max3[T Number](d, a, b []T) {
+	a, b = a[:len(d)], b[:len(d)]
+	for i := range d {
+		d[i] = max(a[i], b[i])
+	}
+}
+
+func wrap3[T any](f func(d, a, b []T)) Func3 {
+	return func(d, a, b []byte) { f(As[T](d), As[T](a), As[T](b)) }
+}
+
+func numeric3[T Number](op Op) Func3 {
+	switch op {
+	case Sum:
+		return wrap3(sum3[T])
+	case Prod:
+		return wrap3(prod3[T])
+	case Min:
+		return wrap3(min3[T])
+	case Max:
+		return wrap3(max3[T])
+	}
+	return nil
+}
+
+// same reports whether two byte slices start at the same address.
+func same(x, y []byte) bool {
+	return len(x) > 0 && len(y) > 0 && unsafe.SliceData(x) == unsafe.SliceData(y)
+}
+
+// From2 builds a three-address kernel from a two-address kernel f of a
+// commutative operator.
+func From2(f Func) Func3 {
+	return func(d, a, b []byte) {
+		switch {
+		case same(d, a):
+			f(d, b)
+		case same(d, b):
+			f(d, a)
+		default:
+			copy(d, a)
+			f(d, b)
+		}
+	}
+}
+
+var table3 = func() (t [reflect.Float64 + 1][Bxor + 1]Func3) {
+	for k := reflect.Int8; k <= reflect.Float64; k++ {
+		for op := Sum; op <= Bxor; op++ {
+			var f Func3
+			switch k {
+			case reflect.Int8:
+				f = numeric3[int8](op)
+			case reflect.Int16:
+				f = numeric3[int16](op)
+			case reflect.Int32:
+				f = numeric3[int32](op)
+			case reflect.Int64:
+				f = numeric3[int64](op)
+			case reflect.Uint8:
+				f = numeric3[uint8](op)
+			case reflect.Uint16:
+				f = numeric3[uint16](op)
+			case reflect.Uint32:
+				f = numeric3[uint32](op)
+			case reflect.Uint64:
+				f = numeric3[uint64](op)
+			case reflect.Float32:
+				f = numeric3[float32](op)
+			case reflect.Float64:
+				f = numeric3[float64](op)
+			}
+			if f == nil && table[k][op] != nil {
+				f = From2(table[k][op])
+			}
+			t[k][op] = f
+		}
+	}
+	return t
+}()
+
+// Get3 returns the three-address kernel of a built-in operator (all are
+// commutative), or nil when op is not defined for kind k.
+func Get3(k reflect.Kind, op Op) Func3 {
+	if k > reflect.Float64 || op > Bxor {
+		return nil
+	}
+	return table3[k][op]
+}

@@ -154,8 +154,8 @@ func (e *Endpoint) checkPeer(m *transport.Msg) error {
 	return nil
 }
 
-// deliver copies src into the receive r. A signature mismatch fails both
-// sides (send may be nil for an eager copy).
+// deliver completes the receive r with data src of a send with signature
+// sig (send may be nil for an eager copy). A signature mismatch fails both.
 func deliver(r *transport.Msg, src []byte, sig uint64, send *transport.Msg) {
 	if sig != r.Sig {
 		err := fmt.Errorf("%w: message signatures differ (collective calls do not match)", errs.Mismatch)
@@ -165,13 +165,15 @@ func deliver(r *transport.Msg, src []byte, sig uint64, send *transport.Msg) {
 		}
 		return
 	}
-	if len(src) > len(r.Buf) {
-		r.Err = fmt.Errorf("%w: message of %d bytes truncated to %d", errs.InvalidArgument, len(src), len(r.Buf))
-		r.N = copy(r.Buf, src)
-		return
-	}
-	r.N = copy(r.Buf, src)
+	transport.Finish(r, src)
 }
+
+// deferBytes is the message size from which the receiver's goroutine, not the
+// sender's, moves the data, so that both sides of an exchange share the work.
+const deferBytes = 16 << 10
+
+// CanCombine reports that the endpoint accepts combining receives.
+func (e *Endpoint) CanCombine() bool { return true }
 
 // Isend posts m. When m.Eager is set, an unmatched send is buffered.
 func (e *Endpoint) Isend(m *transport.Msg) error {
@@ -188,6 +190,14 @@ func (e *Endpoint) Isend(m *transport.Msg) error {
 		if r.Peer == e.rank && r.Key == m.Key {
 			b.recvs = append(b.recvs[:i], b.recvs[i+1:]...)
 			b.mu.Unlock()
+			if len(m.Buf) >= deferBytes {
+				r.W.Defer(func() {
+					deliver(r, m.Buf, m.Sig, m)
+					r.W.Done()
+					m.W.Done()
+				})
+				return nil
+			}
 			deliver(r, m.Buf, m.Sig, m)
 			r.W.Done()
 			m.W.Done()
