@@ -10,10 +10,10 @@
 package transport
 
 import (
-	"fmt"
-	"sync"
 	"context"
+	"fmt"
 	"runtime"
+	"sync"
 	"sync/atomic"
 
 	"github.com/scoll/scoll/internal/errs"
