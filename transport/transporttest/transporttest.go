@@ -92,6 +92,56 @@ func Run(t *testing.T, mk Factory) {
 		}
 	})
 
+	t.Run("LargeBothOrders", func(t *testing.T) {
+		eps := group(t, 2)
+		const n = 1 << 20
+		data := make([]byte, n)
+		for i := range data {
+			data[i] = byte(i * 7)
+		}
+		for _, sendFirst := range []bool{true, false} {
+			buf := make([]byte, n)
+			var s, r *transport.Msg
+			if sendFirst {
+				s = post(t, eps[0], true, 1, key(3, 0), data)
+				r = post(t, eps[1], false, 0, key(3, 0), buf)
+			} else {
+				r = post(t, eps[1], false, 0, key(3, 0), buf)
+				s = post(t, eps[0], true, 1, key(3, 0), data)
+			}
+			wait(t, r, s)
+			if !bytes.Equal(buf, data) || r.N != n {
+				t.Fatalf("sendFirst=%v: data differs (n=%d)", sendFirst, r.N)
+			}
+		}
+	})
+
+	t.Run("CombiningReceive", func(t *testing.T) {
+		eps := group(t, 2)
+		if c, ok := eps[1].(transport.Combiner); !ok || !c.CanCombine() {
+			t.Skip("transport does not combine")
+		}
+		add := func(d, a, b []byte) {
+			for i := range d {
+				d[i] = a[i]*2 + b[i] // not commutative: checks operand order
+			}
+		}
+		for _, n := range []int{3, 100000} {
+			local := bytes.Repeat([]byte{1}, n)
+			buf := make([]byte, n)
+			r := &transport.Msg{Peer: 0, Key: key(4, 0), Buf: buf, W: transport.NewWaiter(0), Combine: add, Local: local, LocalLeft: true}
+			r.W.Add(1)
+			if err := eps[1].Irecv(r); err != nil {
+				t.Fatal(err)
+			}
+			s := post(t, eps[0], true, 1, key(4, 0), bytes.Repeat([]byte{5}, n))
+			wait(t, r, s)
+			if r.Err != nil || buf[0] != 7 || buf[n-1] != 7 {
+				t.Fatalf("n=%d: got %d..%d err=%v, want 7 (local left)", n, buf[0], buf[n-1], r.Err)
+			}
+		}
+	})
+
 	t.Run("ZeroLength", func(t *testing.T) {
 		eps := group(t, 2)
 		r := post(t, eps[1], false, 0, key(1, 0), nil)
