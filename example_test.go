@@ -1,0 +1,111 @@
+package scoll_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/scoll/scoll"
+)
+
+func ExampleRun() {
+	err := scoll.Run(context.Background(), 4, func(ctx context.Context, c *scoll.Comm) error {
+		send := []float64{float64(c.Rank())}
+		recv := make([]float64, 1)
+		if err := scoll.Allreduce(ctx, c, send, recv, scoll.Sum); err != nil {
+			return err
+		}
+		if c.Rank() == 0 {
+			fmt.Println("sum of ranks:", recv[0])
+		}
+		return nil
+	})
+	fmt.Println("error:", err)
+	// Output:
+	// sum of ranks: 6
+	// error: <nil>
+}
+
+func ExampleAllgather() {
+	scoll.Run(context.Background(), 3, func(ctx context.Context, c *scoll.Comm) error {
+		recv := make([]int32, 2*c.Size())
+		err := scoll.Allgather(ctx, c, []int32{int32(c.Rank()), int32(10 * c.Rank())}, recv,
+			scoll.WithAlgorithm("ring"))
+		if c.Rank() == 2 {
+			fmt.Println(recv, err)
+		}
+		return err
+	})
+	// Output: [0 0 1 10 2 20] <nil>
+}
+
+func ExampleUserOp() {
+	// A non-commutative operator: keep the left operand, so the result is
+	// rank 0's contribution. scoll combines in rank order for such operators.
+	first := scoll.UserOp(func(inout, in []int64) { copy(inout, in) }, false)
+	scoll.Run(context.Background(), 5, func(ctx context.Context, c *scoll.Comm) error {
+		recv := make([]int64, 1)
+		err := scoll.Allreduce(ctx, c, []int64{int64(100 + c.Rank())}, recv, first)
+		if c.Rank() == 4 {
+			fmt.Println(recv[0], err)
+		}
+		return err
+	})
+	// Output: 100 <nil>
+}
+
+func ExampleIAllreduce() {
+	scoll.Run(context.Background(), 2, func(ctx context.Context, c *scoll.Comm) error {
+		recv := make([]int32, 3)
+		req, err := scoll.IAllreduce(ctx, c, []int32{1, 2, 3}, recv, scoll.Prod)
+		if err != nil {
+			return err
+		}
+		// ... overlap other work here ...
+		if err := req.Wait(ctx); err != nil {
+			return err
+		}
+		if c.Rank() == 0 {
+			fmt.Println(recv)
+		}
+		return nil
+	})
+	// Output: [1 4 9]
+}
+
+func ExampleAllreduceInit() {
+	scoll.Run(context.Background(), 3, func(ctx context.Context, c *scoll.Comm) error {
+		send, recv := make([]float32, 1), make([]float32, 1)
+		h, err := scoll.AllreduceInit(ctx, c, send, recv, scoll.Max)
+		if err != nil {
+			return err
+		}
+		for it := range 3 {
+			send[0] = float32(c.Rank() * it)
+			if err := h.Start(ctx); err != nil {
+				return err
+			}
+			if err := h.Wait(ctx); err != nil {
+				return err
+			}
+			if c.Rank() == 0 {
+				fmt.Println(recv[0])
+			}
+		}
+		return nil
+	})
+	// Output:
+	// 0
+	// 2
+	// 4
+}
+
+func ExampleAlgorithms() {
+	for _, a := range scoll.Algorithms("reducescatter") {
+		if a.Name == "recursive-halving" || a.Name == "ring" {
+			fmt.Println(a.Name)
+		}
+	}
+	// Output:
+	// recursive-halving
+	// ring
+}
