@@ -160,6 +160,12 @@ func run(ctx context.Context, c *Call) error {
 	}
 	bufs := [3][]byte{c.Send, c.Recv, scratch}
 	region := func(r schedule.Region) ([]byte, error) {
+		if r.Len == 0 && r.Off >= 0 {
+			return nil, nil
+		}
+		if r.Space > schedule.ScratchSpace {
+			return nil, fmt.Errorf("%w: schedule region %s in an unknown space", errs.InvalidArgument, r)
+		}
 		b := bufs[r.Space]
 		lo, hi := r.Off*es, r.End()*es
 		if lo < 0 || hi > len(b) || lo > hi {

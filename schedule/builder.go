@@ -280,7 +280,7 @@ func (b *Builder) Schedule() (*Schedule, error) {
 func checkRound(ops Round) error {
 	var recvs []int
 	for i, o := range ops {
-		if o.Kind.IsRecv() {
+		if o.Kind.IsRecv() && o.Dst.Len > 0 {
 			recvs = append(recvs, i)
 		}
 	}

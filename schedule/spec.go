@@ -183,6 +183,19 @@ func (s *Spec) Check() error {
 				}
 			}
 		}
+		for name, d := range map[string][][]int{"send": s.SDispls, "receive": s.RDispls} {
+			if d == nil {
+				continue
+			}
+			if len(d) != s.Size {
+				return bad("%s displacements have %d rows for %d ranks", name, len(d), s.Size)
+			}
+			for r, row := range d {
+				if len(row) != s.Size {
+					return bad("%s displacement row %d has %d entries", name, r, len(row))
+				}
+			}
+		}
 		for r := 0; r < s.Size; r++ {
 			sc, sd := s.AlltoallvSend(r)
 			rc, rd := s.AlltoallvRecv(r)

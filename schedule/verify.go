@@ -36,6 +36,10 @@ func Validate(spec *Spec, gen Generator) error {
 // per rank.
 func FromSchedules(ss []*Schedule) Generator {
 	return func(b *Builder) {
+		if b.Rank() >= len(ss) || ss[b.Rank()] == nil {
+			b.Failf("no schedule for rank %d", b.Rank())
+			return
+		}
 		s := ss[b.Rank()]
 		if s.Rank != b.Rank() {
 			b.Failf("schedule of rank %d given for rank %d", s.Rank, b.Rank())
@@ -251,8 +255,11 @@ func (v *verifier) bounds(vr *vrank, r Region, scratch int) error {
 		limit = vr.sendLen
 	case RecvSpace:
 		limit = vr.recvLen
+	case ScratchSpace:
+	default:
+		return v.fail(vr, "region %s in an unknown space", r)
 	}
-	if r.Off < 0 || r.Len < 0 || r.End() > limit {
+	if r.Off < 0 || r.Len < 0 || (r.Len > 0 && r.End() > limit) {
 		return v.fail(vr, "region %s out of range (length %d)", r, limit)
 	}
 	return nil
@@ -267,12 +274,8 @@ func (v *verifier) post(vr *vrank, scratch int) error {
 	// Snapshot every send before any receive of the round can land.
 	var msgs []*vmsg
 	for _, o := range vr.round {
-		for _, r := range []Region{o.Src, o.Dst} {
-			if (r != Region{}) {
-				if err := v.bounds(vr, r, scratch); err != nil {
-					return err
-				}
-			}
+		if err := v.checkOp(vr, o, scratch); err != nil {
+			return err
 		}
 		if o.Kind.IsComm() && (o.Peer < 0 || o.Peer >= v.p || o.Peer == vr.rank) {
 			return v.fail(vr, "bad peer in %s", o)
@@ -318,6 +321,35 @@ func (v *verifier) post(vr *vrank, scratch int) error {
 				q.recvs = append(q.recvs, rc)
 			}
 		}
+	}
+	return nil
+}
+
+// checkOp checks what the Builder guarantees, for schedules that did not come
+// from one (replayed or decoded).
+func (v *verifier) checkOp(vr *vrank, o Op, scratch int) error {
+	var regions []Region
+	write := false
+	switch o.Kind {
+	case OpSend:
+		regions = []Region{o.Src}
+	case OpRecv:
+		regions, write = []Region{o.Dst}, true
+	case OpReduce, OpCopy, OpRecvReduce:
+		regions, write = []Region{o.Dst, o.Src}, true
+		if o.Dst.Len != o.Src.Len {
+			return v.fail(vr, "%s: lengths differ", o)
+		}
+	default:
+		return v.fail(vr, "unknown operation kind %d", o.Kind)
+	}
+	for _, r := range regions {
+		if err := v.bounds(vr, r, scratch); err != nil {
+			return err
+		}
+	}
+	if write && o.Dst.Space == SendSpace && o.Dst.Len > 0 {
+		return v.fail(vr, "%s writes the read-only send buffer", o)
 	}
 	return nil
 }

@@ -284,7 +284,6 @@ func vtRaw(scratch int, ops ...Op) Generator {
 // not come from a Builder (FromSchedules, e.g. decoded ones): the verifier
 // relies on checks only the Builder makes.
 func TestVerifyRawSchedulesKnownBugs(t *testing.T) {
-	t.Skip("bugs in verify.go: (1) an op region in an invalid Space (≥ 3) panics in Verify (index out of range on vrank.bufs) once the scratch limit covers it, and Validate accepts it; (2) a Copy into the read-only send buffer is accepted; (3) a Copy whose Src is longer than its Dst writes past Dst (and grows the buffer) and is accepted")
 	one := Spec{Coll: Allreduce, Size: 1, Count: 1}
 	vtRun(t, []vtCase{
 		{"invalid space", one, Options{}, vtRaw(4,
@@ -302,7 +301,6 @@ func TestVerifyRawSchedulesKnownBugs(t *testing.T) {
 // receive (kept after KeepEmpty) sorted between two overlapping receives
 // hides their overlap.
 func TestCheckRoundEmptyRecvHidesOverlap(t *testing.T) {
-	t.Skip("bug in builder.go checkRound: a zero-length receive between two overlapping receives hides the overlap (only adjacent receives are compared)")
 	b := NewBuilder(0, 2)
 	b.KeepEmpty()
 	b.Recv(1, RecvBuf(0, 10))
@@ -317,7 +315,6 @@ func TestCheckRoundEmptyRecvHidesOverlap(t *testing.T) {
 // empty region whose offset lies past the end of its buffer (kept with
 // KeepEmpty), but the verifier's bounds check rejects the same region.
 func TestEmptyRegionBoundsAgree(t *testing.T) {
-	t.Skip("inconsistency between builder.go check (ignores the offset of empty regions) and verify.go bounds (rejects recv[3:3] with length 0)")
 	gen := func(b *Builder) {
 		b.Exchange(1-b.Rank(), RecvBuf(3, 0), RecvBuf(3, 0))
 	}
@@ -335,7 +332,6 @@ func TestEmptyRegionBoundsAgree(t *testing.T) {
 // TestFromSchedulesShort pins a bug: FromSchedules indexes the slice by rank
 // without checking, so too few (or nil) schedules panic inside Verify.
 func TestFromSchedulesShort(t *testing.T) {
-	t.Skip("bug in verify.go FromSchedules: fewer schedules than ranks, or a nil one, panics instead of failing the build")
 	for _, ss := range [][]*Schedule{{{Rank: 0, Size: 2}}, {nil}} {
 		spec := &Spec{Coll: Allreduce, Size: 2}
 		if err := Verify(spec, FromSchedules(ss), Options{}); err == nil {
