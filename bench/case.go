@@ -1,0 +1,254 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/scoll/scoll"
+)
+
+// A runner is one rank's instance of a configuration: its buffers filled
+// with known inputs, the call to time and the check of its result.
+type runner interface {
+	call(ctx context.Context) error
+	check() error
+}
+
+// elemSize returns the size in bytes of the named element type, 0 if unknown.
+func elemSize(typ string) int {
+	switch typ {
+	case "int8", "uint8":
+		return 1
+	case "int16", "uint16":
+		return 2
+	case "float32", "int32", "uint32":
+		return 4
+	case "float64", "int64", "uint64":
+		return 8
+	}
+	return 0
+}
+
+// newCase is the one place that maps the runtime element type to an
+// instantiation.
+func newCase(c *config, comm *scoll.Comm, n int, opts []scoll.CallOption) (runner, error) {
+	switch c.Type {
+	case "float32":
+		return newTyped[float32](c, comm, n, opts), nil
+	case "float64":
+		return newTyped[float64](c, comm, n, opts), nil
+	case "int8":
+		return newTyped[int8](c, comm, n, opts), nil
+	case "int16":
+		return newTyped[int16](c, comm, n, opts), nil
+	case "int32":
+		return newTyped[int32](c, comm, n, opts), nil
+	case "int64":
+		return newTyped[int64](c, comm, n, opts), nil
+	case "uint8":
+		return newTyped[uint8](c, comm, n, opts), nil
+	case "uint16":
+		return newTyped[uint16](c, comm, n, opts), nil
+	case "uint32":
+		return newTyped[uint32](c, comm, n, opts), nil
+	case "uint64":
+		return newTyped[uint64](c, comm, n, opts), nil
+	}
+	return nil, fmt.Errorf("%w: unknown type %q", ErrConfig, c.Type)
+}
+
+// period is the period in the element index of the input values: a prime,
+// so that shifting data by any block of a power-of-two length is detected.
+const period = 251
+
+// val is element i of the input of source a: a small positive integer,
+// exact in every element type (integer sums wrap identically in the
+// reference and the kernels; float sums stay far below 2²⁴).
+func val[T scoll.Number](a, i int) T {
+	return T((a*37+i)%period + 1)
+}
+
+// sentinel fills buffers whose content a collective must overwrite (or, for
+// exscan on rank 0, leave alone).
+const sentinel = 99
+
+type typed[T scoll.Number] struct {
+	op         string
+	comm       *scoll.Comm
+	rank, np   int
+	root, n    int
+	send, recv []T
+	opts       []scoll.CallOption
+	fn         func(ctx context.Context) error
+}
+
+func newTyped[T scoll.Number](c *config, comm *scoll.Comm, n int, opts []scoll.CallOption) *typed[T] {
+	k := &typed[T]{op: c.Op, comm: comm, rank: comm.Rank(), np: comm.Size(), root: c.Root, n: n, opts: opts}
+	r, np, root := k.rank, k.np, k.root
+	fill := func(s []T, src int) { fillPeriodic(s, vals[T](src)) }
+	sent := func(s []T) { fillPeriodic(s, constant[T](sentinel)) }
+	switch c.Op {
+	case "bcast":
+		k.recv = make([]T, n)
+		if r == root {
+			fill(k.recv, root)
+		} else {
+			sent(k.recv)
+		}
+		k.fn = func(ctx context.Context) error { return scoll.Bcast(ctx, comm, k.recv, root, opts...) }
+	case "allreduce", "reduce", "scan", "exscan":
+		k.send, k.recv = make([]T, n), make([]T, n)
+		fill(k.send, r)
+		sent(k.recv)
+		switch c.Op {
+		case "allreduce":
+			k.fn = func(ctx context.Context) error { return scoll.Allreduce(ctx, comm, k.send, k.recv, scoll.Sum, opts...) }
+		case "reduce":
+			k.fn = func(ctx context.Context) error {
+				return scoll.Reduce(ctx, comm, k.send, k.recv, scoll.Sum, root, opts...)
+			}
+		case "scan":
+			k.fn = func(ctx context.Context) error { return scoll.Scan(ctx, comm, k.send, k.recv, scoll.Sum, opts...) }
+		case "exscan":
+			k.fn = func(ctx context.Context) error { return scoll.Exscan(ctx, comm, k.send, k.recv, scoll.Sum, opts...) }
+		}
+	case "allgather", "gather":
+		k.send, k.recv = make([]T, n), make([]T, n*np)
+		fill(k.send, r)
+		sent(k.recv)
+		if c.Op == "allgather" {
+			k.fn = func(ctx context.Context) error { return scoll.Allgather(ctx, comm, k.send, k.recv, opts...) }
+		} else {
+			if r != root {
+				k.recv = nil
+			}
+			k.fn = func(ctx context.Context) error { return scoll.Gather(ctx, comm, k.send, k.recv, root, opts...) }
+		}
+	case "scatter":
+		k.recv = make([]T, n)
+		sent(k.recv)
+		if r == root {
+			k.send = make([]T, n*np)
+			for j := range np {
+				fill(k.send[j*n:(j+1)*n], j)
+			}
+		}
+		k.fn = func(ctx context.Context) error { return scoll.Scatter(ctx, comm, k.send, k.recv, root, opts...) }
+	case "alltoall":
+		k.send, k.recv = make([]T, n*np), make([]T, n*np)
+		for j := range np {
+			fill(k.send[j*n:(j+1)*n], r*np+j)
+		}
+		sent(k.recv)
+		k.fn = func(ctx context.Context) error { return scoll.Alltoall(ctx, comm, k.send, k.recv, opts...) }
+	case "reducescatter":
+		k.send, k.recv = make([]T, n*np), make([]T, n)
+		fill(k.send, r)
+		sent(k.recv)
+		k.fn = func(ctx context.Context) error {
+			return scoll.ReduceScatterBlock(ctx, comm, k.send, k.recv, scoll.Sum, opts...)
+		}
+	case "barrier":
+		k.fn = func(ctx context.Context) error { return scoll.Barrier(ctx, comm, opts...) }
+	}
+	return k
+}
+
+func (k *typed[T]) call(ctx context.Context) error { return k.fn(ctx) }
+
+// vals returns val(src, i) for i in one period.
+func vals[T scoll.Number](src int) []T {
+	tab := make([]T, period)
+	for i := range tab {
+		tab[i] = val[T](src, i)
+	}
+	return tab
+}
+
+// constant returns one period of v.
+func constant[T scoll.Number](v T) []T {
+	tab := make([]T, period)
+	for i := range tab {
+		tab[i] = v
+	}
+	return tab
+}
+
+// fillPeriodic sets s[i] = tab[i%period], copying doubling runs (large
+// buffers fill at memory speed).
+func fillPeriodic[T scoll.Number](s, tab []T) {
+	k := copy(s, tab)
+	for k < len(s) {
+		k += copy(s[k:], s[:k])
+	}
+}
+
+// expect checks got[i] == tab[(off+i)%period] for every i.
+func expect[T scoll.Number](what string, got, tab []T, off int) error {
+	j := off % period
+	for i, g := range got {
+		if g != tab[j] {
+			return fmt.Errorf("%s[%d] = %v, want %v", what, i, g, tab[j])
+		}
+		if j++; j == period {
+			j = 0
+		}
+	}
+	return nil
+}
+
+// sums returns the reference sum over sources lo..hi-1 of val(src, i) for i
+// in one period: element i of the reduced vector is sums[i%period].
+func sums[T scoll.Number](lo, hi int) []T {
+	tab := make([]T, period)
+	for s := lo; s < hi; s++ {
+		for i := range tab {
+			tab[i] += val[T](s, i)
+		}
+	}
+	return tab
+}
+
+// check compares this rank's output to the reference.
+func (k *typed[T]) check() error {
+	r, np, n := k.rank, k.np, k.n
+	// blocks checks block b of recv against source src(b).
+	blocks := func(src func(b int) int) error {
+		for b := range np {
+			if err := expect(fmt.Sprintf("recv block %d: element", b), k.recv[b*n:(b+1)*n], vals[T](src(b)), 0); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	switch k.op {
+	case "bcast":
+		return expect("buf", k.recv, vals[T](k.root), 0)
+	case "allreduce":
+		return expect("recv", k.recv, sums[T](0, np), 0)
+	case "reduce":
+		if r != k.root {
+			return nil
+		}
+		return expect("recv", k.recv, sums[T](0, np), 0)
+	case "scan":
+		return expect("recv", k.recv, sums[T](0, r+1), 0)
+	case "exscan":
+		if r == 0 {
+			return expect("recv (rank 0, must be unchanged)", k.recv, constant[T](sentinel), 0)
+		}
+		return expect("recv", k.recv, sums[T](0, r), 0)
+	case "allgather", "gather":
+		if k.op == "gather" && r != k.root {
+			return nil
+		}
+		return blocks(func(b int) int { return b })
+	case "scatter":
+		return expect("recv", k.recv, vals[T](r), 0)
+	case "alltoall":
+		return blocks(func(b int) int { return b*np + r })
+	case "reducescatter":
+		return expect("recv", k.recv, sums[T](0, np), r*n)
+	}
+	return nil
+}

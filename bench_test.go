@@ -1,0 +1,149 @@
+package scoll_test
+
+// Benchmarks of the collectives with scoll's default algorithm choice on
+// in-process ranks. Each sub-benchmark is named np=P/SIZE; SIZE is the
+// per-rank buffer in bytes of float32 elements:
+//
+//   - Allreduce and Bcast: the buffer;
+//   - Allgather: the receive buffer (P blocks), Alltoall: the send buffer (P
+//     blocks), ReduceScatterBlock: the send buffer (P blocks); each block has
+//     at least one element, so at np=64 the 8B case moves 256 B per rank.
+//
+// b.SetBytes is given the per-rank buffer actually used, so MB/s is the rate
+// at which one rank's buffer goes through the collective. ns/op is the wall
+// time of one collective: every rank runs b.N calls back to back, and the
+// timer runs from a barrier after setup to a barrier after the last call.
+//
+// For per-algorithm OSU-style tables use the scoll bench command
+// (go run ./cmd/scoll bench -h).
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/scoll/scoll"
+)
+
+var (
+	collBenchRanks = []int{2, 64}
+	collBenchSizes = []int{8, 16 << 20}
+)
+
+func collBenchName(np, size int) string {
+	if size >= 1<<20 {
+		return fmt.Sprintf("np=%d/%dMiB", np, size>>20)
+	}
+	return fmt.Sprintf("np=%d/%dB", np, size)
+}
+
+// collBench runs b.N calls of the collective that setup returns on every
+// rank of np, after one untimed call that builds the plans. bytes is the
+// per-rank buffer size for b.SetBytes.
+func collBench(b *testing.B, np int, bytes int64, setup func(c *scoll.Comm) func(ctx context.Context) error) {
+	b.SetBytes(bytes)
+	n := b.N // read once; every rank runs exactly n calls
+	err := scoll.Run(context.Background(), np, func(ctx context.Context, c *scoll.Comm) error {
+		call := setup(c)
+		if err := call(ctx); err != nil {
+			return err
+		}
+		if err := c.Barrier(ctx); err != nil {
+			return err
+		}
+		// The benchmark's goroutine is blocked in scoll.Run, so rank 0 may
+		// drive the timer.
+		if c.Rank() == 0 {
+			b.ResetTimer()
+		}
+		for range n {
+			if err := call(ctx); err != nil {
+				return err
+			}
+		}
+		if err := c.Barrier(ctx); err != nil {
+			return err
+		}
+		if c.Rank() == 0 {
+			b.StopTimer()
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+}
+
+// blockLen returns the elements per block of a per-rank buffer of size bytes
+// split into np blocks of float32, at least one.
+func blockLen(size, np int) int { return max(1, size/4/np) }
+
+func BenchmarkAllreduce(b *testing.B) {
+	for _, np := range collBenchRanks {
+		for _, size := range collBenchSizes {
+			b.Run(collBenchName(np, size), func(b *testing.B) {
+				collBench(b, np, int64(size), func(c *scoll.Comm) func(context.Context) error {
+					send, recv := make([]float32, size/4), make([]float32, size/4)
+					return func(ctx context.Context) error { return scoll.Allreduce(ctx, c, send, recv, scoll.Sum) }
+				})
+			})
+		}
+	}
+}
+
+func BenchmarkBcast(b *testing.B) {
+	for _, np := range collBenchRanks {
+		for _, size := range collBenchSizes {
+			b.Run(collBenchName(np, size), func(b *testing.B) {
+				collBench(b, np, int64(size), func(c *scoll.Comm) func(context.Context) error {
+					buf := make([]float32, size/4)
+					return func(ctx context.Context) error { return scoll.Bcast(ctx, c, buf, 0) }
+				})
+			})
+		}
+	}
+}
+
+func BenchmarkAllgather(b *testing.B) {
+	for _, np := range collBenchRanks {
+		for _, size := range collBenchSizes {
+			k := blockLen(size, np)
+			b.Run(collBenchName(np, size), func(b *testing.B) {
+				collBench(b, np, int64(4*k*np), func(c *scoll.Comm) func(context.Context) error {
+					send, recv := make([]float32, k), make([]float32, k*np)
+					return func(ctx context.Context) error { return scoll.Allgather(ctx, c, send, recv) }
+				})
+			})
+		}
+	}
+}
+
+func BenchmarkReduceScatterBlock(b *testing.B) {
+	for _, np := range collBenchRanks {
+		for _, size := range collBenchSizes {
+			k := blockLen(size, np)
+			b.Run(collBenchName(np, size), func(b *testing.B) {
+				collBench(b, np, int64(4*k*np), func(c *scoll.Comm) func(context.Context) error {
+					send, recv := make([]float32, k*np), make([]float32, k)
+					return func(ctx context.Context) error {
+						return scoll.ReduceScatterBlock(ctx, c, send, recv, scoll.Sum)
+					}
+				})
+			})
+		}
+	}
+}
+
+func BenchmarkAlltoall(b *testing.B) {
+	for _, np := range collBenchRanks {
+		for _, size := range collBenchSizes {
+			k := blockLen(size, np)
+			b.Run(collBenchName(np, size), func(b *testing.B) {
+				collBench(b, np, int64(4*k*np), func(c *scoll.Comm) func(context.Context) error {
+					send, recv := make([]float32, k*np), make([]float32, k*np)
+					return func(ctx context.Context) error { return scoll.Alltoall(ctx, c, send, recv) }
+				})
+			})
+		}
+	}
+}

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/scoll/scoll"
+	"github.com/spf13/cobra"
+)
+
+// The README embeds the markdown table between these markers.
+const (
+	beginMarker = "<!-- algorithms:begin -->"
+	endMarker   = "<!-- algorithms:end -->"
+)
+
+func newAlgorithmsCmd() *cobra.Command {
+	var format, update string
+	cmd := &cobra.Command{
+		Use:   "algorithms [collective]",
+		Short: "List the registered algorithms of every collective, or of one",
+		Long: `algorithms prints scoll's algorithm registry: for each collective, each
+algorithm's name (what --algorithm and scoll.WithAlgorithm take), what it
+requires of the call, and a one-line description.
+
+--format markdown prints the table embedded in README.md between the markers
+` + beginMarker + ` and ` + endMarker + `; --update README.md rewrites that
+section in place.`,
+		Example: `  scoll algorithms
+  scoll algorithms allreduce
+  scoll algorithms --format markdown --update README.md`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var infos []scoll.AlgorithmInfo
+			if len(args) == 1 {
+				c := strings.ToLower(args[0])
+				infos = scoll.Algorithms(c)
+				if infos == nil && !slices.Contains(scoll.Collectives(), c) {
+					return fmt.Errorf("unknown collective %q (have %s)", args[0], strings.Join(scoll.Collectives(), ", "))
+				}
+			} else {
+				infos = allAlgorithms()
+			}
+			if update != "" {
+				if format != "markdown" {
+					return errors.New("--update needs --format markdown")
+				}
+				if len(args) > 0 {
+					return errors.New("--update writes the table of every collective; give no collective")
+				}
+				return updateFile(update, markdownTable(infos))
+			}
+			w := cmd.OutOrStdout()
+			switch format {
+			case "table":
+				return writeAlgorithmTable(w, infos)
+			case "markdown", "md":
+				_, err := io.WriteString(w, markdownTable(infos))
+				return err
+			case "json":
+				if infos == nil {
+					infos = []scoll.AlgorithmInfo{}
+				}
+				enc := json.NewEncoder(w)
+				enc.SetIndent("", "  ")
+				return enc.Encode(infos)
+			}
+			return fmt.Errorf("--format %q: want table, markdown or json", format)
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "table", "output format: table, markdown or json")
+	cmd.Flags().StringVar(&update, "update", "", "with --format markdown: replace the section between the algorithm markers of this file")
+	return cmd
+}
+
+// allAlgorithms returns the registry, by collective then name.
+func allAlgorithms() []scoll.AlgorithmInfo {
+	var out []scoll.AlgorithmInfo
+	for _, c := range scoll.Collectives() {
+		out = append(out, scoll.Algorithms(c)...)
+	}
+	return out
+}
+
+func writeAlgorithmTable(w io.Writer, infos []scoll.AlgorithmInfo) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "COLLECTIVE\tNAME\tREQUIRES\tDOC")
+	for _, a := range infos {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", a.Collective, a.Name, a.Requires, a.Doc)
+	}
+	return tw.Flush()
+}
+
+// markdownTable renders infos as a GitHub markdown table ending in a newline.
+func markdownTable(infos []scoll.AlgorithmInfo) string {
+	cell := func(s string) string {
+		s = strings.ReplaceAll(s, "|", `\|`)
+		return strings.ReplaceAll(s, "\n", " ")
+	}
+	var b strings.Builder
+	b.WriteString("| collective | algorithm | requires | description | source |\n")
+	b.WriteString("| --- | --- | --- | --- | --- |\n")
+	for _, a := range infos {
+		fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s |\n", a.Collective, a.Name, cell(a.Requires), cell(a.Doc), cell(a.Source))
+	}
+	return b.String()
+}
+
+// replaceSection returns doc with the text between the markers replaced by
+// table. ok is false when doc lacks the markers (in that order).
+func replaceSection(doc, table string) (string, bool) {
+	i := strings.Index(doc, beginMarker)
+	if i < 0 {
+		return "", false
+	}
+	i += len(beginMarker)
+	j := strings.Index(doc[i:], endMarker)
+	if j < 0 {
+		return "", false
+	}
+	return doc[:i] + "\n" + table + doc[i+j:], true
+}
+
+// section returns the text between the markers of doc.
+func section(doc string) (string, bool) {
+	i := strings.Index(doc, beginMarker)
+	if i < 0 {
+		return "", false
+	}
+	i += len(beginMarker)
+	j := strings.Index(doc[i:], endMarker)
+	if j < 0 {
+		return "", false
+	}
+	return doc[i : i+j], true
+}
+
+func updateFile(path, table string) error {
+	old, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	doc, ok := replaceSection(string(old), table)
+	if !ok {
+		return fmt.Errorf("%s has no %s ... %s section", path, beginMarker, endMarker)
+	}
+	if doc == string(old) {
+		return nil
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, []byte(doc), st.Mode().Perm())
+}

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/scoll/scoll/bench"
+	"github.com/spf13/cobra"
+)
+
+func newBenchCmd() *cobra.Command {
+	var (
+		cfg       bench.Config
+		sizes     string
+		segment   string
+		maxMemory string
+		format    string
+		progress  string
+	)
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Benchmark a collective's algorithms on in-process ranks (OSU style)",
+		Long: `bench measures the latency of a collective, for every algorithm registered for it
+(or those named by --algorithm) and every message size, on --np ranks that are
+goroutines of this process.
+
+Each configuration is first run once on known inputs and its result checked
+against a naive reference (a mismatch fails the command). Then, on every rank:
+warm-up calls, a barrier, and back-to-back timed calls. avg is the mean over
+ranks of each rank's average latency per call, min and max the extremes over
+ranks, in µs. GB/s is bytes / avg, where bytes is the message size per rank as
+in the OSU micro-benchmarks: the buffer for bcast, reduce, allreduce, scan and
+exscan; each rank's contribution for allgather and gather; each rank's block
+for scatter; the block sent to each peer for alltoall; each rank's whole send
+buffer for reducescatter. Reductions use sum.
+
+Algorithms that cannot run the configuration (for example power-of-two-only
+ones at another rank count) are skipped with a note on stderr.`,
+		Example: `  scoll bench
+  scoll bench --np 4 --op allgather --sizes 8,1K,64KiB,1M --format csv
+  scoll bench --op alltoall --algorithm pairwise,bruck --sizes 8:64K:x8 --time 1s`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cfg.NP < 1 {
+				return fmt.Errorf("--np %d: want at least 1", cfg.NP)
+			}
+			var err error
+			if cfg.Sizes, err = bench.ParseSizes(sizes); err != nil {
+				return err
+			}
+			if segment != "" {
+				if cfg.Segment, err = bench.ParseSize(segment); err != nil {
+					return fmt.Errorf("--segment: %w", err)
+				}
+			}
+			if maxMemory == "0" || maxMemory == "none" {
+				cfg.MaxMemory = -1
+			} else {
+				m, err := bench.ParseSize(maxMemory)
+				if err != nil {
+					return fmt.Errorf("--max-memory: %w", err)
+				}
+				cfg.MaxMemory = int64(m)
+			}
+			if cfg.MaxCall == 0 {
+				cfg.MaxCall = -1
+			}
+			if cmd.Flags().Changed("warmup") && cfg.Warmup == 0 {
+				cfg.Warmup = -1
+			}
+			if cmd.Flags().Changed("iters") && cfg.Iters < 1 {
+				return fmt.Errorf("--iters %d: want at least 1", cfg.Iters)
+			}
+			if cmd.Flags().Changed("time") && cfg.Budget <= 0 {
+				return fmt.Errorf("--time %v: want a positive duration", cfg.Budget)
+			}
+			switch f := strings.ToLower(format); f {
+			case "table", "csv", "json":
+				format = f
+			default:
+				return fmt.Errorf("--format %q: want table, csv or json", format)
+			}
+			stderr := cmd.ErrOrStderr()
+			show := false
+			switch progress {
+			case "auto":
+				show = isTerminal(stderr)
+			case "always":
+				show = true
+			case "never":
+			default:
+				return fmt.Errorf("--progress %q: want auto, always or never", progress)
+			}
+			if show {
+				cfg.Progress = progressPrinter(stderr)
+			}
+			start := time.Now()
+			rep, err := bench.Run(cmd.Context(), cfg)
+			if show {
+				fmt.Fprint(stderr, "\r\x1b[K") // clear the progress line
+			}
+			if rep != nil {
+				for _, s := range rep.Skipped {
+					fmt.Fprintf(stderr, "scoll bench: %s\n", s)
+				}
+			}
+			if err != nil {
+				return err
+			}
+			if err := bench.Write(cmd.OutOrStdout(), format, rep.Results); err != nil {
+				return err
+			}
+			if show {
+				fmt.Fprintf(stderr, "scoll bench: %d results in %.1fs (time budget %v per configuration)\n",
+					len(rep.Results), time.Since(start).Seconds(), rep.Budget)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&cfg.NP, "np", bench.DefaultNP, "number of ranks (goroutines)")
+	f.StringVar(&cfg.Op, "op", "allreduce", "collective: "+strings.Join(bench.Ops(), ", "))
+	f.StringSliceVar(&cfg.Algorithms, "algorithm", nil, "algorithms to run, comma-separated, \""+bench.Auto+"\" for scoll's own choice (default every algorithm registered for --op)")
+	f.StringVar(&sizes, "sizes", bench.DefaultSizes, "message sizes in bytes per rank: a list like 8,1K,64KiB,16M and ranges start:end[:xF|:+N]")
+	f.StringVar(&cfg.Type, "type", "float32", "element type: "+strings.Join(bench.Types(), ", "))
+	f.IntVar(&cfg.Iters, "iters", 0, "timed calls per configuration (default 1000 up to 8 KiB, 100 above; always bounded by --time)")
+	f.IntVar(&cfg.Warmup, "warmup", 0, "untimed warm-up calls (default 100 up to 8 KiB, 10 above; bounded by a tenth of --time)")
+	f.DurationVar(&cfg.Budget, "time", 0, fmt.Sprintf("time budget for the timed calls of one configuration (default %v, less when there are many configurations so the run takes about %v, at least %v)", bench.DefaultBudget, bench.DefaultTotal, bench.MinBudget))
+	f.DurationVar(&cfg.MaxCall, "max-call", bench.DefaultMaxCall, "skip an algorithm's larger sizes once one call takes longer than this on average (0: no limit)")
+	f.IntVar(&cfg.Root, "root", 0, "root rank of bcast, reduce, gather and scatter")
+	f.StringVar(&format, "format", "table", "output format: table, csv or json")
+	f.StringVar(&segment, "segment", "", "segment size in bytes of pipelined algorithms, like 64K (default the algorithm's own)")
+	f.StringVar(&maxMemory, "max-memory", bench.FormatSize(bench.DefaultMaxMemory), "skip sizes whose buffers over all ranks exceed this (0: no limit)")
+	f.StringVar(&progress, "progress", "auto", "progress on stderr: auto (when stderr is a terminal), always or never")
+	return cmd
+}
+
+// isTerminal reports whether w is a character device such as a terminal
+// (without a dependency on x/term: /dev/null also counts, harmlessly).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// progressPrinter returns a bench.Config.Progress that redraws one status
+// line on w; the caller clears it.
+func progressPrinter(w io.Writer) func(bench.Progress) {
+	return func(p bench.Progress) {
+		if p.Done >= p.Total {
+			return
+		}
+		fmt.Fprintf(w, "\r\x1b[K[%d/%d] %s %s B", p.Done+1, p.Total, p.Algorithm, bench.FormatSize(p.Bytes))
+	}
+}

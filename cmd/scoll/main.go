@@ -1,0 +1,45 @@
+// Command scoll is the command-line tool of the scoll collectives library.
+//
+// Subcommands:
+//
+//	scoll bench        OSU-style benchmark of a collective on in-process ranks
+//	scoll algorithms   the algorithm registry as a table, markdown or JSON
+//
+// Run "scoll help COMMAND" for a command's flags.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+
+	"github.com/spf13/cobra"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	err := newRootCmd().ExecuteContext(ctx)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "scoll:", err)
+		os.Exit(1)
+	}
+}
+
+// newRootCmd returns the scoll command with every subcommand. Each
+// subcommand is built by its own newXxxCmd function in its own file; a new
+// one is added here.
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "scoll",
+		Short: "scoll: scalable MPI-style collectives with many algorithms each",
+		Long: `scoll runs, benchmarks and describes the collective algorithms of the scoll
+library (github.com/scoll/scoll).`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.AddCommand(newBenchCmd(), newAlgorithmsCmd())
+	return root
+}
