@@ -127,5 +127,9 @@ func ExampleList() {
 		fmt.Println(in.Name)
 	}
 	// Output:
+	// bruck
+	// linear
+	// neighbor-exchange
+	// recursive-doubling
 	// ring
 }

@@ -1,0 +1,461 @@
+package algorithms
+
+// Shared building blocks of the rooted collectives (bcast, reduce, gather,
+// scatter): k-nomial trees laid on a line of ranks, in-order binary trees,
+// and four schedule engines that walk a tree:
+//
+//   - rtScatter: receive a range from the parent, forward sub-ranges to the
+//     children level by level (bcast, scatter, the scatter phase of
+//     scatter-allgather bcast);
+//   - rtGather: the reverse (gather);
+//   - rtReduce: a segmented, order-preserving tree reduction (reduce);
+//   - rtBcastStreams: segmented (pipelined) broadcast down one or more trees
+//     at once (pipeline, binary, split-binary and two-tree bcast).
+//
+// Every helper builds one rank's schedule in O(rounds × children) time,
+// independent of the number of ranks.
+
+import (
+	"math/bits"
+	"slices"
+
+	"github.com/scoll/scoll/schedule"
+)
+
+// rtLine is a k-nomial tree laid on a line of m positions: position i is rank
+// mod(base+dir·i, p) and position 0 is the tree's root. The subtree of
+// position i > 0 is [i, i+k^l) ∩ [0, m), where l is the place of i's lowest
+// non-zero base-k digit (its level); its parent clears that digit. With k = 2
+// this is the binomial tree of MPICH and Open MPI.
+//
+//	k=2, m=8:  0 ─┬─ 1
+//	              ├─ 2 ── 3
+//	              └─ 4 ─┬─ 5
+//	                    └─ 6 ── 7
+//
+// Invariant: every subtree is a contiguous run of positions, and children of
+// a position are listed nearest first (ascending level).
+type rtLine struct {
+	base, dir int // position i is rank mod(base+dir*i, p); dir is +1 or -1
+	m, k, p   int
+}
+
+func (l rtLine) rank(i int) int { return mod(l.base+l.dir*i, l.p) }
+
+func (l rtLine) pos(r int) int { return mod(l.dir*(r-l.base), l.p) }
+
+// level returns the level of position i and its weight k^level: the subtree
+// of i spans at most weight positions.
+func (l rtLine) level(i int) (lev, w int) {
+	w = 1
+	if i == 0 {
+		for w < l.m {
+			w *= l.k
+			lev++
+		}
+		return lev, w
+	}
+	for (i/w)%l.k == 0 {
+		w *= l.k
+		lev++
+	}
+	return lev, w
+}
+
+// rtKid is a child in a rooted tree.
+type rtKid struct {
+	rank  int
+	level int  // step at which the child's subtree is complete (see rtReduce)
+	lo    int  // the child's subtree covers indices [lo, hi)
+	hi    int  //
+	left  bool // the subtree holds lower ranks than its parent
+}
+
+// rtNode is one rank's view of a rooted tree. Indices (lo, hi) are positions
+// on the line for trees laid over relative ranks, absolute ranks otherwise.
+//
+// Invariant: kids are sorted by ascending level, and among the kids on one
+// side of the node nearer subtrees come first; every kid's level is below
+// the node's level.
+type rtNode struct {
+	member bool
+	parent int // -1 at the root
+	level  int
+	lo, hi int
+	kids   []rtKid
+}
+
+// node returns position i's view of the line tree, with indices in positions.
+func (l rtLine) node(i int) rtNode {
+	lev, w := l.level(i)
+	n := rtNode{member: true, parent: -1, level: lev, lo: i, hi: min(i+w, l.m)}
+	if i > 0 {
+		n.parent = l.rank(i - ((i/w)%l.k)*w)
+	}
+	cw := 1
+	for cl := 0; cl < lev; cl++ {
+		for j := 1; j < l.k; j++ {
+			c := i + j*cw
+			if c >= l.m {
+				break
+			}
+			n.kids = append(n.kids, rtKid{rank: l.rank(c), level: cl, lo: c, hi: min(c+cw, l.m), left: l.dir < 0})
+		}
+		cw *= l.k
+	}
+	return n
+}
+
+// absolute converts a node's position ranges to absolute rank ranges. The
+// line must not wrap around rank p-1.
+func (l rtLine) absolute(n rtNode) rtNode {
+	conv := func(lo, hi int) (int, int) {
+		if l.dir > 0 {
+			return l.base + lo, l.base + hi
+		}
+		return l.base - hi + 1, l.base - lo + 1
+	}
+	n.lo, n.hi = conv(n.lo, n.hi)
+	for i := range n.kids {
+		n.kids[i].lo, n.kids[i].hi = conv(n.kids[i].lo, n.kids[i].hi)
+	}
+	return n
+}
+
+// rtRelative returns rank r's node of the k-nomial tree over the relative
+// ranks 0..m-1 (relative rank v is rank (root+v) mod p). Ranks whose relative
+// rank is m or more are not members. Indices are relative ranks.
+func rtRelative(p, m, root, k, r int) rtNode {
+	l := rtLine{base: root, dir: 1, m: m, k: k, p: p}
+	v := l.pos(r)
+	if v >= m {
+		return rtNode{parent: -1}
+	}
+	return l.node(v)
+}
+
+// rtTwoSided returns rank r's node of an order-preserving k-nomial tree over
+// ranks 0..p-1 rooted at root, with indices in absolute ranks.
+//
+// The root and the larger side of it form the main line, a k-nomial tree
+// growing away from the root; the other side forms a second k-nomial tree
+// (mirrored, rooted next to the root) that hangs off the root as one more
+// child. Every subtree is then a contiguous range of absolute ranks, so a
+// reduction can combine in rank order and a gather or scatter moves one
+// contiguous block per message, whatever the root. With k = 2 the depth is
+// ⌈lg p⌉, as for the classic binomial tree over relative ranks, because the
+// smaller side has at most (p-1)/2 ranks.
+//
+//	p=6, root=2 (k=2):  main line 2..5    2 ─┬─ 3
+//	                                         ├─ 4 ── 5
+//	                    other side 1..0      └─ 1 ── 0
+func rtTwoSided(p, root, k, r int) rtNode {
+	main := rtLine{base: root, dir: 1, m: p - root, k: k, p: p}
+	extra := rtLine{base: root - 1, dir: -1, m: root, k: k, p: p}
+	if root+1 > p-root {
+		main = rtLine{base: root, dir: -1, m: root + 1, k: k, p: p}
+		extra = rtLine{base: root + 1, dir: 1, m: p - 1 - root, k: k, p: p}
+	}
+	inMain := (main.dir > 0) == (r >= root) || r == root
+	if !inMain {
+		n := extra.absolute(extra.node(extra.pos(r)))
+		if n.parent < 0 {
+			n.parent = root
+		}
+		return n
+	}
+	n := main.absolute(main.node(main.pos(r)))
+	if r == root && extra.m > 0 {
+		e := extra.absolute(extra.node(0))
+		kid := rtKid{rank: extra.rank(0), level: e.level, lo: e.lo, hi: e.hi, left: extra.dir < 0}
+		at := len(n.kids)
+		for i, c := range n.kids {
+			if c.level > kid.level {
+				at = i
+				break
+			}
+		}
+		n.kids = slices.Insert(n.kids, at, kid)
+		n.lo, n.hi = 0, p
+		n.level = max(n.level, kid.level+1)
+	}
+	return n
+}
+
+// rtInOrder returns rank r's node of the in-order binary tree over ranks
+// 0..p-1 rooted at root: the root's left subtree is a balanced in-order tree
+// over [0, root) and its right one over [root+1, p); a balanced tree over
+// [lo, hi) is rooted at lo+(hi-lo)/2. Every subtree is a contiguous range of
+// ranks with its root inside, lower ranks to the left. A node's level is the
+// height of its subtree (⌊lg size⌋); the root is one above its children.
+//
+//	p=7, root=3:   3 ─┬─ 1 ─┬─ 0       p=5, root=0:  0 ── 3 ─┬─ 2 ── 1
+//	                  │     └─ 2                             └─ 4
+//	                  └─ 5 ─┬─ 4
+//	                        └─ 6
+func rtInOrder(p, root, r int) rtNode {
+	height := func(lo, hi int) int { return bits.Len(uint(hi-lo)) - 1 }
+	kid := func(lo, hi int, left bool) (rtKid, bool) {
+		if lo >= hi {
+			return rtKid{}, false
+		}
+		return rtKid{rank: lo + (hi-lo)/2, level: height(lo, hi), lo: lo, hi: hi, left: left}, true
+	}
+	node := func(parent, lo, hi, mid int) rtNode {
+		n := rtNode{member: true, parent: parent, lo: lo, hi: hi}
+		for _, side := range [2][2]int{{lo, mid}, {mid + 1, hi}} {
+			if c, ok := kid(side[0], side[1], side[0] == lo); ok {
+				n.kids = append(n.kids, c)
+				n.level = max(n.level, c.level+1)
+			}
+		}
+		slices.SortStableFunc(n.kids, func(a, b rtKid) int { return a.level - b.level })
+		return n
+	}
+	if r == root {
+		return node(-1, 0, p, root)
+	}
+	lo, hi, parent := 0, root, root
+	if r > root {
+		lo, hi = root+1, p
+	}
+	for {
+		mid := lo + (hi-lo)/2
+		if r == mid {
+			return node(parent, lo, hi, mid)
+		}
+		parent = mid
+		if r < mid {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+}
+
+// rtScatter emits a tree scatter (or broadcast) for node: receive the
+// node's range [lo, hi) from the parent, then send each child its range, the
+// farthest (highest level) children first, one round per level. reg maps an
+// index range to this rank's region holding it. first, if not nil, adds
+// local operations to the first round (after its receive).
+func rtScatter(b *schedule.Builder, n rtNode, reg func(lo, hi int) schedule.Region, first func()) {
+	if !n.member {
+		return
+	}
+	emitted := false
+	end := func() {
+		if !emitted && first != nil {
+			first()
+		}
+		emitted = true
+		b.EndRound()
+	}
+	if n.parent >= 0 {
+		b.Recv(n.parent, reg(n.lo, n.hi))
+		end()
+	}
+	for i := len(n.kids) - 1; i >= 0; {
+		lev := n.kids[i].level
+		for ; i >= 0 && n.kids[i].level == lev; i-- {
+			c := n.kids[i]
+			b.Send(c.rank, reg(c.lo, c.hi))
+		}
+		end()
+	}
+	if !emitted {
+		end()
+	}
+}
+
+// rtGather emits a tree gather for node: receive the children's ranges level
+// by level (nearest first), then send the node's range [lo, hi) to the
+// parent. reg and first are as for rtScatter.
+func rtGather(b *schedule.Builder, n rtNode, reg func(lo, hi int) schedule.Region, first func()) {
+	if !n.member {
+		return
+	}
+	emitted := false
+	end := func() {
+		if !emitted && first != nil {
+			first()
+		}
+		emitted = true
+		b.EndRound()
+	}
+	for i := 0; i < len(n.kids); {
+		lev := n.kids[i].level
+		for ; i < len(n.kids) && n.kids[i].level == lev; i++ {
+			c := n.kids[i]
+			b.Recv(c.rank, reg(c.lo, c.hi))
+		}
+		end()
+	}
+	if n.parent >= 0 {
+		b.Send(n.parent, reg(n.lo, n.hi))
+	}
+	end()
+}
+
+// rtSegment returns the segment length in elements of pipelined algorithms:
+// p.Segment, or 64 KiB worth of elements.
+func rtSegment(p *Params) int {
+	if p.Segment > 0 {
+		return p.Segment
+	}
+	es := max(p.ElemSize, 1)
+	return max(64<<10/es, 1)
+}
+
+// rtSegs returns the number of segments of seg elements covering n elements.
+func rtSegs(n, seg int) int { return (n + seg - 1) / seg }
+
+// rtSegRegion returns segment s of region r cut into segments of seg elements.
+func rtSegRegion(r schedule.Region, s, seg int) schedule.Region {
+	off := s * seg
+	return r.Sub(off, min(seg, r.Len-off))
+}
+
+// rtReduce emits a segmented tree reduction for node with segments of seg
+// elements; the result lands in the root's receive buffer.
+//
+// Steps are global labels shared by both ends of every message: a node sends
+// segment s to its parent at step s+level, so the parent receives it at that
+// step too. Every rank handles its steps in increasing order and every
+// message has the same label at both ends, so the schedule cannot deadlock;
+// since a child's level is below its parent's, a segment is complete before
+// it is forwarded. Within a step the pieces are combined in the kids' order
+// (nearest first per side), a left kid as left operand, so contributions stay
+// in rank order when the tree's subtrees are contiguous rank ranges.
+func rtReduce(b *schedule.Builder, p *Params, n rtNode, seg int) {
+	if !n.member {
+		return
+	}
+	cnt := p.Count
+	in := p.input()
+	root := n.parent < 0
+	if cnt == 0 {
+		return
+	}
+	seg = max(min(seg, cnt), 1)
+	nseg := rtSegs(cnt, seg)
+	acc := in
+	switch {
+	case root:
+		acc = schedule.RecvBuf(0, cnt)
+	case len(n.kids) > 0:
+		acc = b.Alloc(cnt)
+	}
+	if len(n.kids) == 0 {
+		if root {
+			b.Copy(acc, in)
+		} else {
+			for s := range nseg {
+				b.Send(n.parent, rtSegRegion(in, s, seg))
+				b.EndRound()
+			}
+		}
+		b.EndRound()
+		return
+	}
+	// Receive buffers: one per kid when pipelining; unsegmented, kids of
+	// different levels never arrive in the same step and share.
+	tmp := make([]schedule.Region, len(n.kids))
+	var slots []schedule.Region
+	for i, c := range n.kids {
+		slot := i
+		if nseg == 1 {
+			slot = 0
+			for j := i - 1; j >= 0 && n.kids[j].level == c.level; j-- {
+				slot++
+			}
+		}
+		for len(slots) <= slot {
+			slots = append(slots, b.Alloc(seg))
+		}
+		tmp[i] = slots[slot]
+	}
+	first := n.kids[0].level
+	last := nseg - 1 + n.kids[len(n.kids)-1].level
+	if !root {
+		last = nseg - 1 + n.level
+	}
+	for t := first; t <= last; t++ {
+		for i, c := range n.kids {
+			if s := t - c.level; s >= 0 && s < nseg {
+				b.Recv(c.rank, tmp[i].Sub(0, rtSegRegion(acc, s, seg).Len))
+			}
+		}
+		if s := t - n.level; !root && s >= 0 && s < nseg {
+			b.Send(n.parent, rtSegRegion(acc, s, seg))
+		}
+		for i, c := range n.kids {
+			s := t - c.level
+			if s < 0 || s >= nseg {
+				continue
+			}
+			dst := rtSegRegion(acc, s, seg)
+			if i == 0 {
+				b.Copy(dst, rtSegRegion(in, s, seg))
+			}
+			b.ReduceOrdered(dst, tmp[i].Sub(0, dst.Len), c.left)
+		}
+		b.EndRound()
+	}
+}
+
+// rtStream is one rank's part in a pipelined broadcast down one tree.
+type rtStream struct {
+	member bool
+	parent int // -1 at the tree's root
+	depth  int // 0 at the tree's root
+	kids   []int
+	data   schedule.Region
+}
+
+// rtBcastStreams emits pipelined broadcasts down several trees at once (each
+// stream its own data), with segments of seg elements. A node at depth d
+// receives segment s at step s+d-1 and sends it to all its children at step
+// s+d; both ends of a message use the same step and every rank walks the
+// steps in order, so streams sharing ranks cannot deadlock whatever their
+// depths. Within a step the streams are emitted in order, so two messages
+// between the same pair of ranks match.
+func rtBcastStreams(b *schedule.Builder, streams []rtStream, seg int) {
+	first, last := -1, -1
+	nsegs := make([]int, len(streams))
+	for i, st := range streams {
+		if !st.member || st.data.Len == 0 {
+			continue
+		}
+		nsegs[i] = rtSegs(st.data.Len, seg)
+		lo, hi := st.depth, st.depth+nsegs[i]-1
+		if st.parent >= 0 {
+			lo--
+		}
+		if len(st.kids) == 0 {
+			hi--
+		}
+		if first < 0 || lo < first {
+			first = lo
+		}
+		last = max(last, hi)
+	}
+	if first < 0 {
+		return
+	}
+	for t := first; t <= last; t++ {
+		for i, st := range streams {
+			if nsegs[i] == 0 {
+				continue
+			}
+			if s := t - st.depth + 1; st.parent >= 0 && s >= 0 && s < nsegs[i] {
+				b.Recv(st.parent, rtSegRegion(st.data, s, seg))
+			}
+			if s := t - st.depth; s >= 0 && s < nsegs[i] {
+				for _, c := range st.kids {
+					b.Send(c, rtSegRegion(st.data, s, seg))
+				}
+			}
+		}
+		b.EndRound()
+	}
+}
