@@ -111,8 +111,28 @@ func countOps(t *testing.T, c schedule.Collective, name string, prm Params) (cop
 	return copies, s.Messages(), s.Scratch
 }
 
+// countKind returns the number of operations of kind k in rank r's schedule.
+func countKind(t *testing.T, c schedule.Collective, name string, prm Params, k schedule.Kind) int {
+	t.Helper()
+	in, _ := Lookup(c, name)
+	s, err := in.Schedule(&prm)
+	if err != nil {
+		t.Fatalf("%s/%s: %v", c, name, err)
+	}
+	n := 0
+	for _, rd := range s.Rounds {
+		for _, o := range rd {
+			if o.Kind == k {
+				n++
+			}
+		}
+	}
+	return n
+}
+
 // TestRingAllreduceNoCopies checks the ring allreduce's promise: no element is
-// copied, out of place it needs no scratch, in place one segment of scratch.
+// copied and no scratch is needed, in place or not (partials combine as they
+// are received), and every received partial is combined on arrival.
 func TestRingAllreduceNoCopies(t *testing.T) {
 	for _, P := range []int{2, 3, 7, 16} {
 		n := 10*P + 3
@@ -125,8 +145,8 @@ func TestRingAllreduceNoCopies(t *testing.T) {
 					copies, msgs, scratch := countOps(t, schedule.Allreduce, "ring", prm)
 					S := redscatSegments(blk, seg)
 					wantScratch := 0
-					if inPlace {
-						wantScratch = (blk + S - 1) / S
+					if fused := countKind(t, schedule.Allreduce, "ring", prm, schedule.OpRecvReduce); fused != (P-1)*S {
+						t.Errorf("P=%d r=%d: %d fused receives, want %d", P, r, fused, (P-1)*S)
 					}
 					if copies != 0 || scratch != wantScratch || msgs != 2*(P-1)*S {
 						t.Errorf("P=%d r=%d seg=%d inplace=%v: %d copies, %d scratch (want %d), %d messages (want %d)",

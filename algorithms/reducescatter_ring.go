@@ -172,8 +172,6 @@ func redscatRing(b *schedule.Builder, r, P int, a *redscatRingArgs) {
 	}
 	S := max(a.segs, 1)
 	maxBlk := l.maxCount()
-	tmp := &redscatTemp{b: b}
-	segMax := (maxBlk + S - 1) / S
 	inPlace := a.acc.Len > 0 && a.acc == a.in
 	separate := a.acc.Len > 0 && !inPlace
 	var slots [2]schedule.Region
@@ -212,13 +210,12 @@ func redscatRing(b *schedule.Builder, r, P int, a *redscatRingArgs) {
 			so, sn := redscatSegPart(l.count(sb), S, i)
 			ro, rn := redscatSegPart(l.count(rb), S, i)
 			b.Send(right, src.Sub(so, sn))
+			// One fused pass: the partial arriving from the left is
+			// combined with this rank's input as it is received.
 			if direct {
-				b.Recv(left, dst.Sub(ro, rn))
-				b.Reduce(dst.Sub(ro, rn), own.Sub(ro, rn))
+				b.RecvReduce(left, dst.Sub(ro, rn), own.Sub(ro, rn), true)
 			} else {
-				t := tmp.get(segMax).Sub(0, rn)
-				b.Recv(left, t)
-				b.ReduceLeft(dst.Sub(ro, rn), t)
+				b.RecvReduce(left, dst.Sub(ro, rn), dst.Sub(ro, rn), false)
 			}
 			if last && i == S-1 && !direct {
 				b.Copy(a.out, dst)
