@@ -77,21 +77,17 @@ func redscatHalving(b *schedule.Builder, a *redscatHalvingArgs) ([]redscatHalvin
 		b.Send(peer, sent)
 		switch {
 		case s == nsteps-1 && a.hasOut && redscatDirect(a.out, mine, sent):
-			b.Recv(peer, a.out)
-			b.ReduceOrdered(a.out, mine, !recvLower)
+			b.RecvReduce(peer, a.out, mine, !recvLower)
 			have, haveShift = a.out, a.bound(klo)
 		case haveAcc:
-			t := a.tmp.get(mine.Len)
-			b.Recv(peer, t)
-			b.ReduceOrdered(mine, t, recvLower)
+			b.RecvReduce(peer, mine, mine, !recvLower)
 		default:
 			if !a.hasAcc {
 				accShift = a.bound(klo)
 				acc = b.Alloc(a.bound(khi) - accShift)
 			}
 			dst := at(acc, accShift, klo, khi)
-			b.Recv(peer, dst)
-			b.ReduceOrdered(dst, mine, !recvLower)
+			b.RecvReduce(peer, dst, mine, !recvLower)
 			have, haveShift, haveAcc = acc, accShift, true
 		}
 		b.EndRound()

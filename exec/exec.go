@@ -10,6 +10,7 @@ package exec
 import (
 	"context"
 	"fmt"
+	"github.com/scoll/scoll/internal/mem"
 	"sync"
 	"unsafe"
 
@@ -262,8 +263,10 @@ func run(ctx context.Context, c *Call) error {
 				return err
 			}
 			switch {
-			case o.Kind == schedule.OpCopy:
+			case o.Kind == schedule.OpCopy && o.Dst.Overlaps(o.Src):
 				copy(dst, src)
+			case o.Kind == schedule.OpCopy:
+				mem.Copy(dst, src)
 			case o.SrcLeft:
 				c.Kernel.ReduceLeft(dst, src)
 			default:

@@ -12,6 +12,7 @@ package transport
 import (
 	"context"
 	"fmt"
+	"github.com/scoll/scoll/internal/mem"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -124,7 +125,7 @@ func Finish(m *Msg, src []byte) {
 	if len(src) > len(m.Buf) {
 		m.Err = fmt.Errorf("%w: message of %d bytes truncated to %d", errs.InvalidArgument, len(src), len(m.Buf))
 	}
-	m.N = copy(m.Buf, src)
+	m.N = mem.Copy(m.Buf, src)
 }
 
 // spinYield+1 polls happen between yields of a spinning waiter.
