@@ -90,6 +90,7 @@ type Call struct {
 	// the first time the call would park its goroutine, whether the ranks
 	// agree on it; an error aborts the call.
 	Checker transport.Checker
+	checked bool
 }
 
 // explain prefers a mismatch report to the error a mismatch caused.
@@ -97,19 +98,19 @@ func (c *Call) explain(err error) error {
 	if err == nil || c.Checker == nil {
 		return err
 	}
-	if cerr := c.check(); cerr != nil {
+	if cerr := c.Checker.CheckCall(c.Comm, c.Seq, c.Sig, true); cerr != nil {
 		return fmt.Errorf("%w (then: %w)", cerr, err)
 	}
 	return err
 }
 
+// check is the cheap agreement check done before the call first parks.
 func (c *Call) check() error {
-	if c.Checker == nil {
+	if c.Checker == nil || c.checked {
 		return nil
 	}
-	err := c.Checker.CheckCall(c.Comm, c.Seq, c.Sig)
-	c.Checker = nil
-	return err
+	c.checked = true
+	return c.Checker.CheckCall(c.Comm, c.Seq, c.Sig, false)
 }
 
 // state is the reusable memory of one execution.

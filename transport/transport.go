@@ -92,11 +92,12 @@ type Transport interface {
 
 // Checker is implemented by transports that can tell whether the ranks agree
 // on a collective call. Each rank records its calls; CheckCall, used when a
-// call has to wait, returns an error wrapping errs.Mismatch when another rank
-// recorded the same communicator and sequence number with another signature.
+// call has to wait (cheaply, full false) or has failed (full true), returns
+// an error wrapping errs.Mismatch when another rank recorded the same
+// communicator and sequence number with another signature.
 type Checker interface {
 	RecordCall(comm, seq, sig uint64)
-	CheckCall(comm, seq, sig uint64) error
+	CheckCall(comm, seq, sig uint64, full bool) error
 }
 
 // Combiner is implemented by transports that accept combining receives

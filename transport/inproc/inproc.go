@@ -311,11 +311,22 @@ func (e *Endpoint) RecordCall(comm, seq, sig uint64) {
 }
 
 // CheckCall fails with errs.Mismatch when a rank has recorded collective seq
-// of comm with another signature. The check is best effort: ranks that have
-// not started the collective yet, or are more than a ring ahead, are not seen.
-func (e *Endpoint) CheckCall(comm, seq, sig uint64) error {
+// of comm with another signature. Unless full, only the two neighbouring
+// ranks are looked at (a mismatch anywhere makes some pair of neighbours
+// differ, and one of them sees it when it waits). The check is best effort:
+// ranks that have not started the collective yet, or are more than a ring
+// ahead, are not seen.
+func (e *Endpoint) CheckCall(comm, seq, sig uint64, full bool) error {
 	t := e.callTable(comm)
-	for r := range t.ranks {
+	P := len(t.ranks)
+	for i := range P {
+		r := i
+		if !full {
+			if i >= 2 {
+				break
+			}
+			r = (e.rank + P - 1 + 2*i) % P // rank-1, rank+1
+		}
 		sl := &t.ranks[r][seq%callRing]
 		if sl.seq.Load() != seq {
 			continue
