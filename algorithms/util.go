@@ -68,11 +68,14 @@ func (p *Params) gatherBlocks() (counts, displs []int) {
 // ownBlock returns where this rank's gather input is: the send buffer or, in
 // place, its block of the receive buffer.
 func (p *Params) ownBlock() schedule.Region {
-	c, d := p.gatherBlocks()
-	if p.InPlaceAt(p.Rank) {
-		return schedule.RecvBuf(d[p.Rank], c[p.Rank])
+	n, off := p.Count, p.Rank*p.Count // uniform blocks: O(1)
+	if p.Coll.Vector() {
+		n, off = p.Counts[p.Rank], p.VDispls()[p.Rank]
 	}
-	return schedule.SendBuf(0, c[p.Rank])
+	if p.InPlaceAt(p.Rank) {
+		return schedule.RecvBuf(off, n)
+	}
+	return schedule.SendBuf(0, n)
 }
 
 // bytes returns n elements in bytes.

@@ -99,8 +99,9 @@ func (b *symbuf) append(s seg) {
 
 // find returns the index of the seg holding element off and off's offset in it.
 func (b *symbuf) find(off int) (int, int) {
-	// Binary search over cumulative starts; segs carry lengths only, so walk.
-	// Buffers hold few segs in practice; a linear scan from the nearest end.
+	// A linear scan from the start: segs carry lengths, not offsets, and
+	// buffers hold few segs except in alltoall-like collectives, whose
+	// verification is therefore quadratic in P per rank.
 	pos := 0
 	for i, s := range b.segs {
 		if off < pos+s.n {
