@@ -135,7 +135,10 @@ func allgatherRD(b *schedule.Builder, p *Params) {
 
 func allgatherRDCost(p *Params) Cost {
 	P := float64(p.Size)
-	return Cost{Alpha: float64(ceilLog2(p.Size)), Beta: allgatherBytes(p) * (P - 1) / P}
+	// Local copies: the own block into place, and the final rotation of the
+	// whole gathered buffer.
+	return Cost{Alpha: float64(ceilLog2(p.Size)), Beta: allgatherBytes(p) * (P - 1) / P,
+		Copy: allgatherBytes(p) * (1 + 1/P)}
 }
 
 // allgatherBruck runs Bruck's ⌈lg P⌉ rounds into stage, a scratch region in
@@ -245,7 +248,10 @@ func allgatherBruckAlg(b *schedule.Builder, p *Params) {
 
 func allgatherBruckCost(p *Params) Cost {
 	P := float64(p.Size)
-	return Cost{Alpha: float64(ceilLog2(p.Size)), Beta: allgatherBytes(p) * (P - 1) / P}
+	// Local copies: the own block into place, and the final rotation of the
+	// whole gathered buffer.
+	return Cost{Alpha: float64(ceilLog2(p.Size)), Beta: allgatherBytes(p) * (P - 1) / P,
+		Copy: allgatherBytes(p) * (1 + 1/P)}
 }
 
 // Neighbor-exchange allgather (Chen et al.), for an even number of ranks.

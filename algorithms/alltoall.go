@@ -270,6 +270,7 @@ func alltoallBruckCost(p *Params) Cost {
 	for bit := 1; bit < p.Size; bit <<= 1 {
 		c.Alpha++
 		c.Beta += float64(alltoallBruckCount(p.Size, bit)) * n
+		c.Copy += 2 * float64(alltoallBruckCount(p.Size, bit)) * n // pack and unpack
 	}
 	return c
 }
