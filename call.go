@@ -111,9 +111,24 @@ type planKey struct {
 }
 
 type planEntry struct {
+	key  planKey
 	plan *exec.Plan
 	info *algorithms.Info
 	sig  uint64
+}
+
+// parseOptions applies opts. Without options nothing is allocated.
+func parseOptions(opts []CallOption) callConfig {
+	if len(opts) == 0 {
+		return callConfig{}
+	}
+	cfg := new(callConfig)
+	for _, o := range opts {
+		if o != nil {
+			o(cfg)
+		}
+	}
+	return *cfg
 }
 
 func argErr(coll schedule.Collective, format string, args ...any) error {
@@ -125,16 +140,11 @@ func argErrU(coll schedule.Collective, format string, args ...any) error {
 }
 
 // prepare validates a call, picks its algorithm and plan.
-func prepare[T Number](cl *call, ctx context.Context, c *Comm, spec schedule.Spec, send, recv []T, op *Op, opts []CallOption) error {
+func prepare[T Number](cl *call, ctx context.Context, c *Comm, spec schedule.Spec, send, recv []T, op Op, opts []CallOption) error {
 	if err := c.usable(ctx); err != nil {
 		return err
 	}
-	var cfg callConfig
-	for _, o := range opts {
-		if o != nil {
-			o(&cfg)
-		}
-	}
+	cfg := parseOptions(opts)
 	coll := spec.Coll
 	spec.Size = c.size
 	var kernel exec.Kernel
@@ -143,10 +153,7 @@ func prepare[T Number](cl *call, ctx context.Context, c *Comm, spec schedule.Spe
 	commutative := true
 	var opID uint64
 	if coll.Reduces() {
-		if op == nil {
-			return argErr(coll, "no operator")
-		}
-		k, err := kernelFor[T](*op)
+		k, err := kernelFor[T](op)
 		if err != nil {
 			return fmt.Errorf("%s: %w", coll, err)
 		}
@@ -165,9 +172,15 @@ func prepare[T Number](cl *call, ctx context.Context, c *Comm, spec schedule.Spe
 	key := planKey{coll, cfg.alg, spec.Root, spec.Count, spec.InPlaceAt(c.rank), commutative, cfg.radix, seg, kernel.ElemSize, opID}
 	cacheable := !coll.Vector()
 	if cacheable {
-		c.mu.Lock()
-		e := c.plans[key]
-		c.mu.Unlock()
+		e := c.last.Load()
+		if e == nil || e.key != key {
+			c.mu.Lock()
+			e = c.plans[key]
+			c.mu.Unlock()
+			if e != nil {
+				c.last.Store(e)
+			}
+		}
 		if e != nil {
 			*cl = call{c: c, info: e.info, plan: e.plan, kernel: kernel, sig: e.sig,
 				send: kernels.Bytes(send), recv: kernels.Bytes(recv), coll: coll}
@@ -217,7 +230,7 @@ func prepare[T Number](cl *call, ctx context.Context, c *Comm, spec schedule.Spe
 		if len(c.plans) > 256 {
 			clear(c.plans)
 		}
-		c.plans[key] = &planEntry{plan: cl.plan, info: info, sig: cl.sig}
+		c.plans[key] = &planEntry{key: key, plan: cl.plan, info: info, sig: cl.sig}
 		c.mu.Unlock()
 	}
 	return nil

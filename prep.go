@@ -32,7 +32,7 @@ func prepBcast[T Number](cl *call, ctx context.Context, c *Comm, buf []T, root i
 	if err := pre(ctx, c, coll, root); err != nil {
 		return err
 	}
-	return prepare[T](cl, ctx, c, schedule.Spec{Coll: coll, Root: root, Count: len(buf)}, nil, buf, nil, opts)
+	return prepare[T](cl, ctx, c, schedule.Spec{Coll: coll, Root: root, Count: len(buf)}, nil, buf, Op{}, opts)
 }
 
 // prepReduction handles Allreduce, Scan and Exscan: equal-length buffers or
@@ -45,7 +45,7 @@ func prepReduction[T Number](cl *call, ctx context.Context, c *Comm, coll schedu
 	if send != nil && len(send) != len(recv) {
 		return argErr(coll, "len(send)=%d != len(recv)=%d", len(send), len(recv))
 	}
-	return prepare(cl, ctx, c, spec, send, recv, &op, opts)
+	return prepare(cl, ctx, c, spec, send, recv, op, opts)
 }
 
 func prepAllreduce[T Number](cl *call, ctx context.Context, c *Comm, send, recv []T, op Op, opts []CallOption) error {
@@ -75,7 +75,7 @@ func prepReduce[T Number](cl *call, ctx context.Context, c *Comm, send, recv []T
 	} else {
 		recv = nil
 	}
-	return prepare(cl, ctx, c, spec, send, recv, &op, opts)
+	return prepare(cl, ctx, c, spec, send, recv, op, opts)
 }
 
 func prepGather[T Number](cl *call, ctx context.Context, c *Comm, send, recv []T, root int, opts []CallOption) error {
@@ -96,7 +96,7 @@ func prepGather[T Number](cl *call, ctx context.Context, c *Comm, send, recv []T
 	} else {
 		recv = nil
 	}
-	return prepare[T](cl, ctx, c, spec, send, recv, nil, opts)
+	return prepare[T](cl, ctx, c, spec, send, recv, Op{}, opts)
 }
 
 func prepScatter[T Number](cl *call, ctx context.Context, c *Comm, send, recv []T, root int, opts []CallOption) error {
@@ -117,7 +117,7 @@ func prepScatter[T Number](cl *call, ctx context.Context, c *Comm, send, recv []
 	} else {
 		send = nil
 	}
-	return prepare[T](cl, ctx, c, spec, send, recv, nil, opts)
+	return prepare[T](cl, ctx, c, spec, send, recv, Op{}, opts)
 }
 
 func prepAllgather[T Number](cl *call, ctx context.Context, c *Comm, send, recv []T, opts []CallOption) error {
@@ -134,7 +134,7 @@ func prepAllgather[T Number](cl *call, ctx context.Context, c *Comm, send, recv 
 	} else if len(recv) != c.size*len(send) {
 		return argErr(coll, "len(recv)=%d, want %d ranks × len(send)=%d", len(recv), c.size, len(send))
 	}
-	return prepare[T](cl, ctx, c, spec, send, recv, nil, opts)
+	return prepare[T](cl, ctx, c, spec, send, recv, Op{}, opts)
 }
 
 func prepAlltoall[T Number](cl *call, ctx context.Context, c *Comm, send, recv []T, opts []CallOption) error {
@@ -149,7 +149,7 @@ func prepAlltoall[T Number](cl *call, ctx context.Context, c *Comm, send, recv [
 		return argErr(coll, "len(send)=%d != len(recv)=%d", len(send), len(recv))
 	}
 	spec := schedule.Spec{Coll: coll, Count: len(recv) / c.size, InPlace: send == nil}
-	return prepare[T](cl, ctx, c, spec, send, recv, nil, opts)
+	return prepare[T](cl, ctx, c, spec, send, recv, Op{}, opts)
 }
 
 func prepReduceScatterBlock[T Number](cl *call, ctx context.Context, c *Comm, send, recv []T, op Op, opts []CallOption) error {
@@ -166,7 +166,7 @@ func prepReduceScatterBlock[T Number](cl *call, ctx context.Context, c *Comm, se
 	} else if len(send) != c.size*len(recv) {
 		return argErr(coll, "len(send)=%d, want %d ranks × len(recv)=%d", len(send), c.size, len(recv))
 	}
-	return prepare(cl, ctx, c, spec, send, recv, &op, opts)
+	return prepare(cl, ctx, c, spec, send, recv, op, opts)
 }
 
 // checkV validates per-rank counts and displacements.
@@ -241,7 +241,7 @@ func prepV[T Number](cl *call, ctx context.Context, c *Comm, coll schedule.Colle
 			return argErr(coll, "len(send)=%d, counts[%d]=%d", len(send), c.rank, mine)
 		}
 	}
-	return prepare[T](cl, ctx, c, spec, send, recv, nil, opts)
+	return prepare[T](cl, ctx, c, spec, send, recv, Op{}, opts)
 }
 
 func prepAlltoallv[T Number](cl *call, ctx context.Context, c *Comm, send []T, sendCounts, sendDispls []int, recv []T, recvCounts, recvDispls []int, opts []CallOption) error {
@@ -293,7 +293,7 @@ func prepAlltoallv[T Number](cl *call, ctx context.Context, c *Comm, send []T, s
 		return argErr(coll, "rank %d sends %d elements to itself but receives %d", r, sendCounts[r], recvCounts[r])
 	}
 	spec.SDispls[r], spec.RDispls[r] = sendDispls, recvDispls
-	return prepare[T](cl, ctx, c, spec, send, recv, nil, opts)
+	return prepare[T](cl, ctx, c, spec, send, recv, Op{}, opts)
 }
 
 func prepReduceScatter[T Number](cl *call, ctx context.Context, c *Comm, send, recv []T, counts []int, op Op, opts []CallOption) error {
@@ -321,12 +321,12 @@ func prepReduceScatter[T Number](cl *call, ctx context.Context, c *Comm, send, r
 			return argErr(coll, "len(recv)=%d, counts[%d]=%d", len(recv), c.rank, counts[c.rank])
 		}
 	}
-	return prepare(cl, ctx, c, spec, send, recv, &op, opts)
+	return prepare(cl, ctx, c, spec, send, recv, op, opts)
 }
 
 func prepBarrier(cl *call, ctx context.Context, c *Comm, opts []CallOption) error {
 	if err := pre(ctx, c, schedule.Barrier, 0); err != nil {
 		return err
 	}
-	return prepare[byte](cl, ctx, c, schedule.Spec{Coll: schedule.Barrier}, nil, nil, nil, opts)
+	return prepare[byte](cl, ctx, c, schedule.Spec{Coll: schedule.Barrier}, nil, nil, Op{}, opts)
 }

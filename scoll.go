@@ -82,6 +82,7 @@ type Comm struct {
 
 	mu    sync.Mutex
 	plans map[planKey]*planEntry
+	last  atomic.Pointer[planEntry] // the plan used last, checked first
 }
 
 // Rank returns the caller's rank in [0, Size()).

@@ -45,7 +45,8 @@ func allreduceAllgatherReduce(b *schedule.Builder, p *Params) {
 func allreduceAllgatherReduceCost(p *Params) Cost {
 	P := float64(p.Size)
 	n := p.bytes(p.Count)
-	return Cost{Alpha: float64(ceilLog2(p.Size)), Beta: (P - 1) * n, Gamma: (P - 1) * n}
+	// Local copies: the own vector into the Bruck stage and into the result.
+	return Cost{Alpha: float64(ceilLog2(p.Size)), Beta: (P - 1) * n, Gamma: (P - 1) * n, Copy: 2 * n}
 }
 
 func init() {
