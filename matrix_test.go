@@ -86,7 +86,7 @@ func gappedDispls(counts []int) ([]int, int) {
 
 // runCase runs one collective call with the given algorithm on p ranks and
 // checks every rank's result against the naive reference.
-func runCase[T num](coll, alg string, p, n, root int, inPlace bool, oc opCase[T]) error {
+func runCase[T num](coll, alg string, p, n, root int, inPlace bool, oc opCase[T], runOpts ...scoll.Option) error {
 	opts := []scoll.CallOption{scoll.WithAlgorithm(alg)}
 	return scoll.Run(context.Background(), p, func(ctx context.Context, c *scoll.Comm) error {
 		r := c.Rank()
@@ -291,7 +291,39 @@ func runCase[T num](coll, alg string, p, n, root int, inPlace bool, oc opCase[T]
 			return scoll.Barrier(ctx, c, opts...)
 		}
 		return fmt.Errorf("unknown collective %s", coll)
-	})
+	}, runOpts...)
+}
+
+// TestMatrixTransportPaths runs every algorithm with the in-process
+// transport's lanes forced on and off, at sizes where the default would
+// pick the other path.
+func TestMatrixTransportPaths(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped in -short mode")
+	}
+	for _, coll := range scoll.Collectives() {
+		for _, alg := range scoll.Algorithms(coll) {
+			t.Run(coll+"/"+alg.Name, func(t *testing.T) {
+				t.Parallel()
+				for _, lanes := range []bool{true, false} {
+					for _, p := range []int{2, 3, 8, 17} {
+						if alg.PowerOfTwo && p&(p-1) != 0 {
+							continue
+						}
+						for _, n := range []int{0, 1, 3, 1000} {
+							if coll == "barrier" && n > 0 {
+								continue
+							}
+							oc := opCases[int32]()[0]
+							if err := runCase(coll, alg.Name, p, n, p-1, false, oc, scoll.WithLanesForTest(lanes)); err != nil {
+								t.Fatalf("lanes=%v P=%d n=%d: %v", lanes, p, n, err)
+							}
+						}
+					}
+				}
+			})
+		}
+	}
 }
 
 // TestMatrix runs every registered algorithm of every collective on every

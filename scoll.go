@@ -59,7 +59,14 @@ var (
 type Option func(*runConfig)
 
 type runConfig struct {
-	spin int // -1: transport default
+	spin  int // -1: transport default
+	world []inproc.Option
+}
+
+// withWorld passes options to the in-process transport (tests use it to
+// force transport paths).
+func withWorld(opts ...inproc.Option) Option {
+	return func(c *runConfig) { c.world = append(c.world, opts...) }
 }
 
 // WithSpin sets how many times a waiting rank polls for completion before it
@@ -121,7 +128,7 @@ func Run(ctx context.Context, p int, fn func(ctx context.Context, c *Comm) error
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	w := inproc.NewWorld(p)
+	w := inproc.NewWorld(p, cfg.world...)
 	comms := make([]*Comm, p)
 	for r := range p {
 		comms[r] = newComm(w.Endpoint(r), 1, cfg.spin)
@@ -209,6 +216,9 @@ func (c *Comm) Recv(ctx context.Context, src, tag int, buf []byte) (int, error) 
 
 func (c *Comm) p2p(ctx context.Context, m *transport.Msg, send bool) error {
 	w := transport.NewWaiter(c.spin)
+	if p, ok := c.t.(transport.Poller); ok {
+		w.SetPoller(p)
+	}
 	m.W = w
 	w.Add(1)
 	var err error

@@ -144,6 +144,8 @@ func run(ctx context.Context, c *Call) error {
 		st.w = transport.NewWaiter(c.Spin)
 	}
 	st.w.SetSpin(c.Spin)
+	poller, _ := c.T.(transport.Poller)
+	st.w.SetPoller(poller)
 	_, combines := c.T.(transport.Combiner)
 	tempElems := 0
 	if !combines {

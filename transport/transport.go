@@ -70,7 +70,9 @@ type Msg struct {
 // Transport moves messages between the ranks of one group.
 //
 // Isend and Irecv post an operation and return at once; completion is reported
-// through m.W. A receive whose buffer is shorter than the matching message
+// through m.W. On transports that implement Poller, receives progress only
+// while the receiving rank polls, so m.W must poll that transport
+// (Waiter.SetPoller) when waiting. A receive whose buffer is shorter than the matching message
 // completes with an error wrapping errs.InvalidArgument. Implementations must
 // be safe for concurrent use by several goroutines of the same rank.
 type Transport interface {
@@ -98,6 +100,17 @@ type Transport interface {
 type Checker interface {
 	RecordCall(comm, seq, sig uint64)
 	CheckCall(comm, seq, sig uint64, full bool) error
+}
+
+// Poller is implemented by transports whose receives progress when the
+// receiving rank polls (lock-free small-message paths). A Waiter with a
+// Poller polls while it spins, and calls Park before parking its goroutine so
+// that the transport kicks it (Waiter.Kick) when a message arrives, and
+// Unpark after.
+type Poller interface {
+	Poll()
+	Park(w *Waiter)
+	Unpark(w *Waiter)
 }
 
 // Combiner is implemented by transports that accept combining receives
@@ -151,6 +164,19 @@ type Waiter struct {
 	mu      sync.Mutex
 	work    []func()
 	hasWork atomic.Bool
+
+	poller Poller
+}
+
+// SetPoller makes the waiter poll p while it waits (nil: no polling).
+func (w *Waiter) SetPoller(p Poller) { w.poller = p }
+
+// Kick wakes the goroutine parked on w, if any, so that it polls again.
+func (w *Waiter) Kick() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
 }
 
 // Defer hands f to the goroutine waiting on w, which runs it while it waits
@@ -215,7 +241,11 @@ func (w *Waiter) Wait(ctx context.Context) error { return w.WaitHook(ctx, nil) }
 // On a context error it returns an error matching both errs.Canceled and the
 // context's error; the caller must then cancel or drain what it posted.
 func (w *Waiter) WaitHook(ctx context.Context, hook func() error) error {
+	poller := w.poller
 	for i := 0; i < w.spin; i++ {
+		if poller != nil {
+			poller.Poll()
+		}
 		if w.hasWork.Load() {
 			w.runWork()
 		}
@@ -235,7 +265,14 @@ func (w *Waiter) WaitHook(ctx context.Context, hook func() error) error {
 	done := ctx.Done()
 	w.parked.Store(true)
 	defer w.parked.Store(false)
+	if poller != nil {
+		poller.Park(w)
+		defer poller.Unpark(w)
+	}
 	for {
+		if poller != nil {
+			poller.Poll()
+		}
 		if w.hasWork.Load() {
 			w.runWork()
 		}
@@ -258,7 +295,14 @@ func (w *Waiter) WaitHook(ctx context.Context, hook func() error) error {
 func (w *Waiter) WaitAll() {
 	w.parked.Store(true)
 	defer w.parked.Store(false)
+	if w.poller != nil {
+		w.poller.Park(w)
+		defer w.poller.Unpark(w)
+	}
 	for {
+		if w.poller != nil {
+			w.poller.Poll()
+		}
 		if w.hasWork.Load() {
 			w.runWork()
 		}

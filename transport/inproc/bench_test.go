@@ -22,6 +22,7 @@ func BenchmarkExchange(b *testing.B) {
 			ep := w.Endpoint(r)
 			out, in := make([]byte, 8), make([]byte, 8)
 			wt := transport.NewWaiter(ep.SpinHint())
+			wt.SetPoller(ep)
 			var s, rc transport.Msg
 			for i := 0; i < b.N; i++ {
 				k := transport.Key{Comm: 1, Seq: uint64(i + 1)}

@@ -30,6 +30,9 @@ type World struct {
 	spin   int
 
 	calls sync.Map // comm id → *callTable
+	lanes []laneState
+
+	lanesSet, lanesWanted bool
 }
 
 type mailbox struct {
@@ -47,9 +50,31 @@ type sendEntry struct {
 	buf []byte
 }
 
+// Option configures a World.
+type Option func(*World)
+
+// Lanes turns the lock-free lanes for collective messages on or off
+// (default: on when the world has 2..256 ranks and no more than GOMAXPROCS).
+func Lanes(on bool) Option {
+	return func(w *World) { w.lanesSet, w.lanesWanted = true, on }
+}
+
 // NewWorld returns a world of size ranks.
-func NewWorld(size int) *World {
+func NewWorld(size int, opts ...Option) *World {
 	w := &World{size: size, boxes: make([]mailbox, size), exited: make([]atomic.Bool, size)}
+	for _, o := range opts {
+		o(w)
+	}
+	on := size > 1 && size <= laneMaxRanks && size <= runtime.GOMAXPROCS(0)
+	if w.lanesSet {
+		on = w.lanesWanted && size > 1
+	}
+	if on {
+		w.lanes = make([]laneState, size)
+		for d := range w.lanes {
+			w.lanes[d].in = make([]atomic.Pointer[lane], size)
+		}
+	}
 	// Busy-polling helps only while every rank can have a core.
 	if size <= runtime.GOMAXPROCS(0) {
 		w.spin = 20000
@@ -99,6 +124,7 @@ func (w *World) Exit(r int) {
 	for _, m := range done {
 		m.W.Done()
 	}
+	w.laneExit(r)
 }
 
 // Close fails every posted operation with errs.Closed and every later one.
@@ -120,6 +146,8 @@ type Endpoint struct {
 var (
 	_ transport.Transport = (*Endpoint)(nil)
 	_ transport.Checker   = (*Endpoint)(nil)
+	_ transport.Poller    = (*Endpoint)(nil)
+	_ transport.Combiner  = (*Endpoint)(nil)
 )
 
 // Rank returns the endpoint's rank.
@@ -180,6 +208,9 @@ func (e *Endpoint) Isend(m *transport.Msg) error {
 	if err := e.checkPeer(m); err != nil {
 		return err
 	}
+	if e.w.onLane(m) {
+		return e.laneSend(m)
+	}
 	b := &e.w.boxes[m.Peer]
 	b.mu.Lock()
 	if e.w.exited[m.Peer].Load() {
@@ -220,6 +251,9 @@ func (e *Endpoint) Irecv(m *transport.Msg) error {
 	if err := e.checkPeer(m); err != nil {
 		return err
 	}
+	if e.w.onLane(m) {
+		return e.laneRecv(m)
+	}
 	b := &e.w.boxes[e.rank]
 	b.mu.Lock()
 	for i, s := range b.sends {
@@ -247,6 +281,9 @@ func (e *Endpoint) Irecv(m *transport.Msg) error {
 func (e *Endpoint) Cancel(m *transport.Msg) bool {
 	if m.Peer < 0 || m.Peer >= e.w.size {
 		return false
+	}
+	if e.w.onLane(m) {
+		return e.laneCancel(m)
 	}
 	// m is either a receive in our mailbox or a send in the peer's.
 	b := &e.w.boxes[e.rank]

@@ -23,7 +23,7 @@ const waitLimit = 10 * time.Second
 
 func post(t *testing.T, tr transport.Transport, send bool, peer int, key transport.Key, buf []byte) *transport.Msg {
 	t.Helper()
-	m := &transport.Msg{Peer: peer, Key: key, Buf: buf, W: transport.NewWaiter(0)}
+	m := &transport.Msg{Peer: peer, Key: key, Buf: buf, W: newWaiter(tr, 0)}
 	m.W.Add(1)
 	var err error
 	if send {
@@ -35,6 +35,15 @@ func post(t *testing.T, tr transport.Transport, send bool, peer int, key transpo
 		t.Fatalf("post: %v", err)
 	}
 	return m
+}
+
+// newWaiter returns a waiter that polls tr when tr progresses by polling.
+func newWaiter(tr transport.Transport, spin int) *transport.Waiter {
+	w := transport.NewWaiter(spin)
+	if p, ok := tr.(transport.Poller); ok {
+		w.SetPoller(p)
+	}
+	return w
 }
 
 func wait(t *testing.T, ms ...*transport.Msg) {
@@ -129,7 +138,7 @@ func Run(t *testing.T, mk Factory) {
 		for _, n := range []int{3, 100000} {
 			local := bytes.Repeat([]byte{1}, n)
 			buf := make([]byte, n)
-			r := &transport.Msg{Peer: 0, Key: key(4, 0), Buf: buf, W: transport.NewWaiter(0), Combine: add, Local: local, LocalLeft: true}
+			r := &transport.Msg{Peer: 0, Key: key(4, 0), Buf: buf, W: newWaiter(eps[1], 0), Combine: add, Local: local, LocalLeft: true}
 			r.W.Add(1)
 			if err := eps[1].Irecv(r); err != nil {
 				t.Fatal(err)
@@ -219,7 +228,7 @@ func Run(t *testing.T, mk Factory) {
 	t.Run("BadPeer", func(t *testing.T) {
 		eps := group(t, 2)
 		for _, peer := range []int{-1, 2} {
-			m := &transport.Msg{Peer: peer, W: transport.NewWaiter(0)}
+			m := &transport.Msg{Peer: peer, W: newWaiter(eps[0], 0)}
 			if err := eps[0].Isend(m); !errors.Is(err, errs.InvalidArgument) {
 				t.Errorf("send to %d: %v", peer, err)
 			}
@@ -252,7 +261,7 @@ func Run(t *testing.T, mk Factory) {
 				for k := range rounds {
 					var ms []*transport.Msg
 					bufs := make([][]byte, n)
-					w := transport.NewWaiter(100)
+					w := newWaiter(tr, 100)
 					for q := range n {
 						if q == r {
 							continue
