@@ -22,6 +22,8 @@
 // match), ErrMismatch and ErrClosed.
 package scoll
 
+//go:generate go run ./internal/genapi
+
 import (
 	"context"
 	"fmt"
