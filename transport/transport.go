@@ -62,9 +62,6 @@ type Msg struct {
 	// at once (point-to-point sends); otherwise a send may complete only when
 	// its receive is posted.
 	Eager bool
-
-	// Priv is reserved for the transport.
-	Priv any
 }
 
 // Transport moves messages between the ranks of one group.
@@ -72,9 +69,10 @@ type Msg struct {
 // Isend and Irecv post an operation and return at once; completion is reported
 // through m.W. On transports that implement Poller, receives progress only
 // while the receiving rank polls, so m.W must poll that transport
-// (Waiter.SetPoller) when waiting. A receive whose buffer is shorter than the matching message
-// completes with an error wrapping errs.InvalidArgument. Implementations must
-// be safe for concurrent use by several goroutines of the same rank.
+// (Waiter.SetPoller) when waiting. A receive whose buffer is shorter than the
+// matching message completes with an error wrapping errs.InvalidArgument.
+// Implementations must be safe for concurrent use by several goroutines of
+// the same rank.
 type Transport interface {
 	// Rank returns this endpoint's rank in [0, Size()).
 	Rank() int
