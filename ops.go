@@ -57,6 +57,7 @@ func UserOp[T Number](fn func(inout, in []T), commutative bool) Op {
 // Commutative reports whether the operator is commutative.
 func (o Op) Commutative() bool { return o.commutative }
 
+// String returns the operator's name ("sum", ..., "user").
 func (o Op) String() string {
 	switch {
 	case o.builtin != 0:

@@ -26,6 +26,7 @@ const (
 	NeedsPowerOfTwo
 )
 
+// String lists the requirements in words ("-" for none).
 func (r Requirement) String() string {
 	var s []string
 	if r&NeedsCommutative != 0 {

@@ -42,6 +42,7 @@ const (
 	numSpaces
 )
 
+// String returns the space's name as rendered in schedules.
 func (s Space) String() string {
 	switch s {
 	case SendSpace:
@@ -82,6 +83,7 @@ func (r Region) Overlaps(o Region) bool {
 	return r.Space == o.Space && r.Len > 0 && o.Len > 0 && r.Off < o.End() && o.Off < r.End()
 }
 
+// String renders the region as space[off:end].
 func (r Region) String() string { return fmt.Sprintf("%s[%d:%d]", r.Space, r.Off, r.End()) }
 
 // Kind is the kind of an operation.
@@ -106,6 +108,7 @@ const (
 	OpRecvReduce
 )
 
+// String returns the kind's name.
 func (k Kind) String() string {
 	switch k {
 	case OpSend:
@@ -145,6 +148,7 @@ func (o Op) Len() int {
 	return o.Src.Len
 }
 
+// String renders the operation as in schedule text.
 func (o Op) String() string {
 	switch o.Kind {
 	case OpSend:

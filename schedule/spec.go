@@ -39,6 +39,7 @@ var collNames = [...]string{
 	ReduceScatter: "reducescatterv", Scan: "scan", Exscan: "exscan", Barrier: "barrier",
 }
 
+// String returns the collective's registry name.
 func (c Collective) String() string {
 	if int(c) < len(collNames) {
 		return collNames[c]
