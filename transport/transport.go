@@ -319,6 +319,7 @@ func CtxErr(ctx context.Context) error {
 type ctxError struct{ err error }
 
 // Error describes the cancellation.
-func (e *ctxError) Error() string   { return errs.Canceled.Error() + ": " + e.err.Error() }
+func (e *ctxError) Error() string { return errs.Canceled.Error() + ": " + e.err.Error() }
+
 // Unwrap returns errs.Canceled and the context's cause.
 func (e *ctxError) Unwrap() []error { return []error{errs.Canceled, e.err} }
