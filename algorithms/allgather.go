@@ -22,6 +22,20 @@ func allgatherLayout(p *Params) redscatLayout {
 
 // allgatherOwn returns where this rank's input block is (p.ownBlock without
 // its O(P) allocation).
+// allgatherSetup returns the block layout, this rank's input block and its
+// place in the result. With one rank it copies the input into place and
+// reports done.
+func allgatherSetup(b *schedule.Builder, p *Params) (l redscatLayout, own, mine schedule.Region, done bool) {
+	l = allgatherLayout(p)
+	own, mine = allgatherOwn(p, &l), allgatherBlk(&l, p.Rank)
+	if p.Size == 1 {
+		b.Copy(mine, own)
+		b.EndRound()
+		return l, own, mine, true
+	}
+	return l, own, mine, false
+}
+
 func allgatherOwn(p *Params, l *redscatLayout) schedule.Region {
 	if p.InPlaceAt(p.Rank) {
 		return allgatherBlk(l, p.Rank)
@@ -104,15 +118,11 @@ func allgatherLinearCost(p *Params) Cost {
 // Source: Thakur, Rabenseifner, Gropp 2005; Sack 2011 sec. 3.2.2 and 3.4.1;
 // Heath–Solomonik 2019 sec. 5.
 func allgatherRD(b *schedule.Builder, p *Params) {
-	l := allgatherLayout(p)
-	P, r := p.Size, p.Rank
-	own := allgatherOwn(p, &l)
-	mine := allgatherBlk(&l, r)
-	if P == 1 {
-		b.Copy(mine, own)
-		b.EndRound()
+	l, own, mine, done := allgatherSetup(b, p)
+	if done {
 		return
 	}
+	P, r := p.Size, p.Rank
 	for d := 1; d < P; d <<= 1 {
 		peer := r ^ d
 		lo, plo := r&^(d-1), peer&^(d-1)
@@ -192,15 +202,11 @@ func allgatherBruckPos(l *redscatLayout, r int) func(int) int {
 // Source: Bruck, Ho, Kipnis, Upfal, Weathersby 1997; Thakur, Rabenseifner,
 // Gropp 2005; Sack 2011 sec. 3.2.2.
 func allgatherBruckAlg(b *schedule.Builder, p *Params) {
-	l := allgatherLayout(p)
-	P, r := p.Size, p.Rank
-	own := allgatherOwn(p, &l)
-	mine := allgatherBlk(&l, r)
-	if P == 1 {
-		b.Copy(mine, own)
-		b.EndRound()
+	l, own, _, done := allgatherSetup(b, p)
+	if done {
 		return
 	}
+	P, r := p.Size, p.Rank
 	pos := allgatherBruckPos(&l, r)
 	stage := b.Alloc(pos(P))
 	allgatherBruck(b, r, P, own, stage, pos)

@@ -233,6 +233,22 @@ func rtInOrder(p, root, r int) rtNode {
 	}
 }
 
+// rtRounds ends rounds, adding the caller's local operations (first) to the
+// first round it ends.
+type rtRounds struct {
+	b       *schedule.Builder
+	first   func()
+	emitted bool
+}
+
+func (r *rtRounds) end() {
+	if !r.emitted && r.first != nil {
+		r.first()
+	}
+	r.emitted = true
+	r.b.EndRound()
+}
+
 // rtScatter emits a tree scatter (or broadcast) for node: receive the
 // node's range [lo, hi) from the parent, then send each child its range, the
 // farthest (highest level) children first, one round per level. reg maps an
@@ -242,14 +258,8 @@ func rtScatter(b *schedule.Builder, n rtNode, reg func(lo, hi int) schedule.Regi
 	if !n.member {
 		return
 	}
-	emitted := false
-	end := func() {
-		if !emitted && first != nil {
-			first()
-		}
-		emitted = true
-		b.EndRound()
-	}
+	rr := rtRounds{b: b, first: first}
+	end := rr.end
 	if n.parent >= 0 {
 		b.Recv(n.parent, reg(n.lo, n.hi))
 		end()
@@ -262,7 +272,7 @@ func rtScatter(b *schedule.Builder, n rtNode, reg func(lo, hi int) schedule.Regi
 		}
 		end()
 	}
-	if !emitted {
+	if !rr.emitted {
 		end()
 	}
 }
@@ -274,14 +284,8 @@ func rtGather(b *schedule.Builder, n rtNode, reg func(lo, hi int) schedule.Regio
 	if !n.member {
 		return
 	}
-	emitted := false
-	end := func() {
-		if !emitted && first != nil {
-			first()
-		}
-		emitted = true
-		b.EndRound()
-	}
+	rr := rtRounds{b: b, first: first}
+	end := rr.end
 	for i := 0; i < len(n.kids); {
 		lev := n.kids[i].level
 		for ; i < len(n.kids) && n.kids[i].level == lev; i++ {
