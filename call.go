@@ -97,6 +97,8 @@ type call struct {
 	send   []byte
 	recv   []byte
 	sig    uint64
+	// meet: run as a shared-memory meeting instead of the plan (see meet.go).
+	meet bool
 }
 
 type planKey struct {
@@ -184,6 +186,7 @@ func prepare[T Number](cl *call, ctx context.Context, c *Comm, spec schedule.Spe
 		if e != nil {
 			*cl = call{c: c, info: e.info, plan: e.plan, kernel: kernel, sig: e.sig,
 				send: kernels.Bytes(send), recv: kernels.Bytes(recv), coll: coll}
+			cl.meet = cfg.alg == "" && c.meetable(coll, spec.Count*kernel.ElemSize)
 			return nil
 		}
 	}
@@ -233,6 +236,7 @@ func prepare[T Number](cl *call, ctx context.Context, c *Comm, spec schedule.Spe
 		c.plans[key] = &planEntry{key: key, plan: cl.plan, info: info, sig: cl.sig}
 		c.mu.Unlock()
 	}
+	cl.meet = cfg.alg == "" && c.meetable(coll, spec.Count*kernel.ElemSize)
 	return nil
 }
 
@@ -277,6 +281,9 @@ func (cl *call) start(ec *exec.Call) error {
 
 // run executes a prepared call to completion.
 func (cl *call) run(ctx context.Context) error {
+	if cl.meet {
+		return cl.runMeet(ctx, cl.c.seq.Add(1))
+	}
 	var ec exec.Call
 	if err := cl.start(&ec); err != nil {
 		return err
@@ -294,6 +301,18 @@ type Request struct {
 }
 
 func (cl *call) launch(ctx context.Context) (*Request, error) {
+	if cl.meet {
+		if cl.c.closed.Load() {
+			return nil, ErrClosed
+		}
+		seq := cl.c.seq.Add(1)
+		r := &Request{done: make(chan struct{})}
+		go func() {
+			r.err = cl.runMeet(ctx, seq)
+			close(r.done)
+		}()
+		return r, nil
+	}
 	ec := new(exec.Call)
 	if err := cl.start(ec); err != nil {
 		return nil, err

@@ -89,6 +89,8 @@ type Comm struct {
 	seq    atomic.Uint64
 	closed atomic.Bool
 
+	meeter transport.Meeter // nil unless ranks share memory
+
 	mu    sync.Mutex
 	plans map[planKey]*planEntry
 	last  atomic.Pointer[planEntry] // the plan used last, checked first
@@ -102,6 +104,7 @@ func (c *Comm) Size() int { return c.size }
 
 func newComm(t transport.Transport, id uint64, spin int) *Comm {
 	c := &Comm{t: t, id: id, rank: t.Rank(), size: t.Size(), plans: make(map[planKey]*planEntry)}
+	c.meeter, _ = t.(transport.Meeter)
 	c.spin = spin
 	if spin < 0 {
 		c.spin = 0
@@ -131,6 +134,7 @@ func Run(ctx context.Context, p int, fn func(ctx context.Context, c *Comm) error
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	w := inproc.NewWorld(p, cfg.world...)
+	w.SetContext(ctx)
 	comms := make([]*Comm, p)
 	for r := range p {
 		comms[r] = newComm(w.Endpoint(r), 1, cfg.spin)

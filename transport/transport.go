@@ -111,6 +111,17 @@ type Poller interface {
 	Unpark(w *Waiter)
 }
 
+// Meeter is implemented by transports whose ranks share memory. Meet is a
+// rendezvous of all ranks for the call identified by key (communicator and
+// sequence number; Tag unused): each rank deposits val, the last to arrive
+// runs fn with every rank's value (indexed by rank) unless the ranks' sigs
+// differ (errs.Mismatch), and every rank's Meet returns fn's error. A rank
+// whose ctx ends first, or that exits without meeting, fails the meeting
+// for all; fn must not keep the values.
+type Meeter interface {
+	Meet(ctx context.Context, key Key, sig uint64, val any, fn func(vals []any) error) error
+}
+
 // Combiner is implemented by transports that accept combining receives
 // (Msg.Combine). Executors emulate them on other transports.
 type Combiner interface {

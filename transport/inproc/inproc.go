@@ -29,8 +29,10 @@ type World struct {
 	closed atomic.Bool
 	spin   int
 
-	calls sync.Map // comm id → *callTable
-	lanes []laneState
+	calls    sync.Map // comm id → *callTable
+	meets    sync.Map // meetKey → *meeting
+	baseDone <-chan struct{}
+	lanes    []laneState
 
 	lanesSet, lanesWanted bool
 }
@@ -125,6 +127,7 @@ func (w *World) Exit(r int) {
 		m.W.Done()
 	}
 	w.laneExit(r)
+	w.meetExit(r)
 }
 
 // Close fails every posted operation with errs.Closed and every later one.
@@ -148,6 +151,7 @@ var (
 	_ transport.Checker   = (*Endpoint)(nil)
 	_ transport.Poller    = (*Endpoint)(nil)
 	_ transport.Combiner  = (*Endpoint)(nil)
+	_ transport.Meeter    = (*Endpoint)(nil)
 )
 
 // Rank returns the endpoint's rank.

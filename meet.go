@@ -1,0 +1,70 @@
+package scoll
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+
+	"github.com/scoll/scoll/schedule"
+	"github.com/scoll/scoll/transport"
+)
+
+// meetBytes is the largest message for which calls may use a shared-memory
+// meeting.
+const meetBytes = 4096
+
+// meetable reports whether a call of coll with n bytes per rank runs as a
+// shared-memory meeting by default: when the transport supports meetings
+// (ranks in one process) and the ranks outnumber the CPUs, so that waiting
+// ranks park. Then message schedules pay a goroutine wake-up per message,
+// while a meeting wakes each rank once. Every rank decides alike: the rule
+// depends only on the call and the process.
+func (c *Comm) meetable(coll schedule.Collective, n int) bool {
+	if c.meeter == nil || c.size <= runtime.GOMAXPROCS(0) || n > meetBytes {
+		return false
+	}
+	return coll == schedule.Allreduce || coll == schedule.Barrier
+}
+
+// meetArg is what a rank brings to a meeting.
+type meetArg struct {
+	in, out []byte
+}
+
+// runMeet runs the call as a meeting: the last rank to arrive combines every
+// input in rank order and writes every rank's result.
+func (cl *call) runMeet(ctx context.Context, seq uint64) error {
+	in := cl.send
+	if in == nil {
+		in = cl.recv // in place
+	}
+	k := cl.kernel
+	var fn func(vals []any) error
+	switch cl.coll {
+	case schedule.Barrier:
+		fn = func([]any) error { return nil }
+	case schedule.Allreduce:
+		fn = func(vals []any) error {
+			acc := append([]byte(nil), vals[0].(meetArg).in...)
+			for _, v := range vals[1:] {
+				k.Reduce(acc, v.(meetArg).in) // acc holds lower ranks: left operand
+			}
+			for _, v := range vals {
+				copy(v.(meetArg).out, acc)
+			}
+			return nil
+		}
+	default:
+		return fmt.Errorf("%w: %s has no shared-memory form", ErrUnsupported, cl.coll)
+	}
+	key := transport.Key{Comm: cl.c.id, Seq: seq}
+	// Ranks that took a message schedule for this call (a mismatch) find
+	// this record when they wait, fail, and so end the meeting.
+	if ch, ok := cl.c.t.(transport.Checker); ok {
+		ch.RecordCall(cl.c.id, seq, cl.sig)
+	}
+	if err := cl.c.meeter.Meet(ctx, key, cl.sig, meetArg{in: in, out: cl.recv}, fn); err != nil {
+		return fmt.Errorf("%s/shared-memory: %w", cl.coll, err)
+	}
+	return nil
+}
