@@ -99,6 +99,7 @@ type call struct {
 	sig    uint64
 	// meet: run as a shared-memory meeting instead of the plan (see meet.go).
 	meet bool
+	root int
 }
 
 type planKey struct {
@@ -187,6 +188,7 @@ func prepare[T Number](cl *call, ctx context.Context, c *Comm, spec schedule.Spe
 			*cl = call{c: c, info: e.info, plan: e.plan, kernel: kernel, sig: e.sig,
 				send: kernels.Bytes(send), recv: kernels.Bytes(recv), coll: coll}
 			cl.meet = cfg.alg == "" && c.meetable(coll, spec.Count*kernel.ElemSize)
+			cl.root = spec.Root
 			return nil
 		}
 	}
@@ -237,6 +239,7 @@ func prepare[T Number](cl *call, ctx context.Context, c *Comm, spec schedule.Spe
 		c.mu.Unlock()
 	}
 	cl.meet = cfg.alg == "" && c.meetable(coll, spec.Count*kernel.ElemSize)
+	cl.root = spec.Root
 	return nil
 }
 

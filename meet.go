@@ -13,8 +13,8 @@ import (
 // meeting.
 const meetBytes = 4096
 
-// meetable reports whether a call of coll with n bytes per rank runs as a
-// shared-memory meeting by default: when the transport supports meetings
+// meetable reports whether a call of coll (allreduce, reduce, bcast or
+// barrier) with n bytes per rank runs as a shared-memory meeting by default: when the transport supports meetings
 // (ranks in one process) and the ranks outnumber the CPUs, so that waiting
 // ranks park. Then message schedules pay a goroutine wake-up per message,
 // while a meeting wakes each rank once. Every rank decides alike: the rule
@@ -23,7 +23,11 @@ func (c *Comm) meetable(coll schedule.Collective, n int) bool {
 	if c.meeter == nil || c.size <= runtime.GOMAXPROCS(0) || n > meetBytes {
 		return false
 	}
-	return coll == schedule.Allreduce || coll == schedule.Barrier
+	switch coll {
+	case schedule.Allreduce, schedule.Barrier, schedule.Bcast, schedule.Reduce:
+		return true
+	}
+	return false
 }
 
 // meetArg is what a rank brings to a meeting.
@@ -43,14 +47,30 @@ func (cl *call) runMeet(ctx context.Context, seq uint64) error {
 	switch cl.coll {
 	case schedule.Barrier:
 		fn = func([]any) error { return nil }
-	case schedule.Allreduce:
+	case schedule.Allreduce, schedule.Reduce:
+		root := cl.root
 		fn = func(vals []any) error {
 			acc := append([]byte(nil), vals[0].(meetArg).in...)
 			for _, v := range vals[1:] {
 				k.Reduce(acc, v.(meetArg).in) // acc holds lower ranks: left operand
 			}
+			if cl.coll == schedule.Reduce {
+				copy(vals[root].(meetArg).out, acc)
+				return nil
+			}
 			for _, v := range vals {
 				copy(v.(meetArg).out, acc)
+			}
+			return nil
+		}
+	case schedule.Bcast:
+		root := cl.root
+		fn = func(vals []any) error {
+			src := vals[root].(meetArg).out
+			for r, v := range vals {
+				if r != root {
+					copy(v.(meetArg).out, src)
+				}
 			}
 			return nil
 		}

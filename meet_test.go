@@ -11,8 +11,9 @@ import (
 	"github.com/scoll/scoll"
 )
 
-// meetSizes are rank counts above GOMAXPROCS, where small allreduce and
-// barrier calls with the default algorithm run as shared-memory meetings.
+// meetSizes are rank counts above GOMAXPROCS, where small allreduce, reduce,
+// bcast and barrier calls with the default algorithm run as shared-memory
+// meetings.
 func meetSizes() []int {
 	c := runtime.GOMAXPROCS(0)
 	return []int{c + 1, 2*c + 3, max(64, c+1)}
@@ -36,6 +37,20 @@ func TestMeetAllreduce(t *testing.T) {
 		}
 		if err := runCase("barrier", "", p, 0, 0, false, opCase[int32]{}); err != nil {
 			t.Fatalf("barrier P=%d: %v", p, err)
+		}
+		for _, root := range []int{0, p / 2, p - 1} {
+			for _, n := range []int{0, 1, 3, 1000} {
+				if err := runCase("bcast", "", p, n, root, false, opCase[float64]{}); err != nil {
+					t.Fatalf("bcast P=%d n=%d root=%d: %v", p, n, root, err)
+				}
+				for _, inPlace := range []bool{false, true} {
+					for _, oc := range opCases[int32]() {
+						if err := runCase("reduce", "", p, n, root, inPlace, oc); err != nil {
+							t.Fatalf("reduce P=%d n=%d root=%d inplace=%v op=%s: %v", p, n, root, inPlace, oc.name, err)
+						}
+					}
+				}
+			}
 		}
 	}
 }
