@@ -57,14 +57,7 @@ func allreduceRabenseifner(b *schedule.Builder, p *Params) {
 		b.EndRound()
 		return
 	case r < 2*rem:
-		if in == buf {
-			t := tmp.get(n)
-			b.Recv(r-1, t)
-			b.ReduceLeft(buf, t)
-		} else {
-			b.Recv(r-1, buf)
-			b.Reduce(buf, in)
-		}
+		b.RecvReduce(r-1, buf, in, false) // the even partner's vector is left
 		b.EndRound()
 		a.cur, a.nr = buf, r/2
 	default:

@@ -129,14 +129,12 @@ func redscatHalvingAlg(b *schedule.Builder, p *Params) {
 		b.EndRound()
 		return
 	case r < 2*rem:
+		// The even partner's vector is the left operand.
 		if a.hasAcc {
-			t := tmp.get(N)
-			b.Recv(r-1, t)
-			b.ReduceLeft(in, t)
+			b.RecvReduce(r-1, in, in, false)
 		} else {
 			a.acc, a.hasAcc = b.Alloc(N), true
-			b.Recv(r-1, a.acc)
-			b.Reduce(a.acc, in)
+			b.RecvReduce(r-1, a.acc, in, false)
 			a.cur = a.acc
 		}
 		b.EndRound()
