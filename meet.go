@@ -42,19 +42,18 @@ func (cl *call) runMeet(ctx context.Context, seq uint64) error {
 	if in == nil {
 		in = cl.recv // in place
 	}
-	k := cl.kernel
+	k, coll, root := cl.kernel, cl.coll, cl.root
 	var fn func(vals []any) error
-	switch cl.coll {
+	switch coll {
 	case schedule.Barrier:
 		fn = func([]any) error { return nil }
 	case schedule.Allreduce, schedule.Reduce:
-		root := cl.root
 		fn = func(vals []any) error {
 			acc := append([]byte(nil), vals[0].(meetArg).in...)
 			for _, v := range vals[1:] {
 				k.Reduce(acc, v.(meetArg).in) // acc holds lower ranks: left operand
 			}
-			if cl.coll == schedule.Reduce {
+			if coll == schedule.Reduce {
 				copy(vals[root].(meetArg).out, acc)
 				return nil
 			}
@@ -64,7 +63,6 @@ func (cl *call) runMeet(ctx context.Context, seq uint64) error {
 			return nil
 		}
 	case schedule.Bcast:
-		root := cl.root
 		fn = func(vals []any) error {
 			src := vals[root].(meetArg).out
 			for r, v := range vals {
