@@ -264,47 +264,53 @@ func TestBadInput(t *testing.T) {
 	for _, bc := range cases {
 		t.Run(bc.name, func(t *testing.T) {
 			t.Parallel()
-			errs := make([]error, bc.p)
-			done := make(chan error, 1)
-			go func() {
-				done <- scoll.Run(context.Background(), bc.p, func(ctx context.Context, c *scoll.Comm) error {
-					err := bc.call(ctx, c)
-					errs[c.Rank()] = err
-					return err
-				})
-			}()
-			var runErr error
-			select {
-			case runErr = <-done:
-			case <-time.After(20 * time.Second):
-				t.Fatal("hang: Run did not return")
-			}
-			if runErr == nil || !typed(runErr) {
-				t.Fatalf("Run returned %v, want a typed error", runErr)
-			}
-			sawWant := false
-			for r, err := range errs {
-				// A rank that is not at fault may finish its own part before
-				// the faulty rank fails (it then returns nil); one that
-				// depends on the faulty rank gets a typed error.
-				if err == nil && (mayPass[bc.name] || !bc.bad(r)) {
-					continue
-				}
-				if err == nil || !typed(err) {
-					t.Errorf("rank %d returned %v, want a typed error", r, err)
-					continue
-				}
-				if errors.Is(err, bc.want) {
-					sawWant = true
-				}
-				if bc.bad(r) && !errors.Is(err, bc.want) {
-					t.Errorf("rank %d returned %v, want %v", r, err, bc.want)
-				}
-			}
-			if !sawWant {
-				t.Errorf("no rank returned %v: %v", bc.want, errs)
-			}
+			checkBadCase(t, bc)
 		})
+	}
+}
+
+// checkBadCase runs bc and checks the ranks' errors.
+func checkBadCase(t *testing.T, bc badCase, opts ...scoll.Option) {
+	t.Helper()
+	errs := make([]error, bc.p)
+	done := make(chan error, 1)
+	go func() {
+		done <- scoll.Run(context.Background(), bc.p, func(ctx context.Context, c *scoll.Comm) error {
+			err := bc.call(ctx, c)
+			errs[c.Rank()] = err
+			return err
+		}, opts...)
+	}()
+	var runErr error
+	select {
+	case runErr = <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("hang: Run did not return")
+	}
+	if runErr == nil || !typed(runErr) {
+		t.Fatalf("Run returned %v, want a typed error", runErr)
+	}
+	sawWant := false
+	for r, err := range errs {
+		// A rank that is not at fault may finish its own part before
+		// the faulty rank fails (it then returns nil); one that
+		// depends on the faulty rank gets a typed error.
+		if err == nil && (mayPass[bc.name] || !bc.bad(r)) {
+			continue
+		}
+		if err == nil || !typed(err) {
+			t.Errorf("rank %d returned %v, want a typed error", r, err)
+			continue
+		}
+		if errors.Is(err, bc.want) {
+			sawWant = true
+		}
+		if bc.bad(r) && !errors.Is(err, bc.want) {
+			t.Errorf("rank %d returned %v, want %v", r, err, bc.want)
+		}
+	}
+	if !sawWant {
+		t.Errorf("no rank returned %v: %v", bc.want, errs)
 	}
 }
 

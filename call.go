@@ -99,6 +99,8 @@ type call struct {
 	sig    uint64
 	// meet: run as a shared-memory meeting instead of the plan (see meet.go).
 	meet bool
+	// exch: run a blocking call as a shared-memory exchange (exchange.go).
+	exch bool
 	root int
 }
 
@@ -187,7 +189,8 @@ func prepare[T Number](cl *call, ctx context.Context, c *Comm, spec schedule.Spe
 		if e != nil {
 			*cl = call{c: c, info: e.info, plan: e.plan, kernel: kernel, sig: e.sig,
 				send: kernels.Bytes(send), recv: kernels.Bytes(recv), coll: coll}
-			cl.meet = cfg.alg == "" && c.meetable(coll, spec.Count*kernel.ElemSize)
+			cl.exch = cfg.alg == "" && c.exchangeable(coll, spec.Count*kernel.ElemSize)
+			cl.meet = !cl.exch && cfg.alg == "" && c.meetable(coll, spec.Count*kernel.ElemSize)
 			cl.root = spec.Root
 			return nil
 		}
@@ -238,7 +241,8 @@ func prepare[T Number](cl *call, ctx context.Context, c *Comm, spec schedule.Spe
 		c.plans[key] = &planEntry{key: key, plan: cl.plan, info: info, sig: cl.sig}
 		c.mu.Unlock()
 	}
-	cl.meet = cfg.alg == "" && c.meetable(coll, spec.Count*kernel.ElemSize)
+	cl.exch = cfg.alg == "" && c.exchangeable(coll, spec.Count*kernel.ElemSize)
+	cl.meet = !cl.exch && cfg.alg == "" && c.meetable(coll, spec.Count*kernel.ElemSize)
 	cl.root = spec.Root
 	return nil
 }
@@ -284,6 +288,9 @@ func (cl *call) start(ec *exec.Call) error {
 
 // run executes a prepared call to completion.
 func (cl *call) run(ctx context.Context) error {
+	if cl.exch {
+		return cl.runExchange(ctx)
+	}
 	if cl.meet {
 		return cl.runMeet(ctx, cl.c.seq.Add(1))
 	}

@@ -1,6 +1,30 @@
 package scoll
 
-import "github.com/scoll/scoll/transport/inproc"
+import (
+	"github.com/scoll/scoll/schedule"
+	"github.com/scoll/scoll/transport/inproc"
+)
 
 // WithLanesForTest forces the in-process transport's lanes on or off.
 func WithLanesForTest(on bool) Option { return withWorld(inproc.Lanes(on)) }
+
+// WithExchangesForTest forces the in-process transport's exchanges on or off.
+func WithExchangesForTest(on bool) Option { return withWorld(inproc.Exchanges(on)) }
+
+// ExchangeLimitForTest returns the transport's largest exchange input, in
+// bytes, on c (-1: no exchanges).
+func ExchangeLimitForTest(c *Comm) int { return c.exchLimit }
+
+// ExchangeMaxForTest returns the largest input per rank, in bytes, with
+// which a blocking call of coll with the default algorithm runs as an
+// exchange on c (-1: none).
+func ExchangeMaxForTest(c *Comm, coll string) int {
+	cl, _ := schedule.ParseCollective(coll)
+	n := -1
+	for b := 0; b <= c.exchLimit; b++ {
+		if c.exchangeable(cl, b) {
+			n = b
+		}
+	}
+	return n
+}

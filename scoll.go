@@ -91,6 +91,12 @@ type Comm struct {
 
 	meeter transport.Meeter // nil unless ranks share memory
 
+	// Exchanges (see exchange.go): the transport's, its payload limit (-1:
+	// none), and the record blocking calls reuse (one at a time).
+	exchanger transport.Exchanger
+	exchLimit int
+	xch       transport.Exchange
+
 	mu    sync.Mutex
 	plans map[planKey]*planEntry
 	last  atomic.Pointer[planEntry] // the plan used last, checked first
@@ -105,6 +111,10 @@ func (c *Comm) Size() int { return c.size }
 func newComm(t transport.Transport, id uint64, spin int) *Comm {
 	c := &Comm{t: t, id: id, rank: t.Rank(), size: t.Size(), plans: make(map[planKey]*planEntry)}
 	c.meeter, _ = t.(transport.Meeter)
+	c.exchLimit = -1
+	if x, ok := t.(transport.Exchanger); ok && x.ExchangeLimit() >= 0 {
+		c.exchanger, c.exchLimit = x, x.ExchangeLimit()
+	}
 	c.spin = spin
 	if spin < 0 {
 		c.spin = 0

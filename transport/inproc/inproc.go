@@ -31,10 +31,12 @@ type World struct {
 
 	calls    sync.Map // comm id → *callTable
 	meets    sync.Map // meetKey → *meeting
+	exchs    sync.Map // comm id → *exchTable
 	baseDone <-chan struct{}
 	lanes    []laneState
 
-	lanesSet, lanesWanted bool
+	lanesSet, lanesWanted       bool
+	exchOn, exchSet, exchWanted bool
 }
 
 type mailbox struct {
@@ -77,6 +79,7 @@ func NewWorld(size int, opts ...Option) *World {
 			w.lanes[d].in = make([]atomic.Pointer[lane], size)
 		}
 	}
+	w.initExchanges()
 	// Busy-polling helps only while every rank can have a core.
 	if size <= runtime.GOMAXPROCS(0) {
 		w.spin = 20000
@@ -128,6 +131,7 @@ func (w *World) Exit(r int) {
 	}
 	w.laneExit(r)
 	w.meetExit(r)
+	w.exchExit(r)
 }
 
 // Close fails every posted operation with errs.Closed and every later one.
@@ -143,7 +147,8 @@ type Endpoint struct {
 	w    *World
 	rank int
 
-	table atomic.Pointer[callTable] // cache of the last communicator's table
+	table  atomic.Pointer[callTable] // cache of the last communicator's table
+	xtable atomic.Pointer[exchTable] // the same for exchanges
 }
 
 var (
@@ -152,6 +157,7 @@ var (
 	_ transport.Poller    = (*Endpoint)(nil)
 	_ transport.Combiner  = (*Endpoint)(nil)
 	_ transport.Meeter    = (*Endpoint)(nil)
+	_ transport.Exchanger = (*Endpoint)(nil)
 )
 
 // Rank returns the endpoint's rank.
