@@ -17,11 +17,21 @@ import (
 // Cost: (P−1)α + ((P−1)/P)·nβ for n the gathered bytes.
 // Source: Thakur, Rabenseifner and Gropp (2005); Sack (2011) sec. 3.2.
 func allgatherRing(b *schedule.Builder, p *Params) {
-	counts, displs := p.gatherBlocks()
 	P, r := p.Size, p.Rank
 	right, left := mod(r+1, P), mod(r-1, P)
 	own := p.ownBlock()
-	blk := func(i int) schedule.Region { return schedule.RecvBuf(displs[i], counts[i]) }
+	// Uniform blocks are computed, not tabulated: a rank's generator must
+	// stay O(1) in memory while it is suspended between rounds.
+	var counts, displs []int
+	if p.Coll.Vector() {
+		counts, displs = p.Counts, p.VDispls()
+	}
+	blk := func(i int) schedule.Region {
+		if counts == nil {
+			return schedule.RecvBuf(i*p.Count, p.Count)
+		}
+		return schedule.RecvBuf(displs[i], counts[i])
+	}
 	for k := 0; k < P-1; k++ {
 		out := blk(mod(r-k, P))
 		if k == 0 {
@@ -40,9 +50,11 @@ func allgatherRing(b *schedule.Builder, p *Params) {
 }
 
 func allgatherRingCost(p *Params) Cost {
-	counts, _ := p.gatherBlocks()
 	P := float64(p.Size)
-	n := p.bytes(total(counts))
+	n := p.bytes(p.Size * p.Count)
+	if p.Coll.Vector() {
+		n = p.bytes(total(p.Counts))
+	}
 	return Cost{Alpha: P - 1, Beta: n * (P - 1) / P}
 }
 

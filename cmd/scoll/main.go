@@ -4,6 +4,8 @@
 //
 //	scoll bench        OSU-style benchmark of a collective on in-process ranks
 //	scoll algorithms   the algorithm registry as a table, markdown or JSON
+//	scoll sim          simulate algorithms on a network topology (stage or flow model)
+//	scoll schedule     print a schedule: text, JSON, LogGOPSim GOAL or SVG timeline
 //
 // Run "scoll help COMMAND" for a command's flags.
 package main
@@ -40,6 +42,6 @@ library (github.com/scoll/scoll).`,
 		SilenceErrors: true,
 	}
 	root.CompletionOptions.DisableDefaultCmd = true
-	root.AddCommand(newBenchCmd(), newAlgorithmsCmd())
+	root.AddCommand(newBenchCmd(), newAlgorithmsCmd(), newSimCmd(), newScheduleCmd())
 	return root
 }

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/scoll/scoll/algorithms"
+	"github.com/scoll/scoll/bench"
+	"github.com/scoll/scoll/schedule"
+	"github.com/scoll/scoll/sim"
+	"github.com/spf13/cobra"
+)
+
+func newScheduleCmd() *cobra.Command {
+	var (
+		w              sim.Workload
+		op, size, form string
+		elem           int
+	)
+	cmd := &cobra.Command{
+		Use:   "schedule",
+		Short: "Print an algorithm's schedule: text, JSON, LogGOPSim GOAL or an SVG timeline",
+		Long: `schedule builds the schedule every rank runs for one collective call and prints
+it: text (a line per round), json (per rank: rounds of operations on buffer
+regions), goal (the GOAL text format of the LogGOPSim simulator; local
+reductions and copies are calc operations of their size in bytes) or svg (a
+timeline with a row per rank and a line per message; at most 256 ranks).
+
+Sizes are per rank as in scoll bench: the buffer of bcast, reduce and
+allreduce, each rank's block of the gathers and scatters, the block per pair
+of alltoall. Elements are --elem bytes wide.`,
+		Example: `  scoll schedule --op allgather --algorithm ring --np 8
+  scoll schedule --op allreduce --algorithm rabenseifner --np 6 --size 24 --format goal
+  scoll schedule --op bcast --algorithm binomial --np 16 --format svg > bcast.svg`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			coll, ok := schedule.ParseCollective(strings.ToLower(op))
+			if !ok {
+				return fmt.Errorf("--op %q: unknown collective", op)
+			}
+			if elem < 1 {
+				return fmt.Errorf("--elem %d: want at least 1", elem)
+			}
+			bytes, err := bench.ParseSize(size)
+			if err != nil {
+				return fmt.Errorf("--size: %w", err)
+			}
+			if bytes%elem != 0 {
+				return fmt.Errorf("--size %d is not a multiple of --elem %d", bytes, elem)
+			}
+			w.Coll = coll
+			if w.Algorithm == "" {
+				return fmt.Errorf("--algorithm is required (have %s)", algorithmNames(coll))
+			}
+			if w.Size < 1 {
+				return fmt.Errorf("--np %d: want at least 1", w.Size)
+			}
+			w.Bytes = bytes / elem
+			gen, err := w.Generator()
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			switch strings.ToLower(form) {
+			case "text":
+				return writeScheduleText(out, w.Size, gen)
+			case "json":
+				return writeScheduleJSON(out, w.Size, elem, gen)
+			case "goal":
+				return schedule.WriteGOAL(out, w.Size, elem, gen)
+			case "svg":
+				return schedule.WriteSVG(out, w.Size, gen)
+			}
+			return fmt.Errorf("--format %q: want text, json, goal or svg", form)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&op, "op", "allgather", "collective")
+	f.StringVar(&w.Algorithm, "algorithm", "", "algorithm name (see scoll algorithms)")
+	f.IntVar(&w.Size, "np", 8, "number of ranks")
+	f.StringVar(&size, "size", "8", "size per rank in bytes, like 8, 4K or 1MiB")
+	f.IntVar(&elem, "elem", 1, "element size in bytes")
+	f.IntVar(&w.Root, "root", 0, "root rank of rooted collectives")
+	f.IntVar(&w.Radix, "radix", 0, "radix or fan-out of tree algorithms (0: the algorithm's default)")
+	f.StringVar(&form, "format", "text", "output: text, json, goal or svg")
+	return cmd
+}
+
+func algorithmNames(c schedule.Collective) string {
+	var names []string
+	for _, in := range algorithms.List(c) {
+		names = append(names, in.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// eachRank builds every rank's schedule in turn, holding one at a time.
+func eachRank(size int, gen schedule.Generator, fn func(*schedule.Schedule) error) error {
+	for r := range size {
+		b := schedule.NewBuilder(r, size)
+		gen(b)
+		s, err := b.Schedule()
+		if err != nil {
+			return fmt.Errorf("rank %d: %w", r, err)
+		}
+		if err := fn(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeScheduleText(w io.Writer, size int, gen schedule.Generator) error {
+	bw := bufio.NewWriter(w)
+	err := eachRank(size, gen, func(s *schedule.Schedule) error { return schedule.WriteText(bw, s) })
+	if err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// jsonOp is an operation in the JSON form of a schedule.
+type jsonOp struct {
+	Op      string      `json:"op"`
+	Peer    *int        `json:"peer,omitempty"`
+	Dst     *jsonRegion `json:"dst,omitempty"`
+	Src     *jsonRegion `json:"src,omitempty"`
+	SrcLeft bool        `json:"src_left,omitempty"`
+	Bytes   int         `json:"bytes"`
+}
+
+type jsonRegion struct {
+	Space string `json:"space"`
+	Off   int    `json:"off"`
+	Len   int    `json:"len"`
+}
+
+// writeScheduleJSON writes a JSON array with one object per rank, streamed
+// rank by rank.
+func writeScheduleJSON(w io.Writer, size, elem int, gen schedule.Generator) error {
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	fmt.Fprint(bw, "[")
+	first := true
+	err := eachRank(size, gen, func(s *schedule.Schedule) error {
+		if !first {
+			fmt.Fprint(bw, ",")
+		}
+		first = false
+		rounds := make([][]jsonOp, len(s.Rounds))
+		for k, rd := range s.Rounds {
+			rounds[k] = []jsonOp{}
+			for _, o := range rd {
+				j := jsonOp{Op: o.Kind.String(), SrcLeft: o.SrcLeft, Bytes: o.Len() * elem}
+				if o.Kind.IsComm() {
+					p := o.Peer
+					j.Peer = &p
+				}
+				if o.Kind != schedule.OpSend {
+					j.Dst = &jsonRegion{o.Dst.Space.String(), o.Dst.Off, o.Dst.Len}
+				}
+				if o.Kind != schedule.OpRecv {
+					j.Src = &jsonRegion{o.Src.Space.String(), o.Src.Off, o.Src.Len}
+				}
+				rounds[k] = append(rounds[k], j)
+			}
+		}
+		return enc.Encode(struct {
+			Rank    int        `json:"rank"`
+			Size    int        `json:"size"`
+			Scratch int        `json:"scratch"`
+			Rounds  [][]jsonOp `json:"rounds"`
+		}{s.Rank, s.Size, s.Scratch, rounds})
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(bw, "]")
+	return bw.Flush()
+}

@@ -1,0 +1,390 @@
+package sim
+
+import (
+	"container/heap"
+	"fmt"
+	"math"
+
+	"github.com/scoll/scoll/schedule"
+	"github.com/scoll/scoll/topology"
+)
+
+// FlowConfig adds the flow model's parameters to a Config.
+type FlowConfig struct {
+	Config
+	// HopLatency is added to a message's start-up time per link crossed
+	// (weighted by the fraction crossing it for split routes).
+	HopLatency float64
+}
+
+// FlowModel runs a discrete-event simulation in which every message is a
+// flow. A rank posts the sends and receives of a round together and starts
+// its next round when they have all completed (rounds are local, not global
+// stages). A message becomes a flow α (plus any per-hop latency) after it is
+// posted and then moves its bytes at the rate the max-min fair share of the
+// links on its route allows; a receive completes when its message has
+// arrived (messages between two ranks match receives in order). Single-port
+// nodes add a send port and a receive port of capacity 1 per node, which all
+// of a node's flows share. A flow moves no faster than one link of capacity
+// 1, even over a split route. The result is deterministic; AlphaCount and
+// DeltaBytes are left zero, NumStages is the most rounds of any rank.
+func FlowModel(cfg FlowConfig, size, elemSize int, gen schedule.Generator) (Result, error) {
+	if err := cfg.check(size); err != nil {
+		return Result{}, err
+	}
+	if elemSize < 1 {
+		return Result{}, fmt.Errorf("%w: element size %d", ErrConfig, elemSize)
+	}
+	if cfg.HopLatency < 0 {
+		return Result{}, fmt.Errorf("%w: negative hop latency %g", ErrConfig, cfg.HopLatency)
+	}
+	f := newFlowSim(&cfg, size, elemSize, gen)
+	defer f.rs.close()
+	return f.run()
+}
+
+// flowRank is one rank's progress.
+type flowRank struct {
+	round   int
+	pending int           // operations of the current round not yet complete
+	done    bool          // no more rounds
+	got     map[int]int32 // messages delivered from peer
+	used    map[int]int32 // of which matched by receives
+	waiting map[int]int32 // receives of the current round waiting for peer
+}
+
+// flow is one message.
+type flow struct {
+	src, dst   int // ranks
+	start      float64
+	bytes      float64 // remaining
+	rate       float64 // bytes per second
+	hops       []topology.Hop
+	active     bool
+	lat        float64
+	frozen     bool
+	finishedAt float64
+}
+
+type flowSim struct {
+	cfg      *FlowConfig
+	size     int
+	elemSize int
+	rs       *ranks
+	ranks    []flowRank
+	now      float64
+	pendingF []*flow // posted, not yet started (waiting for start-up)
+	active   []*flow
+	links    int // topology links; single-port ports follow
+	res      Result
+	route    []topology.Hop
+	solver   solver
+	dirty    bool
+}
+
+func newFlowSim(cfg *FlowConfig, size, elemSize int, gen schedule.Generator) *flowSim {
+	f := &flowSim{cfg: cfg, size: size, elemSize: elemSize, rs: newRanks(size, gen), ranks: make([]flowRank, size)}
+	f.links = cfg.Topology.Links()
+	n := f.links
+	if cfg.Ports == SinglePort {
+		n += 2 * cfg.Topology.Nodes()
+	}
+	f.solver.init(n)
+	return f
+}
+
+func (f *flowSim) capacity(l topology.Link) float64 {
+	if int(l) >= f.links {
+		return 1
+	}
+	return f.cfg.Topology.Capacity(l)
+}
+
+func (f *flowSim) run() (Result, error) {
+	for r := range f.size {
+		if err := f.startRound(r); err != nil {
+			return Result{}, err
+		}
+	}
+	for {
+		if f.dirty {
+			f.solver.solve(f.active, f.capacity, f.cfg.Delta)
+			f.dirty = false
+		}
+		// Next event: a flow starts or a flow ends.
+		next := math.Inf(1)
+		for _, fl := range f.pendingF {
+			next = min(next, fl.start)
+		}
+		for _, fl := range f.active {
+			if fl.rate > 0 {
+				next = min(next, f.now+fl.bytes/fl.rate)
+			}
+		}
+		if math.IsInf(next, 1) {
+			break
+		}
+		dt := next - f.now
+		f.now = next
+		tol := 1e-9 * max(next, 1e-12)
+		var ended []*flow
+		keep := f.active[:0]
+		for _, fl := range f.active {
+			if math.IsInf(fl.rate, 1) {
+				fl.bytes = 0
+			} else {
+				fl.bytes -= fl.rate * dt
+			}
+			if fl.bytes <= fl.rate*tol || fl.bytes <= 1e-9 {
+				ended = append(ended, fl)
+				continue
+			}
+			keep = append(keep, fl)
+		}
+		f.active = keep
+		var started []*flow
+		keepP := f.pendingF[:0]
+		for _, fl := range f.pendingF {
+			if fl.start <= next+tol {
+				started = append(started, fl)
+				continue
+			}
+			keepP = append(keepP, fl)
+		}
+		f.pendingF = keepP
+		for _, fl := range started {
+			if fl.bytes <= 0 {
+				ended = append(ended, fl)
+				continue
+			}
+			fl.active = true
+			f.active = append(f.active, fl)
+		}
+		if len(ended) > 0 || len(started) > 0 {
+			f.dirty = true
+		}
+		for _, fl := range ended {
+			if err := f.deliver(fl); err != nil {
+				return Result{}, err
+			}
+		}
+	}
+	for r := range f.ranks {
+		if !f.ranks[r].done {
+			return Result{}, fmt.Errorf("%w: rank %d is stuck in round %d (unmatched receive)", ErrConfig, r, f.ranks[r].round)
+		}
+	}
+	f.res.Time = f.now
+	return f.res, nil
+}
+
+// startRound posts rank r's next round; rounds without messages complete
+// at once.
+func (f *flowSim) startRound(r int) error {
+	rk := &f.ranks[r]
+	for {
+		rd, ok, err := f.rs.round(r)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			rk.done = true
+			return nil
+		}
+		rk.round++
+		f.res.NumStages = max(f.res.NumStages, rk.round)
+		for _, op := range rd {
+			switch {
+			case op.Kind == schedule.OpSend:
+				if op.Peer < 0 || op.Peer >= f.size {
+					return fmt.Errorf("%w: rank %d sends to rank %d of %d", ErrConfig, r, op.Peer, f.size)
+				}
+				f.post(r, op.Peer, int64(op.Src.Len)*int64(f.elemSize))
+				rk.pending++
+			case op.Kind.IsRecv():
+				if rk.got[op.Peer] > rk.used[op.Peer] {
+					rk.used[op.Peer]++
+					continue
+				}
+				if rk.waiting == nil {
+					rk.waiting = make(map[int]int32)
+				}
+				rk.waiting[op.Peer]++
+				rk.pending++
+			}
+		}
+		if rk.pending > 0 {
+			return nil
+		}
+	}
+}
+
+// post creates the flow of a message.
+func (f *flowSim) post(src, dst int, bytes int64) {
+	cfg := &f.cfg.Config
+	sn, dn := cfg.node(src), cfg.node(dst)
+	f.route = cfg.Topology.Route(sn, dn, f.route[:0])
+	hops := make([]topology.Hop, len(f.route), len(f.route)+2)
+	copy(hops, f.route)
+	lat := cfg.Alpha
+	for _, h := range hops {
+		lat += h.Frac * f.cfg.HopLatency
+	}
+	if cfg.Ports == SinglePort && sn != dn {
+		hops = append(hops, topology.Hop{Link: topology.Link(f.links + 2*sn), Frac: 1},
+			topology.Hop{Link: topology.Link(f.links + 2*dn + 1), Frac: 1})
+	}
+	fl := &flow{src: src, dst: dst, start: f.now + lat, bytes: float64(bytes), hops: hops}
+	f.res.Messages++
+	f.res.Bytes += bytes
+	f.pendingF = append(f.pendingF, fl)
+}
+
+// deliver completes a message at both ends.
+func (f *flowSim) deliver(fl *flow) error {
+	fl.finishedAt = f.now
+	if err := f.complete(fl.src); err != nil {
+		return err
+	}
+	rk := &f.ranks[fl.dst]
+	if rk.waiting[fl.src] > 0 {
+		rk.waiting[fl.src]--
+		if rk.used == nil {
+			rk.used = make(map[int]int32)
+		}
+		if rk.got == nil {
+			rk.got = make(map[int]int32)
+		}
+		rk.got[fl.src]++
+		rk.used[fl.src]++
+		return f.complete(fl.dst)
+	}
+	if rk.got == nil {
+		rk.got = make(map[int]int32)
+	}
+	if rk.used == nil {
+		rk.used = make(map[int]int32)
+	}
+	rk.got[fl.src]++
+	return nil
+}
+
+// complete marks one operation of rank r's round done.
+func (f *flowSim) complete(r int) error {
+	rk := &f.ranks[r]
+	rk.pending--
+	if rk.pending == 0 {
+		return f.startRound(r)
+	}
+	return nil
+}
+
+// solver computes max-min fair rates by progressive filling: all flows not
+// yet limited grow at the same rate until a link saturates; the flows on it
+// are frozen and the rest grow on. Links are visited in order of the level
+// at which they saturate (a heap), so a solve costs O(H log H) for H hops.
+type solver struct {
+	resid   []float64 // capacity left by frozen flows
+	weight  []float64 // fractions of unfrozen flows
+	ver     []int32
+	users   [][]int // flows on each link (indices into the active list)
+	touched []topology.Link
+	h       linkHeap
+}
+
+func (s *solver) init(links int) {
+	s.resid = make([]float64, links)
+	s.weight = make([]float64, links)
+	s.ver = make([]int32, links)
+	s.users = make([][]int, links)
+}
+
+func (s *solver) solve(flows []*flow, capacity func(topology.Link) float64, delta float64) {
+	for _, l := range s.touched {
+		s.resid[l], s.weight[l] = 0, 0
+		s.users[l] = s.users[l][:0]
+	}
+	s.touched = s.touched[:0]
+	for i, fl := range flows {
+		fl.frozen = false
+		fl.rate = 0
+		for _, h := range fl.hops {
+			if len(s.users[h.Link]) == 0 && s.weight[h.Link] == 0 {
+				s.touched = append(s.touched, h.Link)
+				s.resid[h.Link] = capacity(h.Link)
+			}
+			s.weight[h.Link] += h.Frac
+			s.users[h.Link] = append(s.users[h.Link], i)
+		}
+	}
+	s.h = s.h[:0]
+	for _, l := range s.touched {
+		s.ver[l]++
+		if s.weight[l] > 0 {
+			s.h = append(s.h, linkLevel{l: l, level: s.resid[l] / s.weight[l], ver: s.ver[l]})
+		}
+	}
+	heap.Init(&s.h)
+	frozen := 0
+	for s.h.Len() > 0 && frozen < len(flows) {
+		top := heap.Pop(&s.h).(linkLevel)
+		if top.ver != s.ver[top.l] {
+			continue
+		}
+		level := top.level
+		if level >= 1 {
+			// No flow moves faster than one link of capacity 1, even when
+			// its route is split over several paths.
+			break
+		}
+		for _, i := range s.users[top.l] {
+			fl := flows[i]
+			if fl.frozen {
+				continue
+			}
+			fl.frozen = true
+			frozen++
+			fl.rate = level / delta // capacity units → bytes per second (+Inf when δ = 0)
+			for _, h := range fl.hops {
+				s.resid[h.Link] -= h.Frac * level
+				s.weight[h.Link] -= h.Frac
+				s.ver[h.Link]++
+				if h.Link != top.l && s.weight[h.Link] > 1e-12 {
+					heap.Push(&s.h, linkLevel{l: h.Link, level: max(level, s.resid[h.Link]/s.weight[h.Link]), ver: s.ver[h.Link]})
+				}
+			}
+		}
+	}
+	// The rest are limited by the per-flow cap of one link.
+	for _, fl := range flows {
+		if !fl.frozen {
+			fl.rate = 1 / delta // +Inf when δ = 0
+		}
+	}
+}
+
+type linkLevel struct {
+	l     topology.Link
+	level float64
+	ver   int32
+}
+
+// linkHeap orders links by saturation level, then link number, so that
+// solves are deterministic.
+type linkHeap []linkLevel
+
+func (h linkHeap) Len() int { return len(h) }
+func (h linkHeap) Less(i, j int) bool {
+	if h[i].level != h[j].level {
+		return h[i].level < h[j].level
+	}
+	return h[i].l < h[j].l
+}
+func (h linkHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *linkHeap) Push(x any)   { *h = append(*h, x.(linkLevel)) }
+func (h *linkHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}

@@ -1,0 +1,51 @@
+package sim
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/scoll/scoll/algorithms"
+	"github.com/scoll/scoll/schedule"
+)
+
+// Workload is one collective call to simulate: every rank runs the named
+// algorithm on Bytes bytes (the per-rank size in the registry's sense: the
+// buffer of bcast, reduce and allreduce, each rank's block of gathers and
+// scatters, the block per pair of alltoall), as one-byte elements.
+type Workload struct {
+	Coll      schedule.Collective
+	Algorithm string
+	Size      int // ranks
+	Bytes     int
+	Root      int
+	Radix     int // 0: the algorithm's default
+	Segment   int // bytes; 0: the algorithm's default
+}
+
+// Generator returns the schedule generator of w, or an error if the
+// algorithm does not exist or cannot run w.
+func (w Workload) Generator() (schedule.Generator, error) {
+	in, ok := algorithms.Lookup(w.Coll, w.Algorithm)
+	if !ok {
+		var names []string
+		for _, a := range algorithms.List(w.Coll) {
+			names = append(names, a.Name)
+		}
+		return nil, fmt.Errorf("%w: %s has no algorithm %q (have %s)", ErrConfig, w.Coll, w.Algorithm, strings.Join(names, ", "))
+	}
+	if w.Coll.Vector() {
+		return nil, fmt.Errorf("%w: %s needs per-rank counts; simulate its regular form", ErrConfig, w.Coll)
+	}
+	if w.Bytes < 0 {
+		return nil, fmt.Errorf("%w: negative size %d", ErrConfig, w.Bytes)
+	}
+	p := algorithms.Params{Spec: schedule.Spec{Coll: w.Coll, Size: w.Size, Root: w.Root, Count: w.Bytes},
+		Commutative: true, Radix: w.Radix, Segment: w.Segment, ElemSize: 1}
+	if err := p.Spec.Check(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	if err := in.Check(&p); err != nil {
+		return nil, err
+	}
+	return in.Generator(p), nil
+}
