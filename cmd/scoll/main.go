@@ -6,6 +6,9 @@
 //	scoll algorithms   the algorithm registry as a table, markdown or JSON
 //	scoll sim          simulate algorithms on a network topology (stage or flow model)
 //	scoll schedule     print a schedule: text, JSON, LogGOPSim GOAL or SVG timeline
+//	scoll model        runtime, energy and memory of each algorithm (analytic models)
+//	scoll calibrate    measure α, β, γ of the in-process transport
+//	scoll predict      predicted (α-β-γ) against measured time per algorithm
 //
 // Run "scoll help COMMAND" for a command's flags.
 package main
@@ -42,6 +45,6 @@ library (github.com/scoll/scoll).`,
 		SilenceErrors: true,
 	}
 	root.CompletionOptions.DisableDefaultCmd = true
-	root.AddCommand(newBenchCmd(), newAlgorithmsCmd(), newSimCmd(), newScheduleCmd())
+	root.AddCommand(newBenchCmd(), newAlgorithmsCmd(), newSimCmd(), newScheduleCmd(), newCalibrateCmd(), newPredictCmd(), newModelCmd())
 	return root
 }

@@ -318,7 +318,7 @@ func plotSim(file string, rows []simRow) error {
 	p.X.Label.Text = "bytes per rank"
 	p.Y.Label.Text = "MB/s"
 	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = plot.LogTicks{}
+	p.X.Tick.Marker = pow2Ticks{}
 	p.Legend.Top = true
 	var lines []any
 	byAlg := map[string]plotter.XYs{}

@@ -1,0 +1,268 @@
+package main
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/scoll/scoll/bench"
+	"github.com/scoll/scoll/model"
+	"github.com/scoll/scoll/schedule"
+	"github.com/spf13/cobra"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// modelRow is one evaluated configuration.
+type modelRow struct {
+	Op        string  `json:"op"`
+	Algorithm string  `json:"algorithm"`
+	NP        int     `json:"np"`
+	Bytes     int     `json:"bytes"`
+	CostS     float64 `json:"cost_s"`
+	CountedS  float64 `json:"counted_s"`
+	LogGPS    float64 `json:"loggp_s"`
+	Form      string  `json:"form,omitempty"`
+	FormS     float64 `json:"form_s,omitempty"`
+	EnergyJ   float64 `json:"energy_j"`
+	MemoryB   float64 `json:"memory_bytes"`
+}
+
+func newModelCmd() *cobra.Command {
+	var op, nps, sizes, params, format, plotFile string
+	cmd := &cobra.Command{
+		Use:   "model",
+		Short: "Runtime, energy and memory of each algorithm under analytic models",
+		Long: `model evaluates every algorithm registered for a collective at each rank count
+and size, by counting its schedules (scoll's model package):
+
+  cost_s     the algorithm's registered α-β-γ closed form
+  counted_s  the round-synchronous α-β-γ time of its schedules
+  loggp_s    the round-synchronous LogGP time of its schedules
+  form, form_s  the Hoefler–Moor LogGP closed form that models it, if any
+  energy_j   e per message + E per byte + static power × P × time (Hoefler–Moor)
+  memory_bytes  d bytes per sent-message descriptor, maximum over processes
+
+--params names a preset (` + "PRESETS" + `) or a JSON file (as written by
+scoll calibrate). --plot draws runtime, energy and memory against the rank
+count for the first size, one line per algorithm (Hoefler–Moor's Fig. 5).`,
+		Example: `  scoll model --op allreduce --np 8..4096 --sizes 8
+  scoll model --op bcast --np 16,64,256 --sizes 8,64K --params infiniband --plot tradeoff.svg`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			coll, ok := schedule.ParseCollective(strings.ToLower(op))
+			if !ok || coll.Vector() {
+				return fmt.Errorf("--op %q: unknown or vector collective", op)
+			}
+			ranks, err := parseRanks(nps)
+			if err != nil {
+				return err
+			}
+			sz, err := bench.ParseSizes(sizes)
+			if err != nil {
+				return err
+			}
+			par, err := model.OpenParams(params)
+			if err != nil {
+				return err
+			}
+			var rows []modelRow
+			for _, n := range sz {
+				for _, p := range ranks {
+					res, err := model.Evaluate(coll, p, n, par)
+					if err != nil {
+						return fmt.Errorf("np=%d, %d B: %w", p, n, err)
+					}
+					for _, r := range res {
+						rows = append(rows, modelRow{Op: coll.String(), Algorithm: r.Algorithm, NP: p, Bytes: n,
+							CostS: r.Cost, CountedS: r.Counted, LogGPS: r.LogGP, Form: r.Form, FormS: r.FormTime,
+							EnergyJ: r.Energy, MemoryB: r.Memory})
+					}
+				}
+			}
+			if err := writeModelRows(cmd.OutOrStdout(), format, rows); err != nil {
+				return err
+			}
+			if plotFile != "" {
+				return plotModel(plotFile, rows, sz[0], par.Name)
+			}
+			return nil
+		},
+	}
+	cmd.Long = strings.Replace(cmd.Long, "PRESETS", strings.Join(model.Presets(), ", "), 1)
+	f := cmd.Flags()
+	f.StringVar(&op, "op", "allreduce", "collective")
+	f.StringVar(&nps, "np", "8..4096", "rank counts: a list (8,64,512) or a range lo..hi of powers of two")
+	f.StringVar(&sizes, "sizes", "8", "per-rank sizes in bytes, as in scoll bench")
+	f.StringVar(&params, "params", "infiniband", "machine parameters: a preset name or a JSON file")
+	f.StringVar(&format, "format", "table", "output: table, csv or json")
+	f.StringVar(&plotFile, "plot", "", "plot runtime, energy and memory against ranks into this .svg or .png file")
+	return cmd
+}
+
+// parseRanks parses "8..4096" (powers of two from 8 to 4096, and the ends) or
+// a comma-separated list.
+func parseRanks(s string) ([]int, error) {
+	bad := fmt.Errorf("--np %q: want a list like 8,64,512 or a range like 8..4096", s)
+	if lo, hi, ok := strings.Cut(s, ".."); ok {
+		a, err1 := strconv.Atoi(strings.TrimSpace(lo))
+		b, err2 := strconv.Atoi(strings.TrimSpace(hi))
+		if err1 != nil || err2 != nil || a < 1 || b < a || b > 1<<20 {
+			return nil, bad
+		}
+		out := []int{a}
+		for p := 1; p <= b; p *= 2 {
+			if p > a && p < b {
+				out = append(out, p)
+			}
+		}
+		if b > a {
+			out = append(out, b)
+		}
+		return out, nil
+	}
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || v < 1 || v > 1<<20 {
+			return nil, bad
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func writeModelRows(w io.Writer, format string, rows []modelRow) error {
+	switch strings.ToLower(format) {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rows)
+	case "csv":
+		cw := csv.NewWriter(w)
+		cw.Write([]string{"op", "algorithm", "np", "bytes", "cost_s", "counted_s", "loggp_s", "form", "form_s", "energy_j", "memory_bytes"})
+		g := func(x float64) string { return strconv.FormatFloat(x, 'g', 8, 64) }
+		for _, r := range rows {
+			cw.Write([]string{r.Op, r.Algorithm, strconv.Itoa(r.NP), strconv.Itoa(r.Bytes), g(r.CostS), g(r.CountedS), g(r.LogGPS), r.Form, g(r.FormS), g(r.EnergyJ), g(r.MemoryB)})
+		}
+		cw.Flush()
+		return cw.Error()
+	case "table":
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "op\talgorithm\tnp\tbytes\tcost_s\tcounted_s\tloggp_s\tform\tform_s\tenergy_j\tmemory_bytes\t")
+		for _, r := range rows {
+			form := r.Form
+			if form == "" {
+				form = "-"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.4g\t%.4g\t%.4g\t%s\t%.4g\t%.4g\t%.0f\t\n", r.Op, r.Algorithm, r.NP, r.Bytes, r.CostS, r.CountedS, r.LogGPS, form, r.FormS, r.EnergyJ, r.MemoryB)
+		}
+		return tw.Flush()
+	}
+	return fmt.Errorf("--format %q: want table, csv or json", format)
+}
+
+// plotModel draws three panels against the rank count: LogGP runtime,
+// energy and memory, one line per algorithm, for per-rank size n.
+func plotModel(file string, rows []modelRow, n int, params string) error {
+	ext := strings.ToLower(filepath.Ext(file))
+	if ext != ".svg" && ext != ".png" {
+		return fmt.Errorf("--plot %q: want a .svg or .png file", file)
+	}
+	metrics := []struct {
+		label string
+		get   func(modelRow) float64
+	}{
+		{"runtime (s, LogGP)", func(r modelRow) float64 { return r.LogGPS }},
+		{"energy (J)", func(r modelRow) float64 { return r.EnergyJ }},
+		{"memory per process (B)", func(r modelRow) float64 { return r.MemoryB }},
+	}
+	var tiles [][]*plot.Plot
+	for i, m := range metrics {
+		p := plot.New()
+		if i == 0 && len(rows) > 0 {
+			p.Title.Text = fmt.Sprintf("%s, %d B per rank, %s parameters", rows[0].Op, n, params)
+		}
+		p.X.Label.Text = "processes"
+		p.Y.Label.Text = m.label
+		p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, pow2Ticks{}
+		p.Legend.Top, p.Legend.Left = true, true
+		series := map[string]plotter.XYs{}
+		var order []string
+		for _, r := range rows {
+			if r.Bytes != n {
+				continue
+			}
+			if _, ok := series[r.Algorithm]; !ok {
+				order = append(order, r.Algorithm)
+			}
+			series[r.Algorithm] = append(series[r.Algorithm], plotter.XY{X: float64(r.NP), Y: m.get(r)})
+		}
+		var lines []any
+		for _, a := range order {
+			lines = append(lines, a, series[a])
+		}
+		if len(lines) > 0 {
+			if err := plotutil.AddLinePoints(p, lines...); err != nil {
+				return err
+			}
+		}
+		tiles = append(tiles, []*plot.Plot{p})
+	}
+	w, h := 8*vg.Inch, 12*vg.Inch
+	var canvas vg.CanvasWriterTo
+	if ext == ".svg" {
+		canvas = vgsvg.New(w, h)
+	} else {
+		canvas = vgimg.PngCanvas{Canvas: vgimg.New(w, h)}
+	}
+	dc := draw.New(canvas)
+	cs := plot.Align(tiles, draw.Tiles{Rows: len(tiles), Cols: 1, PadY: vg.Millimeter * 4, PadTop: vg.Millimeter * 2}, dc)
+	for i := range tiles {
+		tiles[i][0].Draw(cs[i][0])
+	}
+	out, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	if _, err := canvas.WriteTo(out); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// pow2Ticks marks the powers of two of a logarithmic axis (labelled 8, 1K,
+// 64K, ...), thinned to at most a dozen labels.
+type pow2Ticks struct{}
+
+// Ticks implements plot.Ticker.
+func (pow2Ticks) Ticks(lo, hi float64) []plot.Tick {
+	var ts []plot.Tick
+	lo, hi = max(lo, 1), max(hi, 1)
+	step := 1
+	for (int(log2(hi))-int(log2(lo)))/step > 12 {
+		step++
+	}
+	for e := int(log2(lo)); float64(int64(1)<<e) <= hi*1.0001 && e < 62; e += step {
+		v := float64(int64(1) << e)
+		if v >= lo*0.9999 {
+			ts = append(ts, plot.Tick{Value: v, Label: bench.FormatSize(int(v))})
+		}
+	}
+	return ts
+}
+
+func log2(x float64) float64 { return math.Log2(x) }

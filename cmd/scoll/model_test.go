@@ -1,0 +1,77 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/scoll/scoll/model"
+)
+
+func TestModelCommand(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "m.svg")
+	out, _, err := run(t, "model", "--op", "allreduce", "--np", "8..32", "--sizes", "8,1K", "--format", "json", "--plot", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []modelRow
+	if err := json.Unmarshal([]byte(out), &rows); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for _, r := range rows {
+		seen[r.Algorithm]++
+		if r.CountedS <= 0 || r.EnergyJ <= 0 || r.MemoryB <= 0 {
+			t.Errorf("%+v: a zero metric", r)
+		}
+	}
+	// 3 rank counts (8, 16, 32) × 2 sizes for each algorithm.
+	if seen["recursive-doubling"] != 6 || seen["ring"] != 6 {
+		t.Fatalf("rows per algorithm: %v", seen)
+	}
+	if st, err := os.Stat(file); err != nil || st.Size() < 1000 {
+		t.Fatalf("plot: %v", err)
+	}
+	for _, args := range [][]string{{"--np", "x"}, {"--np", "64..8"}, {"--params", "nowhere.json"}, {"--op", "gatherv"}, {"--format", "xml"}} {
+		if _, _, err := run(t, append([]string{"model", "--sizes", "8"}, args...)...); err == nil {
+			t.Errorf("model %v: no error", args)
+		}
+	}
+}
+
+func TestParseRanks(t *testing.T) {
+	for in, want := range map[string]string{"6..40": "[6 8 16 32 40]", "8..8": "[8]", "3,5": "[3 5]"} {
+		got, err := parseRanks(in)
+		if err != nil || fmt.Sprint(got) != want {
+			t.Errorf("%s → %v, %v; want %s", in, got, err, want)
+		}
+	}
+}
+
+func TestCalibrateAndPredict(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "p.json")
+	out, _, err := run(t, "calibrate", "--time", "5ms", "--output", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "α =") {
+		t.Fatalf("calibrate output:\n%s", out)
+	}
+	p, err := model.OpenParams(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Alpha <= 0 || p.Beta <= 0 || p.Gamma <= 0 {
+		t.Fatalf("calibrated parameters not positive: %+v", p)
+	}
+	out, _, err = run(t, "predict", "--params", file, "--op", "allgather", "--algorithm", "ring,bruck", "--np", "2", "--sizes", "8,4K", "--time", "5ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(out, "\n") != 5 || !strings.Contains(out, "ratio") {
+		t.Fatalf("predict output:\n%s", out)
+	}
+}
