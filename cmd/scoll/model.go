@@ -221,12 +221,20 @@ func plotModel(file string, rows []modelRow, n int, params string) error {
 		}
 		tiles = append(tiles, []*plot.Plot{p})
 	}
-	w, h := 8*vg.Inch, 12*vg.Inch
+	return savePlots(file, tiles, 8*vg.Inch, 12*vg.Inch)
+}
+
+// savePlots draws plots stacked in one column into file, an SVG or PNG
+// image (by its extension).
+func savePlots(file string, tiles [][]*plot.Plot, w, h vg.Length) error {
 	var canvas vg.CanvasWriterTo
-	if ext == ".svg" {
+	switch strings.ToLower(filepath.Ext(file)) {
+	case ".svg":
 		canvas = vgsvg.New(w, h)
-	} else {
+	case ".png":
 		canvas = vgimg.PngCanvas{Canvas: vgimg.New(w, h)}
+	default:
+		return fmt.Errorf("--plot %q: want a .svg or .png file", file)
 	}
 	dc := draw.New(canvas)
 	cs := plot.Align(tiles, draw.Tiles{Rows: len(tiles), Cols: 1, PadY: vg.Millimeter * 4, PadTop: vg.Millimeter * 2}, dc)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -340,17 +339,5 @@ func plotSim(file string, rows []simRow) error {
 			return err
 		}
 	}
-	wt, err := p.WriterTo(8*vg.Inch, 5*vg.Inch, ext[1:])
-	if err != nil {
-		return err
-	}
-	out, err := os.Create(file)
-	if err != nil {
-		return err
-	}
-	if _, err := wt.WriteTo(out); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
+	return savePlots(file, [][]*plot.Plot{{p}}, 8*vg.Inch, 5*vg.Inch)
 }
