@@ -1,0 +1,225 @@
+package model_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/scoll/scoll/algorithms"
+	"github.com/scoll/scoll/model"
+	"github.com/scoll/scoll/schedule"
+)
+
+// TestCriticalPathHand evaluates the two-rank schedule of
+// TestCountHandSchedule by hand.
+func TestCriticalPathHand(t *testing.T) {
+	g := func(b *schedule.Builder) {
+		switch b.Rank() {
+		case 0:
+			b.Send(1, schedule.SendBuf(0, 4))                      // A: 32 B
+			b.Recv(1, schedule.RecvBuf(0, 2))                      // B: 16 B
+			b.Copy(schedule.RecvBuf(2, 2), schedule.SendBuf(0, 2)) // 16 B
+			b.EndRound()
+			b.RecvReduce(1, schedule.RecvBuf(0, 2), schedule.RecvBuf(0, 2), false) // C: 16 B
+			b.EndRound()
+		case 1:
+			tmp := b.Alloc(3)
+			b.Recv(0, schedule.RecvBuf(0, 4))
+			b.Send(0, schedule.SendBuf(0, 2))
+			b.Reduce(schedule.RecvBuf(0, 4), schedule.SendBuf(0, 4)) // 32 B
+			b.EndRound()
+			b.Send(0, tmp.Sub(0, 2))
+			b.EndRound()
+		}
+	}
+	p := model.Params{Alpha: 1, Beta: 10, Gamma: 100, L: 1000, O: 100, GPerByte: 1}
+	c, err := model.CriticalPath(2, 8, g, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// α-β-γ: round 0 of both ranks starts at 0; A completes at 1 + 320, B at
+	// 1 + 160. Rank 0 then copies (160): 481; rank 1 reduces (3200): 3521.
+	// C leaves rank 1 at 3521 and arrives at 3521 + 1 + 160 = 3682 (rank 0
+	// waits from 481); rank 0 combines it (1600): 5282.
+	// LogGP: a port's first message of B bytes takes L + 2o + B·G = 1200 + B;
+	// round 0 ends at 1232, C completes at 1232 + 1216 = 2448.
+	if want := (model.Critical{AlphaBetaGamma: 5282, LogGP: 2448}); !near(c.AlphaBetaGamma, want.AlphaBetaGamma) || !near(c.LogGP, want.LogGP) {
+		t.Errorf("CriticalPath = %+v, want %+v", c, want)
+	}
+}
+
+// TestCriticalPathPorts checks that a port carries its round's messages one
+// after the other, in posting order.
+func TestCriticalPathPorts(t *testing.T) {
+	p := model.Params{Alpha: 1, Beta: 0.5, L: 10, O: 1, G: 3, GPerByte: 0.5}
+	// Linear broadcast of 4 bytes on 5 ranks: the root's 4 sends end at
+	// 4·(1 + 2); the last leaf gets its message then.
+	c, err := model.CriticalPath(5, 4, gen(t, schedule.Bcast, "linear", 5, 1), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// LogGP: L + 2o + 3·max(o, g) + 16·G = 10 + 2 + 9 + 8
+	if !near(c.AlphaBetaGamma, 12) || !near(c.LogGP, 29) {
+		t.Errorf("linear bcast: %+v, want α-β-γ 12, LogGP 29", c)
+	}
+}
+
+// exactCritical lists the algorithms whose registered α-β-γ cost the
+// critical path reproduces for every size (and, in exactCriticalPow2, for
+// powers of two), on counts the ranks divide.
+var (
+	exactCritical = map[schedule.Collective][]string{
+		schedule.Allgather:          {"bruck", "linear", "neighbor-exchange", "recursive-doubling", "ring"},
+		schedule.Allreduce:          {"allgather-reduce", "rabenseifner", "recursive-doubling", "reduce-bcast", "ring"},
+		schedule.Alltoall:           {"bruck", "direct", "pairwise"},
+		schedule.Barrier:            {"dissemination", "recursive-doubling", "tree"},
+		schedule.Bcast:              {"binomial", "linear", "scatter-allgather", "scatter-ring-allgather"},
+		schedule.Gather:             {"binomial", "linear"},
+		schedule.Reduce:             {"binomial", "linear"},
+		schedule.ReduceScatterBlock: {"pairwise", "reduce-scatter", "ring"},
+		schedule.Scatter:            {"linear"},
+	}
+	exactCriticalPow2 = map[schedule.Collective][]string{
+		schedule.Reduce:             {"rabenseifner"},
+		schedule.ReduceScatterBlock: {"recursive-halving"},
+		schedule.Scan:               {"recursive-doubling"},
+	}
+)
+
+// TestCriticalPathMatchesRegisteredCost checks the α, β and γ terms one at a
+// time (the others zero), β with the copies the schedules do (which the
+// registered costs mostly leave out; see the package documentation).
+func TestCriticalPathMatchesRegisteredCost(t *testing.T) {
+	sizes := []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 14, 15, 16, 32, 64}
+	const n = 80640
+	check := func(t *testing.T, coll schedule.Collective, name string, pow2 bool) {
+		in, ok := algorithms.Lookup(coll, name)
+		if !ok {
+			t.Fatalf("no algorithm %s/%s", coll, name)
+		}
+		for _, P := range sizes {
+			if pow2 && P&(P-1) != 0 {
+				continue
+			}
+			for _, cnt := range []int{n / 4, n} {
+				if coll == schedule.Barrier {
+					cnt = 0
+				}
+				ap := algorithms.Params{Spec: schedule.Spec{Coll: coll, Size: P, Count: cnt}, Commutative: true, ElemSize: 4}
+				if in.Check(&ap) != nil {
+					continue
+				}
+				g := gen(t, coll, name, P, cnt)
+				cost := in.Cost(&ap)
+				cnts := count(t, coll, name, P, cnt)
+				for _, tc := range []struct {
+					p    model.Params
+					want float64
+				}{
+					{model.Params{Alpha: 1}, cost.Alpha},
+					{model.Params{Beta: 1}, cost.Beta + float64(cnts.CritCopied)},
+					{model.Params{Gamma: 1}, cost.Gamma},
+				} {
+					c, err := model.CriticalPath(P, 4, g, tc.p)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !near(c.AlphaBetaGamma, tc.want) {
+						t.Errorf("P=%d count=%d %+v: critical path %g, registered %g", P, cnt, tc.p, c.AlphaBetaGamma, tc.want)
+					}
+				}
+			}
+		}
+	}
+	for coll, names := range exactCritical {
+		for _, name := range names {
+			t.Run(coll.String()+"/"+name, func(t *testing.T) { check(t, coll, name, false) })
+		}
+	}
+	for coll, names := range exactCriticalPow2 {
+		for _, name := range names {
+			t.Run(coll.String()+"/"+name+"/pow2", func(t *testing.T) { check(t, coll, name, true) })
+		}
+	}
+}
+
+// TestCriticalPathChains checks the two cases the round-synchronous view
+// gets wrong.
+func TestCriticalPathChains(t *testing.T) {
+	p := model.Params{Alpha: 1, Beta: 1e-3}
+	// A chain pipeline of S = 4 full 64 KiB segments on P ranks takes
+	// P + S − 2 steps of α + 65536β, as registered.
+	in, _ := algorithms.Lookup(schedule.Bcast, "pipeline")
+	for _, P := range []int{2, 3, 8, 17} {
+		ap := algorithms.Params{Spec: schedule.Spec{Coll: schedule.Bcast, Size: P, Count: 4 * 16384}, ElemSize: 4}
+		c, err := model.CriticalPath(P, 4, gen(t, schedule.Bcast, "pipeline", P, 4*16384), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := float64(P+4-2) * (1 + 65.536)
+		if reg := in.Cost(&ap).Time(p.Alpha, p.Beta, 0); !near(c.AlphaBetaGamma, want) || !near(reg, want) {
+			t.Errorf("pipeline P=%d: critical path %g, registered %g, want %g", P, c.AlphaBetaGamma, reg, want)
+		}
+	}
+	// The two-tree broadcast with full segments on a power of two ranks.
+	tt, _ := algorithms.Lookup(schedule.Bcast, "two-tree")
+	for _, P := range []int{2, 4, 8, 16} {
+		cnt := 6 * 16384 // 3 segments a tree
+		ap := algorithms.Params{Spec: schedule.Spec{Coll: schedule.Bcast, Size: P, Count: cnt}, ElemSize: 4}
+		c, err := model.CriticalPath(P, 4, gen(t, schedule.Bcast, "two-tree", P, cnt), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if reg := tt.Cost(&ap).Time(p.Alpha, p.Beta, 0); !near(c.AlphaBetaGamma, reg) {
+			t.Errorf("two-tree P=%d: critical path %g, registered %g", P, c.AlphaBetaGamma, reg)
+		}
+	}
+	// A ring allreduce of 2 elements on 64 ranks: 62 blocks are empty, yet
+	// each of the other two passes 63 hops twice, one after the other.
+	g := gen(t, schedule.Allreduce, "ring", 64, 2)
+	c, err := model.CriticalPath(64, 4, g, model.Params{Alpha: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cnt, _ := model.Count(64, 4, g)
+	if c.AlphaBetaGamma != 126 || cnt.CritMsgs >= 126 {
+		t.Errorf("sparse ring: critical path %g start-ups (want 126), round-synchronous %d", c.AlphaBetaGamma, cnt.CritMsgs)
+	}
+}
+
+func TestCriticalPathErrors(t *testing.T) {
+	ok := gen(t, schedule.Allreduce, "ring", 4, 8)
+	for _, tc := range []struct {
+		name           string
+		size, elemSize int
+		gen            schedule.Generator
+		p              model.Params
+		want           error
+	}{
+		{"size 0", 0, 4, ok, model.Params{}, model.ErrArgument},
+		{"element size 0", 4, 0, ok, model.Params{}, model.ErrArgument},
+		{"nil generator", 4, 4, nil, model.Params{}, model.ErrArgument},
+		{"bad params", 4, 4, ok, model.Params{Beta: -1}, model.ErrParams},
+		{"builder error", 4, 4, func(b *schedule.Builder) {
+			if b.Rank() == 2 {
+				b.Failf("broken")
+			}
+		}, model.Params{}, schedule.ErrBuild},
+		{"unmatched", 2, 4, func(b *schedule.Builder) {
+			if b.Rank() == 0 {
+				b.Send(1, schedule.SendBuf(0, 1))
+			}
+		}, model.Params{}, model.ErrArgument},
+		{"deadlock", 2, 4, func(b *schedule.Builder) {
+			// both receive first, then send
+			b.Recv(1-b.Rank(), schedule.RecvBuf(0, 1))
+			b.EndRound()
+			b.Send(1-b.Rank(), schedule.SendBuf(0, 1))
+		}, model.Params{}, model.ErrArgument},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := model.CriticalPath(tc.size, tc.elemSize, tc.gen, tc.p); !errors.Is(err, tc.want) {
+				t.Fatalf("err = %v, want %v", err, tc.want)
+			}
+		})
+	}
+}
