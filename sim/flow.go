@@ -27,7 +27,9 @@ type FlowConfig struct {
 // nodes add a send port and a receive port of capacity 1 per node, which all
 // of a node's flows share. A flow moves no faster than one link of capacity
 // 1, even over a split route. The result is deterministic; AlphaCount and
-// DeltaBytes are left zero, NumStages is the most rounds of any rank.
+// DeltaBytes are left zero, NumStages is the most rounds of any rank, and
+// MaxCongestion is the largest load (flows crossing it, weighted by their
+// route fractions, over its capacity) any link carried at any moment.
 func FlowModel(cfg FlowConfig, size, elemSize int, gen schedule.Generator) (Result, error) {
 	if err := cfg.check(size); err != nil {
 		return Result{}, err
@@ -108,7 +110,8 @@ func (f *flowSim) run() (Result, error) {
 	}
 	for {
 		if f.dirty {
-			f.solver.solve(f.active, f.capacity, f.cfg.Delta)
+			load := f.solver.solve(f.active, f.capacity, f.cfg.Delta)
+			f.res.MaxCongestion = max(f.res.MaxCongestion, load)
 			f.dirty = false
 		}
 		// Next event: a flow starts or a flow ends.
@@ -299,7 +302,9 @@ func (s *solver) init(links int) {
 	s.users = make([][]int, links)
 }
 
-func (s *solver) solve(flows []*flow, capacity func(topology.Link) float64, delta float64) {
+// solve sets the rate of every flow and returns the largest link load:
+// the summed fractions of the flows on a link over its capacity.
+func (s *solver) solve(flows []*flow, capacity func(topology.Link) float64, delta float64) (maxLoad float64) {
 	for _, l := range s.touched {
 		s.resid[l], s.weight[l] = 0, 0
 		s.users[l] = s.users[l][:0]
@@ -319,6 +324,9 @@ func (s *solver) solve(flows []*flow, capacity func(topology.Link) float64, delt
 	}
 	s.h = s.h[:0]
 	for _, l := range s.touched {
+		if s.resid[l] > 0 {
+			maxLoad = max(maxLoad, s.weight[l]/s.resid[l])
+		}
 		s.ver[l]++
 		if s.weight[l] > 0 {
 			s.h = append(s.h, linkLevel{l: l, level: s.resid[l] / s.weight[l], ver: s.ver[l]})
@@ -361,6 +369,7 @@ func (s *solver) solve(flows []*flow, capacity func(topology.Link) float64, delt
 			fl.rate = 1 / delta // +Inf when δ = 0
 		}
 	}
+	return maxLoad
 }
 
 type linkLevel struct {

@@ -40,6 +40,9 @@ func TestFlowCrossbarClosedForms(t *testing.T) {
 				if math.Abs(res.Time-tc.want) > 1e-9*tc.want {
 					t.Errorf("P=%d %s/%s ports=%v: flow %.9g s, closed form %.9g s", P, tc.coll, tc.alg, ports, res.Time, tc.want)
 				}
+				if res.MaxCongestion != 1 {
+					t.Errorf("P=%d %s/%s ports=%v: crossbar congestion %v, want 1", P, tc.coll, tc.alg, ports, res.MaxCongestion)
+				}
 				st, err := StageModel(cfg.Config, P, 1, mustGen(t, Workload{Coll: tc.coll, Algorithm: tc.alg, Size: P, Bytes: int(n)}))
 				if err != nil {
 					t.Fatal(err)
@@ -70,8 +73,8 @@ func TestFlowMaxMinSharing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Time != 2000 {
-		t.Fatalf("two 1000-byte flows over one link took %v, want 2000", res.Time)
+	if res.Time != 2000 || res.MaxCongestion != 2 {
+		t.Fatalf("two 1000-byte flows over one link took %v with congestion %v, want 2000 and 2", res.Time, res.MaxCongestion)
 	}
 	// Single-port: rank 2 receives one at a time as well.
 	res, err = FlowModel(FlowConfig{Config: Config{Topology: topo, Delta: 1, Ports: SinglePort}}, 4, 1, gen)
@@ -123,6 +126,9 @@ func TestModelProperties(t *testing.T) {
 					if st.Messages > 0 && st.MaxCongestion < 1 {
 						t.Errorf("%s %s/%s: stage %d congestion %g < 1", ts, a.coll, a.name, st.Stage, st.MaxCongestion)
 					}
+				}
+				if f1.Bytes > 0 && f1.MaxCongestion < 1 {
+					t.Errorf("%s %s/%s: flow model congestion %g < 1", ts, a.coll, a.name, f1.MaxCongestion)
 				}
 				if f1.Messages != s1.Messages || f1.Bytes != s1.Bytes {
 					t.Errorf("%s %s/%s: models count %d/%d messages, %d/%d bytes", ts, a.coll, a.name, s1.Messages, f1.Messages, s1.Bytes, f1.Bytes)
