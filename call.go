@@ -19,6 +19,7 @@ type callConfig struct {
 	alg      string
 	segBytes int
 	radix    int
+	grid     []int
 }
 
 // WithAlgorithm selects the algorithm by its registry name (see Algorithms).
@@ -35,6 +36,22 @@ func WithSegmentSize(bytes int) CallOption { return func(c *callConfig) { c.segB
 // WithRadix sets the radix of k-nomial algorithms, which is also the fan-out
 // of k-ary trees (at least 2).
 func WithRadix(k int) CallOption { return func(c *callConfig) { c.radix = k } }
+
+// WithGrid sets the process grid of the topology-aware algorithms (rd-optimal,
+// rh-optimal, bucket, bucket3, bucket6): the sizes of its dimensions, ranks
+// numbered with the first dimension varying fastest (XYZ order), as on a
+// torus or mesh whose nodes hold the ranks in order. Without it they use
+// DefaultGrid(size, 3). Dimensions whose product is not the communicator size
+// fail with ErrInvalidArgument; every rank must pass the same grid.
+func WithGrid(dims ...int) CallOption {
+	dims = append([]int(nil), dims...)
+	return func(c *callConfig) { c.grid = dims }
+}
+
+// DefaultGrid returns the grid of size ranks in d dimensions the
+// topology-aware algorithms use when a call gives none: the dimensions as
+// equal as possible, smallest first (8×8×8 for 512 ranks, 4×4×8 for 128).
+func DefaultGrid(size, d int) []int { return algorithms.DefaultGrid(size, d) }
 
 // AlgorithmInfo describes a registered algorithm.
 type AlgorithmInfo struct {
@@ -113,6 +130,15 @@ type planKey struct {
 	radix, seg  int
 	elemSize    int
 	opID        uint64
+	grid        string // gridKey of WithGrid's dimensions
+}
+
+// gridKey renders a process grid for the plan cache ("" without one).
+func gridKey(dims []int) string {
+	if dims == nil {
+		return ""
+	}
+	return fmt.Sprint(dims)
 }
 
 type planEntry struct {
@@ -174,7 +200,12 @@ func prepare[T Number](cl *call, ctx context.Context, c *Comm, spec schedule.Spe
 	if cfg.segBytes > 0 {
 		seg = max(1, cfg.segBytes/kernel.ElemSize)
 	}
-	key := planKey{coll, cfg.alg, spec.Root, spec.Count, spec.InPlaceAt(c.rank), commutative, cfg.radix, seg, kernel.ElemSize, opID}
+	if cfg.grid != nil {
+		if err := algorithms.CheckGrid(cfg.grid, c.size); err != nil {
+			return fmt.Errorf("%s: %w", coll, err)
+		}
+	}
+	key := planKey{coll, cfg.alg, spec.Root, spec.Count, spec.InPlaceAt(c.rank), commutative, cfg.radix, seg, kernel.ElemSize, opID, gridKey(cfg.grid)}
 	cacheable := !coll.Vector()
 	if cacheable {
 		e := c.last.Load()
@@ -195,7 +226,7 @@ func prepare[T Number](cl *call, ctx context.Context, c *Comm, spec schedule.Spe
 			return nil
 		}
 	}
-	p := algorithms.Params{Spec: spec, Rank: c.rank, Commutative: commutative, Radix: cfg.radix, Segment: seg, ElemSize: kernel.ElemSize}
+	p := algorithms.Params{Spec: spec, Rank: c.rank, Commutative: commutative, Radix: cfg.radix, Segment: seg, ElemSize: kernel.ElemSize, Grid: cfg.grid}
 	var info *algorithms.Info
 	if cfg.alg != "" {
 		in, ok := algorithms.Lookup(coll, cfg.alg)
@@ -223,6 +254,7 @@ func prepare[T Number](cl *call, ctx context.Context, c *Comm, spec schedule.Spe
 	h := newHash()
 	h.add(uint64(coll), uint64(spec.Count), uint64(spec.Root), uint64(kernel.ElemSize), opID, uint64(cfg.radix), uint64(seg))
 	h.str(info.Name)
+	h.ints(cfg.grid)
 	if coll.Vector() && coll != schedule.Alltoallv {
 		h.ints(spec.Counts)
 		h.ints(spec.Displs)

@@ -87,7 +87,12 @@ func gappedDispls(counts []int) ([]int, int) {
 // runCase runs one collective call with the given algorithm on p ranks and
 // checks every rank's result against the naive reference.
 func runCase[T num](coll, alg string, p, n, root int, inPlace bool, oc opCase[T], runOpts ...scoll.Option) error {
-	opts := []scoll.CallOption{scoll.WithAlgorithm(alg)}
+	return runCaseWith(nil, coll, alg, p, n, root, inPlace, oc, runOpts...)
+}
+
+// runCaseWith is runCase with extra call options.
+func runCaseWith[T num](callOpts []scoll.CallOption, coll, alg string, p, n, root int, inPlace bool, oc opCase[T], runOpts ...scoll.Option) error {
+	opts := append([]scoll.CallOption{scoll.WithAlgorithm(alg)}, callOpts...)
 	return scoll.Run(context.Background(), p, func(ctx context.Context, c *scoll.Comm) error {
 		r := c.Rank()
 		fail := func(got, want []T) error {

@@ -56,6 +56,11 @@ type Params struct {
 	Segment int
 	// ElemSize is the element size in bytes (used for default segment sizes).
 	ElemSize int
+	// Grid is the process grid of the topology-aware algorithms (rd-optimal,
+	// rh-optimal, bucket, bucket3, bucket6): the dimension sizes, ranks
+	// numbered in XYZ order with dimension 0 varying fastest. Nil means
+	// DefaultGrid(Size, 3); others ignore it.
+	Grid []int
 }
 
 // Cost is an α-β-γ cost: time = Alpha·α + Beta·β + Gamma·γ + Copy·β, where α
@@ -136,8 +141,14 @@ func Lookup(c schedule.Collective, name string) (*Info, bool) {
 	return nil, false
 }
 
-// Check reports (wrapping errs.Unsupported) why the algorithm cannot run p.
+// Check reports why the algorithm cannot run p: a grid that does not fit
+// (errs.InvalidArgument) or an unmet requirement (errs.Unsupported).
 func (in *Info) Check(p *Params) error {
+	if p.Grid != nil {
+		if err := CheckGrid(p.Grid, p.Size); err != nil {
+			return err
+		}
+	}
 	if in.Requires&NeedsCommutative != 0 && p.Coll.Reduces() && !p.Commutative {
 		return fmt.Errorf("%w: %s algorithm %q needs a commutative operator", errs.Unsupported, in.Coll, in.Name)
 	}

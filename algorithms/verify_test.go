@@ -128,8 +128,13 @@ func ExampleList() {
 	}
 	// Output:
 	// bruck
+	// bucket
+	// bucket3
+	// bucket6
 	// linear
 	// neighbor-exchange
+	// rd-halving
+	// rd-optimal
 	// recursive-doubling
 	// ring
 }

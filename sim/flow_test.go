@@ -180,6 +180,8 @@ func TestConfigErrors(t *testing.T) {
 		{},
 		{Topology: mustTopo(t, "crossbar:4")},
 		{Topology: mustTopo(t, "crossbar:8"), Alpha: -1},
+		{Topology: mustTopo(t, "crossbar:8"), BusyPorts: 6},
+		{Topology: mustTopo(t, "crossbar:8"), BusyPorts: 6, BusyEfficiency: 1.5},
 	} {
 		if _, err := StageModel(cfg, 8, 1, gen); err == nil {
 			t.Errorf("StageModel accepted %+v", cfg)

@@ -151,3 +151,48 @@ func TestStageClosReproduction(t *testing.T) {
 		}
 	}
 }
+
+// Busy multi-port nodes are derated: on a 4×4×4 torus every rank sends B
+// bytes to each of its k nearest neighbours in one stage; with BusyPorts 6
+// and efficiency 0.93 the six-neighbour stage takes 6α + B·δ/0.93 and the
+// three-neighbour stage is unchanged at 3α + B·δ.
+func TestBusyPortsDerate(t *testing.T) {
+	topo := mustTopo(t, "torus:4x4x4")
+	const B = 1000
+	neighbours := func(k int) schedule.Generator {
+		return func(b *schedule.Builder) {
+			r := b.Rank()
+			for _, stride := range []int{1, 4, 16} {
+				c := r / stride % 4
+				up := r + ((c+1)%4-c)*stride
+				down := r + ((c+3)%4-c)*stride
+				b.Send(up, schedule.SendBuf(0, B))
+				b.Recv(down, schedule.RecvBuf(0, B))
+				if k == 6 {
+					b.Send(down, schedule.SendBuf(0, B))
+					b.Recv(up, schedule.RecvBuf(B, B))
+				}
+			}
+			b.EndRound()
+		}
+	}
+	for _, k := range []int{3, 6} {
+		for _, derate := range []bool{false, true} {
+			cfg := Config{Topology: topo, Alpha: 1, Delta: 0.01, Ports: MultiPort}
+			if derate {
+				cfg.BusyPorts, cfg.BusyEfficiency = 6, 0.93
+			}
+			res, err := StageModel(cfg, 64, 1, neighbours(k))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := float64(k) + B*0.01
+			if derate && k == 6 {
+				want = float64(k) + B*0.01/0.93
+			}
+			if !near(res.Time, want) {
+				t.Errorf("k=%d derate=%v: time %v, want %v", k, derate, res.Time, want)
+			}
+		}
+	}
+}

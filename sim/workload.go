@@ -6,6 +6,7 @@ import (
 
 	"github.com/scoll/scoll/algorithms"
 	"github.com/scoll/scoll/schedule"
+	"github.com/scoll/scoll/topology"
 )
 
 // Workload is one collective call to simulate: every rank runs the named
@@ -20,6 +21,20 @@ type Workload struct {
 	Root      int
 	Radix     int // 0: the algorithm's default
 	Segment   int // bytes; 0: the algorithm's default
+	// Grid is the process grid of topology-aware algorithms (nil: their
+	// default); see GridFor.
+	Grid []int
+}
+
+// GridFor returns the process grid that matches a topology for ranks ranks
+// placed in XYZ order: the torus, mesh or hypercube dimensions when the
+// ranks fill every node, else nil (the algorithms' default grid).
+func GridFor(t topology.Topology, ranks int) []int {
+	g, ok := t.(topology.Grid)
+	if !ok || ranks != t.Nodes() {
+		return nil
+	}
+	return g.Dims()
 }
 
 // Generator returns the schedule generator of w, or an error if the
@@ -40,7 +55,7 @@ func (w Workload) Generator() (schedule.Generator, error) {
 		return nil, fmt.Errorf("%w: negative size %d", ErrConfig, w.Bytes)
 	}
 	p := algorithms.Params{Spec: schedule.Spec{Coll: w.Coll, Size: w.Size, Root: w.Root, Count: w.Bytes},
-		Commutative: true, Radix: w.Radix, Segment: w.Segment, ElemSize: 1}
+		Commutative: true, Radix: w.Radix, Segment: w.Segment, ElemSize: 1, Grid: w.Grid}
 	if err := p.Spec.Check(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}

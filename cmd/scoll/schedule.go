@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/scoll/scoll/algorithms"
@@ -18,6 +19,7 @@ func newScheduleCmd() *cobra.Command {
 	var (
 		w              sim.Workload
 		op, size, form string
+		grid           string
 		elem           int
 	)
 	cmd := &cobra.Command{
@@ -59,6 +61,9 @@ of alltoall. Elements are --elem bytes wide.`,
 				return fmt.Errorf("--np %d: want at least 1", w.Size)
 			}
 			w.Bytes = bytes / elem
+			if w.Grid, err = parseGrid(grid); err != nil {
+				return err
+			}
 			gen, err := w.Generator()
 			if err != nil {
 				return err
@@ -86,7 +91,24 @@ of alltoall. Elements are --elem bytes wide.`,
 	f.IntVar(&w.Root, "root", 0, "root rank of rooted collectives")
 	f.IntVar(&w.Radix, "radix", 0, "radix or fan-out of tree algorithms (0: the algorithm's default)")
 	f.StringVar(&form, "format", "text", "output: text, json, goal or svg")
+	f.StringVar(&grid, "grid", "", "process grid of topology-aware algorithms, like 8x8x8 (default: as equal as possible in 3 dimensions)")
 	return cmd
+}
+
+// parseGrid parses a process grid "AxBxC" ("" gives nil: the default).
+func parseGrid(s string) ([]int, error) {
+	if s == "" || s == "auto" {
+		return nil, nil
+	}
+	var dims []int
+	for _, f := range strings.Split(strings.ToLower(s), "x") {
+		k, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || k < 1 {
+			return nil, fmt.Errorf("--grid %q: want dimensions like 8x8x8", s)
+		}
+		dims = append(dims, k)
+	}
+	return dims, nil
 }
 
 func algorithmNames(c schedule.Collective) string {

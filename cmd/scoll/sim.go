@@ -42,9 +42,9 @@ type simRow struct {
 
 func newSimCmd() *cobra.Command {
 	var (
-		topoSpec, mapSpec, op, algs, sizes, model, alpha, linkBW, ports, format, plotFile, hopLat, progress string
-		np                                                                                                  int
-		stages                                                                                              bool
+		topoSpec, mapSpec, op, algs, sizes, model, alpha, linkBW, ports, format, plotFile, hopLat, progress, gridSpec, portEff string
+		np                                                                                                                     int
+		stages                                                                                                                 bool
 	)
 	cmd := &cobra.Command{
 		Use:   "sim",
@@ -112,6 +112,15 @@ max_congestion the largest link load of any stage.`,
 				return fmt.Errorf("--hop-latency: %w", err)
 			}
 			cfg := sim.Config{Topology: topo, Mapping: mapping, Alpha: a, Delta: 1 / bw, Stages: stages}
+			if portEff != "" {
+				k, e, ok := strings.Cut(portEff, ":")
+				var err1, err2 error
+				cfg.BusyPorts, err1 = strconv.Atoi(k)
+				cfg.BusyEfficiency, err2 = strconv.ParseFloat(e, 64)
+				if !ok || err1 != nil || err2 != nil || cfg.BusyPorts < 1 || cfg.BusyEfficiency <= 0 || cfg.BusyEfficiency > 1 {
+					return fmt.Errorf("--port-efficiency %q: want K:E, like 6:0.93", portEff)
+				}
+			}
 			switch ports {
 			case "1":
 				cfg.Ports = sim.SinglePort
@@ -131,6 +140,13 @@ max_congestion the largest link load of any stage.`,
 			if err != nil {
 				return err
 			}
+			grid, err := parseGrid(gridSpec)
+			if err != nil {
+				return err
+			}
+			if grid == nil && mapping == nil {
+				grid = sim.GridFor(topo, np)
+			}
 			stderr := cmd.ErrOrStderr()
 			show := progress == "always" || (progress == "auto" && isTerminal(stderr))
 			var rows []simRow
@@ -142,7 +158,7 @@ max_congestion the largest link load of any stage.`,
 						fmt.Fprintf(stderr, "\r\x1b[K%s [%d/%d] %s %s B", progressBar(done, total, 20), done+1, total, name, bench.FormatSize(n))
 					}
 					done++
-					gen, err := sim.Workload{Coll: coll, Algorithm: name, Size: np, Bytes: n}.Generator()
+					gen, err := sim.Workload{Coll: coll, Algorithm: name, Size: np, Bytes: n, Grid: grid}.Generator()
 					if err != nil {
 						if algs == "all" {
 							fmt.Fprintf(stderr, "\r\x1b[Kscoll sim: skipping %s: %v\n", name, err)
@@ -194,6 +210,8 @@ max_congestion the largest link load of any stage.`,
 	f.StringVar(&format, "format", "table", "output: table, csv or json")
 	f.StringVar(&plotFile, "plot", "", "also plot MB/s against size per algorithm into this .svg or .png file")
 	f.BoolVar(&stages, "stages", false, "print the per-stage breakdown (stage model)")
+	f.StringVar(&portEff, "port-efficiency", "", "multi-port stage model: K:E derates nodes with K or more messages in a stage to E of the link bandwidth (Sack's Blue Gene/P: 6:0.93)")
+	f.StringVar(&gridSpec, "grid", "auto", "process grid of topology-aware algorithms (rd-optimal, bucket3, ...): AxBxC, or auto (the torus or mesh itself when the ranks fill it in XYZ order)")
 	f.StringVar(&progress, "progress", "auto", "progress bar on stderr: auto (when a terminal), always or never")
 	return cmd
 }

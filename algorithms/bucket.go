@@ -1,0 +1,369 @@
+package algorithms
+
+import (
+	"github.com/scoll/scoll/schedule"
+)
+
+// Bucket algorithms on a process grid (Sack 2011 sec. 3.2.2 and 3.4.2).
+//
+// The single-port bucket allgather runs a ring allgather along dimension X,
+// then along Y with the gathered X lines, then along Z with the gathered XY
+// planes: Σ(d_j − 1) stages and the optimal bandwidth term. The multi-port
+// variants run several such buckets at once on disjoint sections of the
+// data, each starting in a different dimension so that they never share a
+// link: bucket3 runs one bucket per dimension (XYZ+, YZX+, ZXY+), bucket6
+// one per dimension and direction (XYZ±, YZX±, ZXY±) — 2·d buckets for d
+// dimensions. Every bucket finishes a dimension before any moves on to the
+// next (a phase lasts as long as its longest ring).
+//
+// Sections: each rank's block is cut into k sections (lengths differing by
+// at most one, so any count works; short blocks leave sections empty).
+// Section j of rank i has id s = k·i + j, and the gathered buffer is the
+// sections in id order. Bucket b = ⌊s/P⌋ delivers the ids bP … bP+P−1, the
+// one at offset q = s mod P starting from the rank numbered q in the bucket's
+// dimension order. A first exchange sends every section to that rank, which
+// stores it at its final place; the buckets then circulate contiguous runs
+// of the gathered buffer. Dimensions of size 1 are dropped, so a 1-D grid
+// gives one bucket (two for bucket6).
+//
+// The reduce-scatter variants are the mirror image: ring reduce-scatters
+// along the dimensions in reverse order, then an exchange that sends each
+// reduced section to its owner. They combine out of rank order.
+
+// bucketPlan is the buckets of one call.
+type bucketPlan struct {
+	P     int
+	lanes []*gridOrder // bucket b's rank numbering
+	dirs  []int        // +1: towards higher coordinates
+	dims  int          // grid dimensions (size-1 ones dropped)
+}
+
+// newBucketPlan returns the plan with one bucket (ports = 1), one per
+// dimension (3) or two per dimension (6).
+func newBucketPlan(p *Params, ports int) *bucketPlan {
+	var dims []int
+	for _, k := range p.grid() {
+		if k > 1 {
+			dims = append(dims, k)
+		}
+	}
+	if len(dims) == 0 {
+		dims = []int{1}
+	}
+	pl := &bucketPlan{P: p.Size, dims: len(dims)}
+	switch ports {
+	case 1:
+		pl.lanes, pl.dirs = []*gridOrder{newGridOrder(dims, 0)}, []int{1}
+	case 3:
+		for j := range dims {
+			pl.lanes = append(pl.lanes, newGridOrder(dims, j))
+			pl.dirs = append(pl.dirs, 1)
+		}
+	default:
+		for j := range dims {
+			g := newGridOrder(dims, j)
+			pl.lanes = append(pl.lanes, g, g)
+			pl.dirs = append(pl.dirs, 1, -1)
+		}
+	}
+	return pl
+}
+
+// k returns the number of buckets (sections per block).
+func (pl *bucketPlan) k() int { return len(pl.lanes) }
+
+// phaseRounds returns the rounds of phase t: the longest ring of any bucket.
+func (pl *bucketPlan) phaseRounds(t int) int {
+	n := 0
+	for _, g := range pl.lanes {
+		n = max(n, g.dims[g.order[t]]-1)
+	}
+	return n
+}
+
+// ring describes rank r's ring of bucket b in phase t: its coordinate c,
+// the ring length m, the neighbours at c+1 and c−1, and the first position
+// and width of the chunks.
+func (pl *bucketPlan) ring(b, t, r int) (c, m, next, prev, base, w int) {
+	g := pl.lanes[b]
+	j := g.order[t]
+	m = g.dims[j]
+	c = r / g.stride[j] % m
+	next = r + (mod(c+1, m)-c)*g.stride[j]
+	prev = r + (mod(c-1, m)-c)*g.stride[j]
+	idx := g.index(r)
+	w = g.ostr[t]
+	base = idx - idx%g.ostr[t+1]
+	return
+}
+
+// sections cuts blocks into k sections and maps section ids to regions.
+type sections struct {
+	l redscatLayout
+	k int
+}
+
+func secOff(c, k, j int) int { return j*(c/k) + min(j, c%k) }
+func secLen(c, k, j int) int { return secOff(c, k, j+1) - secOff(c, k, j) }
+
+// region returns section id s in buffer base.
+func (x *sections) region(base schedule.Region, s int) schedule.Region {
+	i, j := s/x.k, s%x.k
+	c := x.l.count(i)
+	return base.Sub(x.l.displ(i)+secOff(c, x.k, j), secLen(c, x.k, j))
+}
+
+// runs returns the regions of base holding section ids [s0, s1), merging
+// adjacent ones and skipping empty ones.
+func (x *sections) runs(base schedule.Region, s0, s1 int) []schedule.Region {
+	if x.l.counts == nil {
+		a, z := x.region(base, s0), x.region(base, s1-1)
+		return []schedule.Region{base.Sub(a.Off-base.Off, z.End()-a.Off)}
+	}
+	var out []schedule.Region
+	for s := s0; s < s1; s++ {
+		reg := x.region(base, s)
+		if reg.Len == 0 {
+			continue
+		}
+		if n := len(out); n > 0 && out[n-1].End() == reg.Off {
+			out[n-1].Len += reg.Len
+			continue
+		}
+		out = append(out, reg)
+	}
+	return out
+}
+
+// Bucket allgather.
+//
+//	bucket, 2×2 grid:  stage 0 (X): 0↔1 2↔3   stage 1 (Y): 0↔2 1↔3 (two blocks)
+//	bucket3, 2×2 grid: exchange, then X-first and Y-first buckets at once on
+//	                   halves of every block
+//
+// Cost (single-port accounting): k·(Σ_t max_b(d_b,t − 1) + 1)·α +
+// ((P−1)/P·N + n)·β for k buckets (bucket: Σ(d_j − 1)·α + (P−1)/P·N·β).
+func allgatherBucket(ports int) func(*schedule.Builder, *Params) {
+	return func(b *schedule.Builder, p *Params) {
+		l, own, _, done := allgatherSetup(b, p)
+		if done {
+			return
+		}
+		pl := newBucketPlan(p, ports)
+		P, r, k := p.Size, p.Rank, pl.k()
+		x := &sections{l: l, k: k}
+		recv := schedule.RecvBuf(0, 0)
+		ownSec := func(j int) schedule.Region {
+			c := l.count(r)
+			return own.Sub(secOff(c, k, j), secLen(c, k, j))
+		}
+		// Exchange: section s = k·r + j goes to the rank numbered s mod P
+		// in bucket ⌊s/P⌋.
+		var copies [][2]schedule.Region
+		for j := range k {
+			s := k*r + j
+			if h := pl.lanes[s/P].rank(s % P); h != r {
+				b.Send(h, ownSec(j))
+			} else {
+				copies = append(copies, [2]schedule.Region{x.region(recv, s), ownSec(j)})
+			}
+		}
+		for bk, g := range pl.lanes {
+			s := bk*P + g.index(r)
+			if i := s / k; i != r {
+				b.Recv(i, x.region(recv, s))
+			}
+		}
+		for _, c := range copies {
+			b.Copy(c[0], c[1])
+		}
+		b.EndRound()
+		for t := range pl.dims {
+			for step := range pl.phaseRounds(t) {
+				for bk := range pl.lanes {
+					c, m, next, prev, base, w := pl.ring(bk, t, r)
+					if step >= m-1 {
+						continue
+					}
+					to, from, sc, rc := next, prev, mod(c-step, m), mod(c-step-1, m)
+					if pl.dirs[bk] < 0 {
+						to, from, sc, rc = prev, next, mod(c+step, m), mod(c+step+1, m)
+					}
+					for _, reg := range x.runs(recv, bk*P+base+sc*w, bk*P+base+(sc+1)*w) {
+						b.Send(to, reg)
+					}
+					for _, reg := range x.runs(recv, bk*P+base+rc*w, bk*P+base+(rc+1)*w) {
+						b.Recv(from, reg)
+					}
+				}
+				b.EndRound()
+			}
+		}
+	}
+}
+
+func bucketRounds(p *Params, ports int) (k, rounds float64) {
+	pl := newBucketPlan(p, ports)
+	for t := range pl.dims {
+		rounds += float64(pl.phaseRounds(t))
+	}
+	return float64(pl.k()), rounds
+}
+
+func allgatherBucketCost(ports int) func(*Params) Cost {
+	return func(p *Params) Cost {
+		N := allgatherBytes(p)
+		if p.Size <= 1 {
+			return Cost{Copy: N}
+		}
+		P := float64(p.Size)
+		k, rounds := bucketRounds(p, ports)
+		c := Cost{Alpha: k * rounds, Beta: N * (P - 1) / P, Copy: N / P}
+		if ports > 1 {
+			c.Alpha += k
+			c.Beta += N / P
+		}
+		return c
+	}
+}
+
+// Bucket reduce-scatter: ring reduce-scatters along the dimensions in
+// reverse order (Z, then Y, then X for the single bucket), then the exchange
+// that hands every reduced section to its owner.
+//
+// Cost (single-port accounting): as the allgather, plus (P−1)/P·N·γ.
+func redscatBucket(ports int) func(*schedule.Builder, *Params) {
+	return func(b *schedule.Builder, p *Params) {
+		l := redscatBlocks(p)
+		P, r := p.Size, p.Rank
+		in, out := p.input(), redscatOut(p, &l)
+		if P == 1 {
+			b.Copy(out, in.Sub(0, l.count(0)))
+			b.EndRound()
+			return
+		}
+		pl := newBucketPlan(p, ports)
+		k := pl.k()
+		x := &sections{l: l, k: k}
+		acc := b.Alloc(l.displ(P))
+		inAcc := make([]bool, k) // the bucket's partials have moved to acc
+		for t := pl.dims - 1; t >= 0; t-- {
+			rounds := pl.phaseRounds(t)
+			for step := range rounds {
+				for bk := range pl.lanes {
+					c, m, next, prev, base, w := pl.ring(bk, t, r)
+					if step >= m-1 {
+						continue
+					}
+					to, from, sc, rc := next, prev, mod(c-step-1, m), mod(c-step-2, m)
+					if pl.dirs[bk] < 0 {
+						to, from, sc, rc = prev, next, mod(c+step+1, m), mod(c+step+2, m)
+					}
+					src := in
+					if inAcc[bk] || step > 0 {
+						src = acc
+					}
+					for _, reg := range x.runs(src, bk*P+base+sc*w, bk*P+base+(sc+1)*w) {
+						b.Send(to, reg)
+					}
+					src = in
+					if inAcc[bk] {
+						src = acc
+					}
+					for _, reg := range x.runs(acc, bk*P+base+rc*w, bk*P+base+(rc+1)*w) {
+						b.RecvReduce(from, reg, src.Sub(reg.Off-acc.Off, reg.Len), true)
+					}
+				}
+				b.EndRound()
+			}
+			for bk := range pl.lanes {
+				if _, m, _, _, _, _ := pl.ring(bk, t, r); m > 1 {
+					inAcc[bk] = true
+				}
+			}
+		}
+		// Exchange: the section this rank ends with in bucket b goes to
+		// its owner.
+		for bk, g := range pl.lanes {
+			s := bk*P + g.index(r)
+			if i := s / k; i != r {
+				b.Send(i, x.region(acc, s))
+			}
+		}
+		var copies [][2]schedule.Region
+		c := l.count(r)
+		for j := range k {
+			s := k*r + j
+			dst := out.Sub(secOff(c, k, j), secLen(c, k, j))
+			if h := pl.lanes[s/P].rank(s % P); h != r {
+				b.Recv(h, dst)
+			} else {
+				copies = append(copies, [2]schedule.Region{dst, x.region(acc, s)})
+			}
+		}
+		for _, cp := range copies {
+			b.Copy(cp[0], cp[1])
+		}
+		b.EndRound()
+	}
+}
+
+func redscatBucketCost(ports int) func(*Params) Cost {
+	return func(p *Params) Cost {
+		N := redscatBytes(p)
+		if p.Size <= 1 {
+			return Cost{Copy: N}
+		}
+		P := float64(p.Size)
+		k, rounds := bucketRounds(p, ports)
+		c := Cost{Alpha: k * rounds, Beta: N * (P - 1) / P, Gamma: N * (P - 1) / P}
+		if ports > 1 {
+			c.Alpha += k
+			c.Beta += N / P
+		}
+		return c
+	}
+}
+
+func init() {
+	for _, c := range []schedule.Collective{schedule.Allgather, schedule.Allgatherv} {
+		Register(Info{
+			Coll: c, Name: "bucket", Linear: true,
+			Doc:    "ring allgather along each grid dimension in turn (X lines, then XY planes, ...)",
+			Source: "Sack 2011 sec. 3.2.2; Chan et al. 2007",
+			Build:  allgatherBucket(1), Cost: allgatherBucketCost(1),
+		})
+		Register(Info{
+			Coll: c, Name: "bucket3", Linear: true,
+			Doc:    "one bucket per grid dimension (XYZ+, YZX+, ZXY+) on sections of every block, after a remapping exchange",
+			Source: "Sack 2011 sec. 3.4.2",
+			Build:  allgatherBucket(3), Cost: allgatherBucketCost(3),
+		})
+		Register(Info{
+			Coll: c, Name: "bucket6", Linear: true,
+			Doc:    "two buckets per grid dimension (XYZ+-, YZX+-, ZXY+-) on sections of every block, after a remapping exchange",
+			Source: "Sack 2011 sec. 3.4.2",
+			Build:  allgatherBucket(6), Cost: allgatherBucketCost(6),
+		})
+	}
+	for _, c := range []schedule.Collective{schedule.ReduceScatterBlock, schedule.ReduceScatter} {
+		Register(Info{
+			Coll: c, Name: "bucket", Linear: true, Requires: NeedsCommutative,
+			Doc:    "ring reduce-scatter along each grid dimension in turn (Z planes, then Y lines, ...)",
+			Source: "Sack 2011 sec. 3.2.2; Chan et al. 2007",
+			Build:  redscatBucket(1), Cost: redscatBucketCost(1),
+		})
+		Register(Info{
+			Coll: c, Name: "bucket3", Linear: true, Requires: NeedsCommutative,
+			Doc:    "one reduce-scatter bucket per grid dimension on sections of the vector, then a remapping exchange",
+			Source: "Sack 2011 sec. 3.4.2",
+			Build:  redscatBucket(3), Cost: redscatBucketCost(3),
+		})
+		Register(Info{
+			Coll: c, Name: "bucket6", Linear: true, Requires: NeedsCommutative,
+			Doc:    "two reduce-scatter buckets per grid dimension and direction on sections of the vector, then a remapping exchange",
+			Source: "Sack 2011 sec. 3.4.2",
+			Build:  redscatBucket(6), Cost: redscatBucketCost(6),
+		})
+	}
+}

@@ -1,0 +1,85 @@
+package scoll_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/scoll/scoll"
+)
+
+// gridAlgorithms are the algorithms that take a process grid.
+var gridAlgorithms = map[string][]string{
+	"allgather":     {"rd-halving", "rd-optimal", "bucket", "bucket3", "bucket6"},
+	"reducescatter": {"rh-doubling", "rh-optimal", "bucket", "bucket3", "bucket6"},
+}
+
+// TestGridAlgorithms runs Sack's allgather and reduce-scatter algorithms for
+// real on the grids of the thesis' experiments scaled down (2×2×2, 2×2×4,
+// 4×4×4, 4×4×8, 8×8×8) with counts that do and do not divide into the
+// buckets' sections, in place and not, with commutative and (where
+// allowed) non-commutative operators.
+func TestGridAlgorithms(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped in -short mode")
+	}
+	for coll, algs := range gridAlgorithms {
+		for _, alg := range algs {
+			t.Run(coll+"/"+alg, func(t *testing.T) {
+				t.Parallel()
+				for _, g := range [][]int{{2, 2, 2}, {2, 2, 4}, {4, 4, 4}, {4, 4, 8}, {8, 8, 8}} {
+					p := g[0] * g[1] * g[2]
+					counts := []int{0, 1, 5, 6, 7, 2053}
+					if p > 128 { // 512 goroutines: the essential cases
+						counts = []int{1, 7, 259}
+					}
+					for _, n := range counts {
+						for _, inPlace := range []bool{false, true} {
+							for k, oc := range opCases[int32]() {
+								if k > 0 && (n > 7 || inPlace) || p > 128 && (k > 0 || inPlace) {
+									continue
+								}
+								err := runCaseWith([]scoll.CallOption{scoll.WithGrid(g...)}, coll, alg, p, n, 0, inPlace, oc)
+								if errors.Is(err, scoll.ErrUnsupported) && !oc.op.Commutative() {
+									continue
+								}
+								if err != nil {
+									t.Fatalf("grid %v n=%d inplace=%v op=%s: %v", g, n, inPlace, oc.name, err)
+								}
+							}
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// A grid that does not hold the communicator's ranks is an error on every
+// rank, and so is a grid that differs between ranks.
+func TestGridErrors(t *testing.T) {
+	err := scoll.Run(context.Background(), 8, func(ctx context.Context, c *scoll.Comm) error {
+		send, recv := make([]float32, 2), make([]float32, 16)
+		err := scoll.Allgather(ctx, c, send, recv, scoll.WithAlgorithm("bucket6"), scoll.WithGrid(2, 2))
+		if !errors.Is(err, scoll.ErrInvalidArgument) {
+			return fmt.Errorf("rank %d: 2×2 grid of 8 ranks: %v", c.Rank(), err)
+		}
+		err = scoll.Allgather(ctx, c, send, recv, scoll.WithAlgorithm("bucket"), scoll.WithGrid(0, 8))
+		if !errors.Is(err, scoll.ErrInvalidArgument) {
+			return fmt.Errorf("rank %d: 0×8 grid: %v", c.Rank(), err)
+		}
+		g := []int{2, 4}
+		if c.Rank() == 3 {
+			g = []int{4, 2}
+		}
+		err = scoll.Allgather(ctx, c, send, recv, scoll.WithAlgorithm("bucket"), scoll.WithGrid(g...))
+		if !errors.Is(err, scoll.ErrMismatch) {
+			return fmt.Errorf("rank %d: grids differ: %v", c.Rank(), err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
