@@ -13,10 +13,13 @@ import (
 var gridAlgorithms = map[string][]string{
 	"allgather":     {"rd-halving", "rd-optimal", "bucket", "bucket3", "bucket6"},
 	"reducescatter": {"rh-doubling", "rh-optimal", "bucket", "bucket3", "bucket6"},
+	"allreduce":     {"rd-halving", "rd-optimal", "bucket", "bucket3", "bucket6"},
+	"bcast":         {"scatter-rd-halving", "scatter-rd-optimal", "scatter-bucket", "scatter-bucket3", "scatter-bucket6"},
+	"reduce":        {"rd-halving-gather", "rd-optimal-gather", "bucket-gather", "bucket3-gather", "bucket6-gather"},
 }
 
-// TestGridAlgorithms runs Sack's allgather and reduce-scatter algorithms for
-// real on the grids of the thesis' experiments scaled down (2×2×2, 2×2×4,
+// TestGridAlgorithms runs Sack's allgather and reduce-scatter algorithms and
+// the broadcast, reduce and allreduce built from them for real on the grids of the thesis' experiments scaled down (2×2×2, 2×2×4,
 // 4×4×4, 4×4×8, 8×8×8) with counts that do and do not divide into the
 // buckets' sections, in place and not, with commutative and (where
 // allowed) non-commutative operators.
@@ -40,7 +43,10 @@ func TestGridAlgorithms(t *testing.T) {
 								if k > 0 && (n > 7 || inPlace) || p > 128 && (k > 0 || inPlace) {
 									continue
 								}
-								err := runCaseWith([]scoll.CallOption{scoll.WithGrid(g...)}, coll, alg, p, n, 0, inPlace, oc)
+								if coll == "bcast" && inPlace {
+									continue
+								}
+								err := runCaseWith([]scoll.CallOption{scoll.WithGrid(g...)}, coll, alg, p, n, p-1-n%2, inPlace, oc)
 								if errors.Is(err, scoll.ErrUnsupported) && !oc.op.Commutative() {
 									continue
 								}

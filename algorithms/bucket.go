@@ -178,26 +178,33 @@ func allgatherBucket(ports int) func(*schedule.Builder, *Params) {
 			b.Copy(c[0], c[1])
 		}
 		b.EndRound()
-		for t := range pl.dims {
-			for step := range pl.phaseRounds(t) {
-				for bk := range pl.lanes {
-					c, m, next, prev, base, w := pl.ring(bk, t, r)
-					if step >= m-1 {
-						continue
-					}
-					to, from, sc, rc := next, prev, mod(c-step, m), mod(c-step-1, m)
-					if pl.dirs[bk] < 0 {
-						to, from, sc, rc = prev, next, mod(c+step, m), mod(c+step+1, m)
-					}
-					for _, reg := range x.runs(recv, bk*P+base+sc*w, bk*P+base+(sc+1)*w) {
-						b.Send(to, reg)
-					}
-					for _, reg := range x.runs(recv, bk*P+base+rc*w, bk*P+base+(rc+1)*w) {
-						b.Recv(from, reg)
-					}
+		bucketAllgatherStages(b, pl, r, x, recv)
+	}
+}
+
+// bucketAllgatherStages emits the buckets' rings for rank r, which holds
+// section bP + index_b(r) of every bucket b at its place in base.
+func bucketAllgatherStages(b *schedule.Builder, pl *bucketPlan, r int, x *sections, base schedule.Region) {
+	P := pl.P
+	for t := range pl.dims {
+		for step := range pl.phaseRounds(t) {
+			for bk := range pl.lanes {
+				c, m, next, prev, lo, w := pl.ring(bk, t, r)
+				if step >= m-1 {
+					continue
 				}
-				b.EndRound()
+				to, from, sc, rc := next, prev, mod(c-step, m), mod(c-step-1, m)
+				if pl.dirs[bk] < 0 {
+					to, from, sc, rc = prev, next, mod(c+step, m), mod(c+step+1, m)
+				}
+				for _, reg := range x.runs(base, bk*P+lo+sc*w, bk*P+lo+(sc+1)*w) {
+					b.Send(to, reg)
+				}
+				for _, reg := range x.runs(base, bk*P+lo+rc*w, bk*P+lo+(rc+1)*w) {
+					b.Recv(from, reg)
+				}
 			}
+			b.EndRound()
 		}
 	}
 }
@@ -246,42 +253,7 @@ func redscatBucket(ports int) func(*schedule.Builder, *Params) {
 		k := pl.k()
 		x := &sections{l: l, k: k}
 		acc := b.Alloc(l.displ(P))
-		inAcc := make([]bool, k) // the bucket's partials have moved to acc
-		for t := pl.dims - 1; t >= 0; t-- {
-			rounds := pl.phaseRounds(t)
-			for step := range rounds {
-				for bk := range pl.lanes {
-					c, m, next, prev, base, w := pl.ring(bk, t, r)
-					if step >= m-1 {
-						continue
-					}
-					to, from, sc, rc := next, prev, mod(c-step-1, m), mod(c-step-2, m)
-					if pl.dirs[bk] < 0 {
-						to, from, sc, rc = prev, next, mod(c+step+1, m), mod(c+step+2, m)
-					}
-					src := in
-					if inAcc[bk] || step > 0 {
-						src = acc
-					}
-					for _, reg := range x.runs(src, bk*P+base+sc*w, bk*P+base+(sc+1)*w) {
-						b.Send(to, reg)
-					}
-					src = in
-					if inAcc[bk] {
-						src = acc
-					}
-					for _, reg := range x.runs(acc, bk*P+base+rc*w, bk*P+base+(rc+1)*w) {
-						b.RecvReduce(from, reg, src.Sub(reg.Off-acc.Off, reg.Len), true)
-					}
-				}
-				b.EndRound()
-			}
-			for bk := range pl.lanes {
-				if _, m, _, _, _, _ := pl.ring(bk, t, r); m > 1 {
-					inAcc[bk] = true
-				}
-			}
-		}
+		bucketReduceScatterStages(b, pl, r, x, in, acc)
 		// Exchange: the section this rank ends with in bucket b goes to
 		// its owner.
 		for bk, g := range pl.lanes {
@@ -305,6 +277,48 @@ func redscatBucket(ports int) func(*schedule.Builder, *Params) {
 			b.Copy(cp[0], cp[1])
 		}
 		b.EndRound()
+	}
+}
+
+// bucketReduceScatterStages emits the buckets' ring reduce-scatters for rank
+// r on the vector in: it ends with the reduced section bP + index_b(r) of
+// every bucket b at its place in acc (which may be in).
+func bucketReduceScatterStages(b *schedule.Builder, pl *bucketPlan, r int, x *sections, in, acc schedule.Region) {
+	P := pl.P
+	inAcc := make([]bool, pl.k()) // the bucket's partials have moved to acc
+	for t := pl.dims - 1; t >= 0; t-- {
+		for step := range pl.phaseRounds(t) {
+			for bk := range pl.lanes {
+				c, m, next, prev, lo, w := pl.ring(bk, t, r)
+				if step >= m-1 {
+					continue
+				}
+				to, from, sc, rc := next, prev, mod(c-step-1, m), mod(c-step-2, m)
+				if pl.dirs[bk] < 0 {
+					to, from, sc, rc = prev, next, mod(c+step+1, m), mod(c+step+2, m)
+				}
+				src := in
+				if inAcc[bk] || step > 0 {
+					src = acc
+				}
+				for _, reg := range x.runs(src, bk*P+lo+sc*w, bk*P+lo+(sc+1)*w) {
+					b.Send(to, reg)
+				}
+				src = in
+				if inAcc[bk] {
+					src = acc
+				}
+				for _, reg := range x.runs(acc, bk*P+lo+rc*w, bk*P+lo+(rc+1)*w) {
+					b.RecvReduce(from, reg, src.Sub(reg.Off-acc.Off, reg.Len), true)
+				}
+			}
+			b.EndRound()
+		}
+		for bk := range pl.lanes {
+			if _, m, _, _, _, _ := pl.ring(bk, t, r); m > 1 {
+				inAcc[bk] = true
+			}
+		}
 	}
 }
 

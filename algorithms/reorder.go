@@ -145,38 +145,55 @@ func allgatherReorder(plan func(*Params) *rdPlan) func(*schedule.Builder, *Param
 			}
 			b.EndRound()
 		}
-		if !owner {
+		var first, firstCopy *schedule.Region
+		if !ex {
+			first, firstCopy = &own, &mine
+		}
+		rdAllgatherStages(b, pl, r, runs, first, firstCopy, -1)
+	}
+}
+
+// rdAllgatherStages emits the allgather stages of plan pl for rank r, whose
+// virtual rank starts with its position's blocks in place (runs(q0, q1)
+// gives the regions of positions [q0, q1)), then sends the whole result to
+// the partners the participants stand for. When first is set, stage 0 sends
+// first instead and copies it to firstCopy (no exchange stage ran). A
+// partner equal to skip already has the result and is left out.
+func rdAllgatherStages(b *schedule.Builder, pl *rdPlan, r int, runs func(q0, q1 int) []schedule.Region, first, firstCopy *schedule.Region, skip int) {
+	u, owner := pl.virt(r)
+	if !owner {
+		if r != skip {
 			for _, reg := range runs(0, pl.V) {
 				b.Recv(r-1, reg)
 			}
 			b.EndRound()
-			return
 		}
-		for s, bit := range pl.S {
-			peer := pl.first(u ^ 1<<bit)
-			a := pl.sigma(u) &^ (1<<s - 1)
-			pa := a ^ 1<<s
-			if !ex && s == 0 {
-				b.Send(peer, own)
-			} else {
-				for _, reg := range runs(a, a+1<<s) {
-					b.Send(peer, reg)
-				}
+		return
+	}
+	for s, bit := range pl.S {
+		peer := pl.first(u ^ 1<<bit)
+		a := pl.sigma(u) &^ (1<<s - 1)
+		pa := a ^ 1<<s
+		if first != nil && s == 0 {
+			b.Send(peer, *first)
+		} else {
+			for _, reg := range runs(a, a+1<<s) {
+				b.Send(peer, reg)
 			}
-			for _, reg := range runs(pa, pa+1<<s) {
-				b.Recv(peer, reg)
-			}
-			if !ex && s == 0 {
-				b.Copy(mine, own)
-			}
-			b.EndRound()
 		}
-		if u < pl.rem {
-			for _, reg := range runs(0, pl.V) {
-				b.Send(r+1, reg)
-			}
-			b.EndRound()
+		for _, reg := range runs(pa, pa+1<<s) {
+			b.Recv(peer, reg)
 		}
+		if first != nil && s == 0 {
+			b.Copy(*firstCopy, *first)
+		}
+		b.EndRound()
+	}
+	if u < pl.rem && r+1 != skip {
+		for _, reg := range runs(0, pl.V) {
+			b.Send(r+1, reg)
+		}
+		b.EndRound()
 	}
 }
 
@@ -227,38 +244,17 @@ func redscatReorder(plan func(*Params) *rdPlan) func(*schedule.Builder, *Params)
 			return
 		}
 		pl := plan(p)
-		u, owner := pl.virt(r)
-		span := func(base schedule.Region, q0, q1 int) schedule.Region {
-			lo := l.displ(pl.first(q0))
-			return base.Sub(lo, l.displ(pl.first(q1))-lo)
-		}
 		acc := b.Alloc(l.displ(P))
-		src := in // where the partial of the held positions is
-		if !owner {
-			b.Send(r-1, in)
-			b.EndRound()
-		} else {
-			if u < pl.rem {
-				b.RecvReduce(r+1, acc, in, true)
-				b.EndRound()
-				src = acc
-			}
+		if u, owner := pl.virt(r); owner {
+			rdReduceScatterStages(b, pl, r, &l, in, acc)
 			sig := pl.sigma(u)
-			for s := len(pl.S) - 1; s >= 0; s-- {
-				v := u ^ 1<<pl.S[s]
-				peer := pl.first(v)
-				keep := sig &^ (1<<s - 1)
-				give := keep ^ 1<<s
-				b.Send(peer, span(src, give, give+1<<s))
-				b.RecvReduce(peer, span(acc, keep, keep+1<<s), span(src, keep, keep+1<<s), v > u)
-				b.EndRound()
-				src = acc
-			}
 			for j := pl.first(sig); j < pl.first(sig+1); j++ {
 				if j != r {
 					b.Send(j, acc.Sub(l.displ(j), l.count(j)))
 				}
 			}
+		} else {
+			rdReduceScatterStages(b, pl, r, &l, in, acc)
 		}
 		ur, _ := pl.virt(r)
 		if holder := pl.first(pl.sigmaInv(ur)); holder != r {
@@ -267,6 +263,40 @@ func redscatReorder(plan func(*Params) *rdPlan) func(*schedule.Builder, *Params)
 			b.Copy(out, acc.Sub(l.displ(r), l.count(r)))
 		}
 		b.EndRound()
+	}
+}
+
+// rdReduceScatterStages emits the fold and the reduce-scatter stages of
+// plan pl for rank r on the vector in (blocks l): a rank a participant
+// stands for sends its whole vector; a participant ends with the reduced
+// blocks of its position σ(u) at their offsets in acc (which may be in).
+func rdReduceScatterStages(b *schedule.Builder, pl *rdPlan, r int, l *redscatLayout, in, acc schedule.Region) {
+	u, owner := pl.virt(r)
+	if !owner {
+		b.Send(r-1, in)
+		b.EndRound()
+		return
+	}
+	span := func(base schedule.Region, q0, q1 int) schedule.Region {
+		lo := l.displ(pl.first(q0))
+		return base.Sub(lo, l.displ(pl.first(q1))-lo)
+	}
+	src := in // where the partial of the held positions is
+	if u < pl.rem {
+		b.RecvReduce(r+1, acc, in, true)
+		b.EndRound()
+		src = acc
+	}
+	sig := pl.sigma(u)
+	for s := len(pl.S) - 1; s >= 0; s-- {
+		v := u ^ 1<<pl.S[s]
+		peer := pl.first(v)
+		keep := sig &^ (1<<s - 1)
+		give := keep ^ 1<<s
+		b.Send(peer, span(src, give, give+1<<s))
+		b.RecvReduce(peer, span(acc, keep, keep+1<<s), span(src, keep, keep+1<<s), v > u)
+		b.EndRound()
+		src = acc
 	}
 }
 

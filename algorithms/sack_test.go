@@ -145,6 +145,12 @@ var sackAlgorithms = []struct {
 	{schedule.ReduceScatterBlock, "bucket"}, {schedule.ReduceScatterBlock, "bucket3"}, {schedule.ReduceScatterBlock, "bucket6"},
 	{schedule.ReduceScatter, "rh-doubling"}, {schedule.ReduceScatter, "rh-optimal"},
 	{schedule.ReduceScatter, "bucket"}, {schedule.ReduceScatter, "bucket3"}, {schedule.ReduceScatter, "bucket6"},
+	{schedule.Allreduce, "rd-halving"}, {schedule.Allreduce, "rd-optimal"},
+	{schedule.Allreduce, "bucket"}, {schedule.Allreduce, "bucket3"}, {schedule.Allreduce, "bucket6"},
+	{schedule.Bcast, "scatter-rd-halving"}, {schedule.Bcast, "scatter-rd-optimal"},
+	{schedule.Bcast, "scatter-bucket"}, {schedule.Bcast, "scatter-bucket3"}, {schedule.Bcast, "scatter-bucket6"},
+	{schedule.Reduce, "rd-halving-gather"}, {schedule.Reduce, "rd-optimal-gather"},
+	{schedule.Reduce, "bucket-gather"}, {schedule.Reduce, "bucket3-gather"}, {schedule.Reduce, "bucket6-gather"},
 }
 
 // TestVerifyGrids proves Sack's algorithms on explicit grids, cubic or not,
@@ -232,7 +238,7 @@ func TestVerifyGridsLarge(t *testing.T) {
 				t.Parallel()
 				// 7 elements: sections of 1 or 2 elements, some empty
 				// for bucket6 (k = 6 sections of 7 elements is 2,1,1,1,1,1).
-				verifyGrid(t, in, schedule.Spec{Coll: a.coll, Size: P, Count: 7}, g)
+				verifyGrid(t, in, schedule.Spec{Coll: a.coll, Size: P, Count: 7, Root: P / 2}, g)
 			})
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"math/bits"
 	"runtime"
 	"sync"
 	"text/tabwriter"
@@ -88,13 +90,26 @@ func (c *Config) node(r int) int {
 	return c.Mapping.Node(r)
 }
 
-// StageStat is the cost of one stage of the stage model.
+// StageStat is the cost of one stage of the stage model, with the shape
+// of its communication as Sack tabulates it (sec. 3.4.1: S[s], distance,
+// hops, congestion, size).
 type StageStat struct {
 	Stage    int
 	Messages int   // messages sent in the stage
 	Bytes    int64 // bytes sent in the stage
-	// MaxBytes is the largest message.
-	MaxBytes int64
+	// Bit is the rank bit every message of the stage flips (destination =
+	// source XOR 2^Bit, Sack's S[s]), or -1 when the messages do not all
+	// flip the same single bit (or there are none).
+	Bit int
+	// MaxDistance is the largest rank distance |dst − src| of a message.
+	MaxDistance int
+	// MaxHops is the longest route of a message in links. A route split
+	// over equal-cost paths counts the length of those paths (the sum of
+	// its hop fractions).
+	MaxHops float64
+	// MaxBytes is the largest message and MinBytes the smallest nonzero
+	// one (0 when every message is empty).
+	MaxBytes, MinBytes int64
 	// MaxCongestion is the largest congestion factor c of any message: the
 	// largest link load on its route (messages, fractional for split
 	// routes, divided by the link's capacity), at least 1.
@@ -193,6 +208,28 @@ type stageWorker struct {
 	msgs   []stageMsg
 	live   bool
 	err    error
+	shape  stageShape
+}
+
+// stageShape is the communication shape of (part of) a stage.
+type stageShape struct {
+	bit      int // -2: no message yet; -1: not one common flipped bit
+	dist     int
+	hops     float64
+	minBytes int64
+}
+
+func (a *stageShape) merge(b stageShape) {
+	switch {
+	case a.bit == -2:
+		a.bit = b.bit
+	case b.bit != -2 && b.bit != a.bit:
+		a.bit = -1
+	}
+	a.dist, a.hops = max(a.dist, b.dist), max(a.hops, b.hops)
+	if b.minBytes > 0 && (a.minBytes == 0 || b.minBytes < a.minBytes) {
+		a.minBytes = b.minBytes
+	}
 }
 
 type stageMsg struct {
@@ -259,6 +296,7 @@ func (st *stager) collect() (bool, error) {
 			}
 		}
 		w.used, w.hops, w.msgs, w.live, w.err = w.used[:0], w.hops[:0], w.msgs[:0], false, nil
+		w.shape = stageShape{bit: -2}
 		for r := w.lo; r < w.hi; r++ {
 			rd, ok, err := st.rs.round(r)
 			if err != nil {
@@ -306,12 +344,22 @@ func (w *stageWorker) add(cfg *Config, from, to int, bytes int64) {
 	start := len(w.hops)
 	w.route = cfg.Topology.Route(src, dst, w.route[:0])
 	w.hops = append(w.hops, w.route...)
+	length := 0.0
 	for _, h := range w.route {
 		if w.load[h.Link] == 0 {
 			w.used = append(w.used, h.Link)
 		}
 		w.load[h.Link] += h.Frac
+		length += h.Frac
 	}
+	// Equal-cost paths have equal lengths; rounding drops the float
+	// error of summing fractions.
+	length = math.Round(length*1e6) / 1e6
+	bit := -1
+	if x := uint(from ^ to); x != 0 && x&(x-1) == 0 {
+		bit = bits.TrailingZeros(x)
+	}
+	w.shape.merge(stageShape{bit: bit, dist: max(to-from, from-to), hops: length, minBytes: bytes})
 	w.msgs = append(w.msgs, stageMsg{src: src, dst: dst, bytes: bytes, start: start, end: len(w.hops)})
 }
 
@@ -338,12 +386,15 @@ func (st *stager) cost() StageStat {
 		}
 	})
 	var ss StageStat
+	shape := stageShape{bit: -2}
 	for _, w := range st.workers {
+		shape.merge(w.shape)
 		for _, m := range w.msgs {
 			st.touch(m.src).sends++
 			st.touch(m.dst).recvs++
 		}
 	}
+	ss.Bit, ss.MaxDistance, ss.MaxHops, ss.MinBytes = max(shape.bit, -1), shape.dist, shape.hops, shape.minBytes
 	derate := st.cfg.Ports == MultiPort && st.cfg.BusyPorts > 0
 	for _, w := range st.workers {
 		for _, m := range w.msgs {
@@ -375,12 +426,31 @@ func (st *stager) cost() StageStat {
 }
 
 // WriteStageTable writes the per-stage breakdown of a stage-model result as
-// an aligned text table.
+// an aligned text table with the columns of Sack's stage tables (sec.
+// 3.4.1): S (the flipped rank bit, "-" when there is none), the largest
+// rank distance, route length in links and congestion, and the largest
+// message in bytes and as a multiple of the smallest nonzero message of all
+// the stages ("size×n"); then the message and byte counts and the stage's
+// α count, δ bytes and time.
 func WriteStageTable(w io.Writer, stages []StageStat) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "stage\tmessages\tbytes\tmax_msg\tmax_congestion\talpha\tdelta_bytes\ttime_s\t")
+	var unit int64 // the smallest nonzero message of the run
 	for _, s := range stages {
-		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%.4g\t%g\t%.6g\t%.6g\t\n", s.Stage, s.Messages, s.Bytes, s.MaxBytes, s.MaxCongestion, s.AlphaCount, s.DeltaBytes, s.Time)
+		if s.MinBytes > 0 && (unit == 0 || s.MinBytes < unit) {
+			unit = s.MinBytes
+		}
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "stage\tS\tdistance\thops\tmax_congestion\tmax_msg\tsize×n\tmessages\tbytes\talpha\tdelta_bytes\ttime_s\t")
+	for _, s := range stages {
+		bit, size := "-", "-"
+		if s.Bit >= 0 {
+			bit = fmt.Sprint(s.Bit)
+		}
+		if unit > 0 {
+			size = fmt.Sprintf("%.4g", float64(s.MaxBytes)/float64(unit))
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%.4g\t%.4g\t%d\t%s\t%d\t%d\t%g\t%.6g\t%.6g\t\n", s.Stage, bit, s.MaxDistance, s.MaxHops, s.MaxCongestion,
+			s.MaxBytes, size, s.Messages, s.Bytes, s.AlphaCount, s.DeltaBytes, s.Time)
 	}
 	return tw.Flush()
 }

@@ -1,0 +1,322 @@
+package algorithms
+
+import (
+	"github.com/scoll/scoll/schedule"
+)
+
+// Composites of Sack's reordered families (thesis sec. 3.4.4): broadcast as
+// a scatter then an allgather, reduce as a reduce-scatter then a gather,
+// allreduce as a reduce-scatter then an allgather. The vector is cut into P
+// blocks; between the two halves every rank holds the blocks of its
+// positions, exactly where the family's reduce-scatter leaves them and its
+// allgather wants them, so the reordering exchanges cancel: allreduce pays
+// neither, and the scatter and gather deliver to (collect from) the
+// positions directly — a binomial tree over the positions taken relative to
+// the root's, whose subtrees are runs of positions (two when they wrap).
+
+// positions describes where the blocks are between the halves: spaces of n
+// positions each (one for recursive doubling, one per bucket), holder(s, q)
+// the rank holding position q of space s, runs(base, s, q0, q1) the regions
+// of base holding positions [q0, q1) of space s.
+type positions struct {
+	n, spaces int
+	holder    func(s, q int) int
+	runs      func(base schedule.Region, s, q0, q1 int) []schedule.Region
+}
+
+// rdPositions are the positions of plan pl over blocks l.
+func rdPositions(pl *rdPlan, l *redscatLayout) *positions {
+	return &positions{
+		n: pl.V, spaces: 1,
+		holder: func(_, q int) int { return pl.first(pl.sigmaInv(q)) },
+		runs: func(base schedule.Region, _, q0, q1 int) []schedule.Region {
+			lo := l.displ(pl.first(q0))
+			return []schedule.Region{base.Sub(lo, l.displ(pl.first(q1))-lo)}
+		},
+	}
+}
+
+// bucketPositions are the sections of the buckets of pl.
+func bucketPositions(pl *bucketPlan, x *sections) *positions {
+	return &positions{
+		n: pl.P, spaces: pl.k(),
+		holder: func(s, q int) int { return pl.lanes[s].rank(q) },
+		runs: func(base schedule.Region, s, q0, q1 int) []schedule.Region {
+			return x.runs(base, s*pl.P+q0, s*pl.P+q1)
+		},
+	}
+}
+
+// relRuns returns the regions of the positions [lo, hi) counted from q0
+// (hi − lo < n): one run, or two when it wraps.
+func (ps *positions) relRuns(base schedule.Region, s, q0, lo, hi int) []schedule.Region {
+	a := (q0 + lo) % ps.n
+	if e := a + hi - lo; e > ps.n {
+		return append(ps.runs(base, s, a, ps.n), ps.runs(base, s, 0, e-ps.n)...)
+	}
+	return ps.runs(base, s, a, a+hi-lo)
+}
+
+// acts returns the positions of space s, counted from q0, whose part in a
+// tree rank r plays: the one it holds, and q0 itself for the root (which
+// stands in for q0's holder in the scatter).
+func (ps *positions) acts(s, r, root, q0 int, mine func(s, r int) (int, bool)) []int {
+	var out []int
+	if r == root {
+		out = append(out, 0)
+	}
+	if q, ok := mine(s, r); ok && q != q0 {
+		out = append(out, (q-q0+ps.n)%ps.n)
+	}
+	return out
+}
+
+// treeScatter sends the blocks from root to the holders of their positions
+// along binomial trees (all spaces at once). q0[s] is the position of space
+// s the root stands for; when the root does not hold it, it hands that
+// position's blocks to its holder last. mine(s, r) is the position of
+// space s rank r holds.
+func (ps *positions) treeScatter(b *schedule.Builder, r, root int, q0 []int, mine func(s, r int) (int, bool), buf schedule.Region) {
+	actor := func(s, v int) int {
+		if v == 0 {
+			return root
+		}
+		return ps.holder(s, (q0[s]+v)%ps.n)
+	}
+	top := 1
+	for top*2 < ps.n {
+		top *= 2
+	}
+	for m := top; m >= 1; m /= 2 {
+		for s := range ps.spaces {
+			for _, v := range ps.acts(s, r, root, q0[s], mine) {
+				switch {
+				case v%(2*m) == 0 && v+m < ps.n:
+					for _, reg := range ps.relRuns(buf, s, q0[s], v+m, min(v+2*m, ps.n)) {
+						b.Send(actor(s, v+m), reg)
+					}
+				case v%(2*m) == m:
+					for _, reg := range ps.relRuns(buf, s, q0[s], v, min(v+m, ps.n)) {
+						b.Recv(actor(s, v-m), reg)
+					}
+				}
+			}
+		}
+		b.EndRound()
+	}
+	for s := range ps.spaces {
+		if h := ps.holder(s, q0[s]); h != root && (r == root || r == h) {
+			for _, reg := range ps.runs(buf, s, q0[s], q0[s]+1) {
+				if r == root {
+					b.Send(h, reg)
+				} else {
+					b.Recv(root, reg)
+				}
+			}
+		}
+	}
+	b.EndRound()
+}
+
+// treeGather collects the positions' blocks from their holders into acc of
+// the holders of q0[s] along binomial trees (the mirror of treeScatter,
+// without a stand-in).
+func (ps *positions) treeGather(b *schedule.Builder, r int, q0 []int, mine func(s, r int) (int, bool), acc schedule.Region) {
+	for m := 1; m < ps.n; m *= 2 {
+		for s := range ps.spaces {
+			q, ok := mine(s, r)
+			if !ok {
+				continue
+			}
+			v := (q - q0[s] + ps.n) % ps.n
+			switch {
+			case v%(2*m) == m:
+				for _, reg := range ps.relRuns(acc, s, q0[s], v, min(v+m, ps.n)) {
+					b.Send(ps.holder(s, (q0[s]+v-m)%ps.n), reg)
+				}
+			case v%(2*m) == 0 && v+m < ps.n:
+				for _, reg := range ps.relRuns(acc, s, q0[s], v+m, min(v+2*m, ps.n)) {
+					b.Recv(ps.holder(s, (q0[s]+v+m)%ps.n), reg)
+				}
+			}
+		}
+		b.EndRound()
+	}
+}
+
+// composite names one of the families the composites are built from.
+type composite struct {
+	name  string
+	rd    func(*Params) *rdPlan // recursive doubling with this plan, or
+	ports int                   // buckets
+}
+
+var composites = []composite{
+	{name: "rd-halving", rd: rdHalvingPlan},
+	{name: "rd-optimal", rd: rdOptimalPlan},
+	{name: "bucket", ports: 1},
+	{name: "bucket3", ports: 3},
+	{name: "bucket6", ports: 6},
+}
+
+// plan returns the positions of the family for p over blocks l and the
+// position of each space that rank root stands for.
+func (c *composite) plan(p *Params, l *redscatLayout) (ps *positions, q0 []int, rd *rdPlan, bk *bucketPlan, x *sections) {
+	if c.rd != nil {
+		rd = c.rd(p)
+		u, _ := rd.virt(p.Root)
+		return rdPositions(rd, l), []int{rd.sigma(u)}, rd, nil, nil
+	}
+	bk = newBucketPlan(p, c.ports)
+	x = &sections{l: *l, k: bk.k()}
+	ps = bucketPositions(bk, x)
+	for _, g := range bk.lanes {
+		q0 = append(q0, g.index(p.Root))
+	}
+	return ps, q0, nil, bk, x
+}
+
+// mine returns the position of space s rank r holds between the halves.
+func (c *composite) mine(rd *rdPlan, bk *bucketPlan) func(s, r int) (int, bool) {
+	if rd != nil {
+		return func(_, r int) (int, bool) {
+			u, owner := rd.virt(r)
+			return rd.sigma(u), owner
+		}
+	}
+	return func(s, r int) (int, bool) { return bk.lanes[s].index(r), true }
+}
+
+// allreduce: reduce-scatter stages into the receive buffer, then allgather
+// stages on it.
+func (c *composite) allreduce(b *schedule.Builder, p *Params) {
+	l := redscatSplit(p.Count, p.Size)
+	in, out := p.input(), schedule.RecvBuf(0, p.Count)
+	if p.Size == 1 {
+		b.Copy(out, in)
+		b.EndRound()
+		return
+	}
+	ps, _, rd, bk, x := c.plan(p, &l)
+	if rd != nil {
+		rdReduceScatterStages(b, rd, p.Rank, &l, in, out)
+		rdAllgatherStages(b, rd, p.Rank, func(q0, q1 int) []schedule.Region { return ps.runs(out, 0, q0, q1) }, nil, nil, -1)
+		return
+	}
+	bucketReduceScatterStages(b, bk, p.Rank, x, in, out)
+	bucketAllgatherStages(b, bk, p.Rank, x, out)
+}
+
+// bcast: a scatter to the positions, then allgather stages.
+func (c *composite) bcast(b *schedule.Builder, p *Params) {
+	if p.Size == 1 {
+		return
+	}
+	l := redscatSplit(p.Count, p.Size)
+	buf := bcastBuf(p)
+	ps, q0, rd, bk, x := c.plan(p, &l)
+	ps.treeScatter(b, p.Rank, p.Root, q0, c.mine(rd, bk), buf)
+	if rd != nil {
+		rdAllgatherStages(b, rd, p.Rank, func(a, z int) []schedule.Region { return ps.runs(buf, 0, a, z) }, nil, nil, p.Root)
+		return
+	}
+	bucketAllgatherStages(b, bk, p.Rank, x, buf)
+}
+
+// reduce: reduce-scatter stages, then a gather of the positions.
+func (c *composite) reduce(b *schedule.Builder, p *Params) {
+	in := p.input()
+	if p.Size == 1 {
+		b.Copy(schedule.RecvBuf(0, p.Count), in)
+		b.EndRound()
+		return
+	}
+	l := redscatSplit(p.Count, p.Size)
+	ps, q0, rd, bk, x := c.plan(p, &l)
+	r := p.Rank
+	acc := schedule.RecvBuf(0, p.Count)
+	if r != p.Root {
+		acc = b.Alloc(p.Count)
+	}
+	if rd != nil {
+		rdReduceScatterStages(b, rd, r, &l, in, acc)
+	} else {
+		bucketReduceScatterStages(b, bk, r, x, in, acc)
+	}
+	ps.treeGather(b, r, q0, c.mine(rd, bk), acc)
+	// With recursive doubling the root may be a rank another stands for:
+	// the holder of its position hands it the result.
+	if h := ps.holder(0, q0[0]); h != p.Root {
+		if r == h {
+			for _, reg := range ps.runs(acc, 0, 0, ps.n) {
+				b.Send(p.Root, reg)
+			}
+		} else if r == p.Root {
+			b.Recv(h, schedule.RecvBuf(0, p.Count))
+		}
+		b.EndRound()
+	}
+}
+
+// compositeCost adds the halves' costs: 2 of the family's stage counts (no
+// exchanges) for allreduce; the scatter or gather trees cost ⌈lg n⌉·α per
+// space and (n−1)/n of the vector.
+func (c *composite) cost(coll schedule.Collective) func(*Params) Cost {
+	return func(p *Params) Cost {
+		N := p.bytes(p.Count)
+		if p.Size <= 1 {
+			return Cost{Copy: N}
+		}
+		P := float64(p.Size)
+		var stages, spaces, n float64
+		if c.rd != nil {
+			pl := c.rd(p)
+			stages, spaces, n = float64(len(pl.S)), 1, float64(pl.V)
+			if pl.rem > 0 {
+				stages++
+			}
+		} else {
+			var k float64
+			k, stages = bucketRounds(p, c.ports)
+			stages *= k
+			spaces, n = k, P
+		}
+		half := Cost{Alpha: stages, Beta: N * (P - 1) / P}
+		tree := Cost{Alpha: spaces * float64(ceilLog2(int(n))), Beta: N * (n - 1) / n}
+		switch coll {
+		case schedule.Allreduce:
+			return Cost{Alpha: 2 * half.Alpha, Beta: 2 * half.Beta, Gamma: half.Beta}
+		case schedule.Bcast:
+			return Cost{Alpha: half.Alpha + tree.Alpha, Beta: half.Beta + tree.Beta}
+		default:
+			return Cost{Alpha: half.Alpha + tree.Alpha, Beta: half.Beta + tree.Beta, Gamma: half.Beta}
+		}
+	}
+}
+
+func init() {
+	for i := range composites {
+		c := &composites[i]
+		ordered := c.name == "rd-halving"
+		var req Requirement
+		if !ordered {
+			req = NeedsCommutative
+		}
+		src := "Sack 2011 sec. 3.4.4"
+		Register(Info{
+			Coll: schedule.Allreduce, Name: c.name, Requires: req, Linear: c.rd == nil,
+			Doc:    "reduce-scatter then allgather of the " + c.name + " family; their reordering exchanges cancel",
+			Source: src, Build: c.allreduce, Cost: c.cost(schedule.Allreduce),
+		})
+		Register(Info{
+			Coll: schedule.Bcast, Name: "scatter-" + c.name, Linear: c.rd == nil,
+			Doc:    "binomial scatter straight to the " + c.name + " allgather's starting blocks, then that allgather",
+			Source: src, Build: c.bcast, Cost: c.cost(schedule.Bcast),
+		})
+		Register(Info{
+			Coll: schedule.Reduce, Name: c.name + "-gather", Requires: req, Linear: c.rd == nil,
+			Doc:    c.name + " reduce-scatter without its exchange, then a binomial gather of the blocks to the root",
+			Source: src, Build: c.reduce, Cost: c.cost(schedule.Reduce),
+		})
+	}
+}
