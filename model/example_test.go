@@ -35,7 +35,12 @@ func ExampleEvaluate() {
 	// algorithm              cost   rounds critical    LogGP  form     form    energy   mem
 	//                          µs       µs       µs       µs             µs        µJ     B
 	// allgather-reduce       60.4     60.4     60.4     60.4   B~F     60.4    1938.7   192
+	// bucket                180.0     90.1    180.1    180.1            0.0    5765.0   192
+	// bucket3               540.0     90.1    180.1    180.1            0.0    5765.0   192
+	// bucket6              1080.0    100.1    180.1    180.1            0.0    5764.8   192
 	// rabenseifner          120.0    120.1    120.1    120.1            0.0    3844.2   224
+	// rd-halving            120.0    120.1    120.1    120.1            0.0    3844.2   224
+	// rd-optimal            120.0    120.1    120.1    120.1            0.0    3844.2   224
 	// recursive-doubling     60.0     60.0     60.0     60.0    BF     60.0    1927.5   192
 	// reduce-bcast          120.1    120.1    120.1    120.1  2xBT    120.1    3844.3   192
 	// ring                 1260.0     60.0   1260.4   1260.4            0.0   40335.9   128

@@ -9,6 +9,7 @@
 //	scoll model        runtime, energy and memory of each algorithm (analytic models)
 //	scoll calibrate    measure α, β, γ of the in-process transport
 //	scoll predict      predicted (α-β-γ) against measured time per algorithm
+//	scoll figures      the allgather and reduce-scatter figures of Sack's thesis, predicted
 //
 // Run "scoll help COMMAND" for a command's flags.
 package main
@@ -45,6 +46,6 @@ library (github.com/scoll/scoll).`,
 		SilenceErrors: true,
 	}
 	root.CompletionOptions.DisableDefaultCmd = true
-	root.AddCommand(newBenchCmd(), newAlgorithmsCmd(), newSimCmd(), newScheduleCmd(), newCalibrateCmd(), newPredictCmd(), newModelCmd())
+	root.AddCommand(newBenchCmd(), newAlgorithmsCmd(), newSimCmd(), newScheduleCmd(), newCalibrateCmd(), newPredictCmd(), newModelCmd(), newFiguresCmd())
 	return root
 }

@@ -253,11 +253,12 @@ func savePlots(file string, tiles [][]*plot.Plot, w, h vg.Length) error {
 }
 
 // pow2Ticks marks the powers of two of a logarithmic axis (labelled 8, 1K,
-// 64K, ...), thinned to at most a dozen labels.
-type pow2Ticks struct{}
+// 64K, ..., or 8, 1024, 65536, ... when plain), thinned to at most a dozen
+// labels.
+type pow2Ticks struct{ plain bool }
 
 // Ticks implements plot.Ticker.
-func (pow2Ticks) Ticks(lo, hi float64) []plot.Tick {
+func (pt pow2Ticks) Ticks(lo, hi float64) []plot.Tick {
 	var ts []plot.Tick
 	lo, hi = max(lo, 1), max(hi, 1)
 	step := 1
@@ -267,7 +268,11 @@ func (pow2Ticks) Ticks(lo, hi float64) []plot.Tick {
 	for e := int(log2(lo)); float64(int64(1)<<e) <= hi*1.0001 && e < 62; e += step {
 		v := float64(int64(1) << e)
 		if v >= lo*0.9999 {
-			ts = append(ts, plot.Tick{Value: v, Label: bench.FormatSize(int(v))})
+			label := bench.FormatSize(int(v))
+			if pt.plain {
+				label = strconv.FormatInt(int64(v), 10)
+			}
+			ts = append(ts, plot.Tick{Value: v, Label: label})
 		}
 	}
 	return ts

@@ -112,14 +112,8 @@ max_congestion the largest link load of any stage.`,
 				return fmt.Errorf("--hop-latency: %w", err)
 			}
 			cfg := sim.Config{Topology: topo, Mapping: mapping, Alpha: a, Delta: 1 / bw, Stages: stages}
-			if portEff != "" {
-				k, e, ok := strings.Cut(portEff, ":")
-				var err1, err2 error
-				cfg.BusyPorts, err1 = strconv.Atoi(k)
-				cfg.BusyEfficiency, err2 = strconv.ParseFloat(e, 64)
-				if !ok || err1 != nil || err2 != nil || cfg.BusyPorts < 1 || cfg.BusyEfficiency <= 0 || cfg.BusyEfficiency > 1 {
-					return fmt.Errorf("--port-efficiency %q: want K:E, like 6:0.93", portEff)
-				}
+			if cfg.BusyPorts, cfg.BusyEfficiency, err = parsePortEfficiency(portEff); err != nil {
+				return err
 			}
 			switch ports {
 			case "1":
@@ -226,6 +220,21 @@ func progressBar(done, total, width int) string {
 	return "[" + strings.Repeat("=", k) + strings.Repeat(" ", width-k) + "]"
 }
 
+// parsePortEfficiency parses --port-efficiency K:E (nodes with K or more
+// messages in a stage move at E of the link bandwidth); "" turns it off.
+func parsePortEfficiency(s string) (int, float64, error) {
+	if s == "" {
+		return 0, 0, nil
+	}
+	k, e, ok := strings.Cut(s, ":")
+	n, err1 := strconv.Atoi(k)
+	eff, err2 := strconv.ParseFloat(e, 64)
+	if !ok || err1 != nil || err2 != nil || n < 1 || !(eff > 0 && eff <= 1) {
+		return 0, 0, fmt.Errorf("--port-efficiency %q: want K:E, like 6:0.93", s)
+	}
+	return n, eff, nil
+}
+
 // pickAlgorithms resolves --algorithm.
 func pickAlgorithms(coll schedule.Collective, list string) ([]string, error) {
 	if list == "all" || list == "" {
@@ -328,34 +337,60 @@ func plotSim(file string, rows []simRow) error {
 	if ext != ".svg" && ext != ".png" {
 		return fmt.Errorf("--plot %q: want a .svg or .png file", file)
 	}
-	p := plot.New()
+	title := ""
 	if len(rows) > 0 {
-		p.Title.Text = fmt.Sprintf("%s on %s, %d ranks (%s model)", rows[0].Op, rows[0].Topology, rows[0].Ranks, rows[0].Model)
+		title = fmt.Sprintf("%s on %s, %d ranks (%s model)", rows[0].Op, rows[0].Topology, rows[0].Ranks, rows[0].Model)
 	}
-	p.X.Label.Text = "bytes per rank"
+	p, err := mbpsPlot(title, rows, bySize)
+	if err != nil {
+		return err
+	}
+	return savePlots(file, [][]*plot.Plot{{p}}, 8*vg.Inch, 5*vg.Inch)
+}
+
+// mbpsAxis is the x axis of an MB/s plot: what it shows of a row, its
+// label and its ticks.
+type mbpsAxis struct {
+	label string
+	x     func(simRow) float64
+	ticks plot.Ticker
+}
+
+var (
+	bySize  = mbpsAxis{"bytes per rank", func(r simRow) float64 { return float64(r.Bytes) }, pow2Ticks{}}
+	byRanks = mbpsAxis{"nodes", func(r simRow) float64 { return float64(r.Ranks) }, pow2Ticks{plain: true}}
+)
+
+// mbpsPlot draws MB/s against ax on a logarithmic axis, one line per
+// algorithm in the order the rows first name them (rows with x ≤ 0 are
+// left out).
+func mbpsPlot(title string, rows []simRow, ax mbpsAxis) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = ax.label
 	p.Y.Label.Text = "MB/s"
 	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = pow2Ticks{}
+	p.X.Tick.Marker = ax.ticks
 	p.Legend.Top = true
 	var lines []any
 	byAlg := map[string]plotter.XYs{}
 	var order []string
 	for _, r := range rows {
-		if r.Bytes <= 0 {
+		if ax.x(r) <= 0 {
 			continue
 		}
 		if _, ok := byAlg[r.Algorithm]; !ok {
 			order = append(order, r.Algorithm)
 		}
-		byAlg[r.Algorithm] = append(byAlg[r.Algorithm], plotter.XY{X: float64(r.Bytes), Y: r.MBps})
+		byAlg[r.Algorithm] = append(byAlg[r.Algorithm], plotter.XY{X: ax.x(r), Y: r.MBps})
 	}
 	for _, a := range order {
 		lines = append(lines, a, byAlg[a])
 	}
 	if len(lines) > 0 {
 		if err := plotutil.AddLinePoints(p, lines...); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return savePlots(file, [][]*plot.Plot{{p}}, 8*vg.Inch, 5*vg.Inch)
+	return p, nil
 }
