@@ -109,3 +109,24 @@ func ExampleAlgorithms() {
 	// recursive-halving
 	// ring
 }
+
+// Sack's six-bucket allgather on a 2×2×2 grid: each rank's block is cut
+// into six sections that travel in six rings at once (X, Y and Z first, both
+// directions), and a first exchange makes them land in rank order.
+func ExampleWithGrid() {
+	scoll.Run(context.Background(), 8, func(ctx context.Context, c *scoll.Comm) error {
+		recv := make([]int32, c.Size())
+		err := scoll.Allgather(ctx, c, []int32{int32(c.Rank() * c.Rank())}, recv,
+			scoll.WithAlgorithm("bucket6"), scoll.WithGrid(2, 2, 2))
+		if c.Rank() == 5 {
+			fmt.Println(recv, err)
+		}
+		return err
+	})
+	// Output: [0 1 4 9 16 25 36 49] <nil>
+}
+
+func ExampleDefaultGrid() {
+	fmt.Println(scoll.DefaultGrid(512, 3), scoll.DefaultGrid(128, 3), scoll.DefaultGrid(12, 2))
+	// Output: [8 8 8] [4 4 8] [3 4]
+}

@@ -135,6 +135,9 @@ type Config struct {
 	// Segment is the segment size in bytes for pipelined algorithms
 	// (scoll.WithSegmentSize); 0 means the algorithm's default.
 	Segment int
+	// Grid is the process grid of topology-aware algorithms (scoll.WithGrid);
+	// nil means their default.
+	Grid []int
 	// MaxMemory skips configurations whose send and receive buffers, over
 	// all ranks, exceed it; 0 means DefaultMaxMemory, negative no limit.
 	MaxMemory int64
@@ -442,6 +445,9 @@ func measure(ctx context.Context, c *config, alg string, sh shape) (Result, erro
 	}
 	if c.Segment > 0 {
 		opts = append(opts, scoll.WithSegmentSize(c.Segment))
+	}
+	if c.Grid != nil {
+		opts = append(opts, scoll.WithGrid(c.Grid...))
 	}
 	warm, iters := iterations(sh.bytes)
 	if c.Warmup != 0 {

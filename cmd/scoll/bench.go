@@ -16,6 +16,7 @@ func newBenchCmd() *cobra.Command {
 		cfg       bench.Config
 		sizes     string
 		segment   string
+		grid      string
 		maxMemory string
 		format    string
 		progress  string
@@ -49,6 +50,9 @@ ones at another rank count) are skipped with a note on stderr.`,
 			}
 			var err error
 			if cfg.Sizes, err = bench.ParseSizes(sizes); err != nil {
+				return err
+			}
+			if cfg.Grid, err = parseGrid(grid); err != nil {
 				return err
 			}
 			if segment != "" {
@@ -132,6 +136,7 @@ ones at another rank count) are skipped with a note on stderr.`,
 	f.DurationVar(&cfg.MaxCall, "max-call", bench.DefaultMaxCall, "skip an algorithm's larger sizes once one call takes longer than this on average (0: no limit)")
 	f.IntVar(&cfg.Root, "root", 0, "root rank of bcast, reduce, gather and scatter")
 	f.StringVar(&format, "format", "table", "output format: table, csv or json")
+	f.StringVar(&grid, "grid", "", "process grid of topology-aware algorithms (rd-optimal, bucket, bucket3, bucket6), like 4x4x4 (default: as equal as possible in 3 dimensions)")
 	f.StringVar(&segment, "segment", "", "segment size in bytes of pipelined algorithms, like 64K (default the algorithm's own)")
 	f.StringVar(&maxMemory, "max-memory", bench.FormatSize(bench.DefaultMaxMemory), "skip sizes whose buffers over all ranks exceed this (0: no limit)")
 	f.StringVar(&progress, "progress", "auto", "progress on stderr: auto (when stderr is a terminal), always or never")

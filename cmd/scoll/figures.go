@@ -301,7 +301,7 @@ func (fr *figRunner) write(dir string, f figure, sizeTori, nodeTori []topology.T
 		}
 	} else {
 		for _, n := range nodeSizes {
-			p := panel{title: fmt.Sprintf("%s, %s B per rank", f.title, bench.FormatSize(n))}
+			p := panel{title: fmt.Sprintf("%s, n = %s bytes per rank", f.title, bench.FormatSize(n))}
 			for _, s := range f.series {
 				for _, t := range nodeTori {
 					p.rows = append(p.rows, label(s, fr.rows[figKey{f.coll, s.alg, s.ports, t.String(), n}]))

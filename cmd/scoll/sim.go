@@ -392,5 +392,24 @@ func mbpsPlot(title string, rows []simRow, ax mbpsAxis) (*plot.Plot, error) {
 			return nil, err
 		}
 	}
+	// From zero, with room above the lines for the legend (top left,
+	// where rate-against-size curves are low).
+	p.Y.Min, p.Y.Max = 0, p.Y.Max*(1+0.06*float64(len(order)))
+	p.Legend.Left = true
+	p.Y.Tick.Marker = plainTicks{}
 	return p, nil
+}
+
+// plainTicks are gonum's default ticks labelled without trailing zeros.
+type plainTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (plainTicks) Ticks(lo, hi float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i := range ts {
+		if ts[i].Label != "" {
+			ts[i].Label = strconv.FormatFloat(ts[i].Value, 'f', -1, 64)
+		}
+	}
+	return ts
 }

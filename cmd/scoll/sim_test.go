@@ -120,3 +120,35 @@ func TestScheduleCommand(t *testing.T) {
 		}
 	}
 }
+
+// The --stages table carries Sack's columns: on an 8×8×8 torus rd-optimal's
+// first stage after the exchange flips bit 8 (rank distance 256, 4 hops in
+// Z, congestion 2, one block).
+func TestSimStageColumns(t *testing.T) {
+	out, _, err := run(t, "sim", "--topology", "torus:8x8x8", "--op", "allgather", "--algorithm", "rd-optimal", "--sizes", "1K", "--stages", "--progress", "never")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(out, "\n")
+	var head, stage1 []string
+	for i, l := range lines {
+		if f := strings.Fields(l); len(f) > 0 && f[0] == "stage" && i+2 < len(lines) {
+			head, stage1 = f, strings.Fields(lines[i+2])
+		}
+	}
+	want := map[string]string{"stage": "1", "S": "8", "distance": "256", "hops": "4", "max_congestion": "2", "max_msg": "1024", "size×n": "1"}
+	if len(head) != len(stage1) {
+		t.Fatalf("no stage table:\n%s", out)
+	}
+	for i, h := range head {
+		if w, ok := want[h]; ok {
+			if stage1[i] != w {
+				t.Errorf("stage 1 %s = %s, want %s", h, stage1[i], w)
+			}
+			delete(want, h)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("columns %v missing:\n%s", want, out)
+	}
+}

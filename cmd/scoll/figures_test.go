@@ -1,0 +1,129 @@
+package main
+
+import (
+	"encoding/csv"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// figCSV reads every CSV that scoll figures wrote into dir, keyed by
+// figure, op, algorithm, topology and bytes.
+func figCSV(t *testing.T, dir string) map[string][]string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.csv"))
+	if err != nil || len(files) != len(sackFigures) {
+		t.Fatalf("%d CSV files (%v), want %d", len(files), err, len(sackFigures))
+	}
+	rows := map[string][]string{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs, err := csv.NewReader(strings.NewReader(string(b))).ReadAll()
+		if err != nil || len(recs) < 2 || recs[0][0] != "figure" || recs[0][12] != "method" {
+			t.Fatalf("%s: %v\n%s", f, err, b)
+		}
+		for _, r := range recs[1:] {
+			rows[strings.Join([]string{r[0], r[1], r[2], r[4], r[6]}, " ")] = r
+		}
+	}
+	return rows
+}
+
+func TestFiguresCommand(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"figures", "--out", dir, "--tori", "4x4x4", "--shapes", "4x4x4,4x4x8", "--sizes", "8,1K", "--node-sizes", "1K", "--progress", "never"}
+	out, _, err := run(t, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range sackFigures {
+		st, err := os.Stat(filepath.Join(dir, f.file+".svg"))
+		if err != nil || st.Size() < 1000 {
+			t.Errorf("%s.svg: %v", f.file, err)
+		}
+		if !strings.Contains(out, f.file+".svg") {
+			t.Errorf("output does not name %s.svg:\n%s", f.file, out)
+		}
+	}
+	rows := figCSV(t, dir)
+	// Every series at every size of each panel: the vs-size figures have
+	// 2 sizes on one torus, the vs-nodes ones one size on two tori.
+	if want := 2 * 2 * (len(singlePort) + len(multiPort) + len(redscatSack)); len(rows) != want {
+		t.Errorf("%d rows, want %d", len(rows), want)
+	}
+	// The closed forms of a 4×4×4 torus (P = 64), in Sack's α and δ: the
+	// ring (63 stages of one link each) and the bucket (3 phases of 3
+	// rounds, 63 blocks, no congestion).
+	const alpha, delta = 6.29e-6, 1 / 375e6
+	for _, tc := range []struct {
+		key    string
+		stages float64
+	}{
+		{"fig3.3-allgather-single-port-vs-size allgather ring torus:4x4x4 1024", 63},
+		{"fig3.3-allgather-single-port-vs-size allgather bucket torus:4x4x4 1024", 9},
+		{"fig3.5-allgather-multi-port-vs-size allgather bucket torus:4x4x4 1024", 9},
+		{"fig3.4-allgather-single-port-vs-nodes allgather bucket torus:4x4x4 1024", 9},
+	} {
+		r, ok := rows[tc.key]
+		if !ok {
+			t.Errorf("no row %q", tc.key)
+			continue
+		}
+		want := 1024 * 63 / (tc.stages*alpha + 63*1024*delta) / 1e6
+		if got, _ := strconv.ParseFloat(r[10], 64); math.Abs(got-want) > 1e-3 || r[12] != "stage" {
+			t.Errorf("%s: %v MB/s (%s), want %.3f (stage)", tc.key, got, r[12], want)
+		}
+	}
+	if r := rows["fig3.5-allgather-multi-port-vs-size allgather bucket6 torus:4x4x4 8"]; r == nil || r[3] != "all" {
+		t.Errorf("bucket6 row %v, want ports all", r)
+	}
+
+	// Above --ring-sim-max the ring is its closed form, which must equal
+	// what the simulator gave.
+	dir2 := t.TempDir()
+	args[2] = dir2
+	if _, _, err := run(t, append(args, "--ring-sim-max", "0")...); err != nil {
+		t.Fatal(err)
+	}
+	rows2 := figCSV(t, dir2)
+	n := 0
+	for k, r := range rows {
+		r2 := rows2[k]
+		if r[2] != "ring" {
+			continue
+		}
+		n++
+		a, _ := strconv.ParseFloat(r[7], 64)
+		b, _ := strconv.ParseFloat(r2[7], 64)
+		if r2[12] != "closed form" || math.Abs(a-b) > 1e-12*a {
+			t.Errorf("%s: simulated %v s, closed form %v s (%s)", k, a, b, r2[12])
+		}
+	}
+	if n != 4 {
+		t.Errorf("%d ring rows, want 4", n)
+	}
+}
+
+func TestFiguresBadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"--tori", "blob"},
+		{"--shapes", "4x0"},
+		{"--sizes", "x"},
+		{"--node-sizes", ""},
+		{"--alpha", "-1s"},
+		{"--link-bw", "fast"},
+		{"--port-efficiency", "6:2"},
+		{"--format", "gif"},
+	} {
+		a := append([]string{"figures", "--out", t.TempDir(), "--tori", "2x2x2", "--shapes", "2x2x2", "--sizes", "8", "--node-sizes", "8", "--progress", "never"}, args...)
+		if _, _, err := run(t, a...); err == nil {
+			t.Errorf("figures %v: no error", args)
+		}
+	}
+}
