@@ -141,8 +141,7 @@ func (x *sections) runs(base schedule.Region, s0, s1 int) []schedule.Region {
 //	bucket3, 2×2 grid: exchange, then X-first and Y-first buckets at once on
 //	                   halves of every block
 //
-// Cost (single-port accounting): k·(Σ_t max_b(d_b,t − 1) + 1)·α +
-// ((P−1)/P·N + n)·β for k buckets (bucket: Σ(d_j − 1)·α + (P−1)/P·N·β).
+// Cost: see bucketCost.
 func allgatherBucket(ports int) func(*schedule.Builder, *Params) {
 	return func(b *schedule.Builder, p *Params) {
 		l, own, _, done := allgatherSetup(b, p)
@@ -217,15 +216,26 @@ func bucketRounds(p *Params, ports int) (k, rounds float64) {
 	return float64(pl.k()), rounds
 }
 
-func allgatherBucketCost(ports int) func(*Params) Cost {
+// bucketCost is the single-port accounting of the bucket algorithms:
+// k·(Σ_t max_b(d_b,t − 1) + 1)·α + ((P−1)/P·N + n)·β for k buckets (one:
+// Σ(d_j − 1)·α + (P−1)/P·N·β), plus (P−1)/P·N·γ when reducing.
+func bucketCost(ports int, reduces bool) func(*Params) Cost {
 	return func(p *Params) Cost {
 		N := allgatherBytes(p)
+		if reduces {
+			N = redscatBytes(p)
+		}
 		if p.Size <= 1 {
 			return Cost{Copy: N}
 		}
 		P := float64(p.Size)
 		k, rounds := bucketRounds(p, ports)
-		c := Cost{Alpha: k * rounds, Beta: N * (P - 1) / P, Copy: N / P}
+		c := Cost{Alpha: k * rounds, Beta: N * (P - 1) / P}
+		if reduces {
+			c.Gamma = c.Beta
+		} else {
+			c.Copy = N / P
+		}
 		if ports > 1 {
 			c.Alpha += k
 			c.Beta += N / P
@@ -238,17 +248,14 @@ func allgatherBucketCost(ports int) func(*Params) Cost {
 // reverse order (Z, then Y, then X for the single bucket), then the exchange
 // that hands every reduced section to its owner.
 //
-// Cost (single-port accounting): as the allgather, plus (P−1)/P·N·γ.
+// Cost: see bucketCost.
 func redscatBucket(ports int) func(*schedule.Builder, *Params) {
 	return func(b *schedule.Builder, p *Params) {
-		l := redscatBlocks(p)
-		P, r := p.Size, p.Rank
-		in, out := p.input(), redscatOut(p, &l)
-		if P == 1 {
-			b.Copy(out, in.Sub(0, l.count(0)))
-			b.EndRound()
+		l, in, out, done := redscatSetup(b, p)
+		if done {
 			return
 		}
+		P, r := p.Size, p.Rank
 		pl := newBucketPlan(p, ports)
 		k := pl.k()
 		x := &sections{l: l, k: k}
@@ -322,42 +329,25 @@ func bucketReduceScatterStages(b *schedule.Builder, pl *bucketPlan, r int, x *se
 	}
 }
 
-func redscatBucketCost(ports int) func(*Params) Cost {
-	return func(p *Params) Cost {
-		N := redscatBytes(p)
-		if p.Size <= 1 {
-			return Cost{Copy: N}
-		}
-		P := float64(p.Size)
-		k, rounds := bucketRounds(p, ports)
-		c := Cost{Alpha: k * rounds, Beta: N * (P - 1) / P, Gamma: N * (P - 1) / P}
-		if ports > 1 {
-			c.Alpha += k
-			c.Beta += N / P
-		}
-		return c
-	}
-}
-
 func init() {
 	for _, c := range []schedule.Collective{schedule.Allgather, schedule.Allgatherv} {
 		Register(Info{
 			Coll: c, Name: "bucket", Linear: true,
 			Doc:    "ring allgather along each grid dimension in turn (X lines, then XY planes, ...)",
 			Source: "Sack 2011 sec. 3.2.2; Chan et al. 2007",
-			Build:  allgatherBucket(1), Cost: allgatherBucketCost(1),
+			Build:  allgatherBucket(1), Cost: bucketCost(1, false),
 		})
 		Register(Info{
 			Coll: c, Name: "bucket3", Linear: true,
 			Doc:    "one bucket per grid dimension (XYZ+, YZX+, ZXY+) on sections of every block, after a remapping exchange",
 			Source: "Sack 2011 sec. 3.4.2",
-			Build:  allgatherBucket(3), Cost: allgatherBucketCost(3),
+			Build:  allgatherBucket(3), Cost: bucketCost(3, false),
 		})
 		Register(Info{
 			Coll: c, Name: "bucket6", Linear: true,
 			Doc:    "two buckets per grid dimension (XYZ+-, YZX+-, ZXY+-) on sections of every block, after a remapping exchange",
 			Source: "Sack 2011 sec. 3.4.2",
-			Build:  allgatherBucket(6), Cost: allgatherBucketCost(6),
+			Build:  allgatherBucket(6), Cost: bucketCost(6, false),
 		})
 	}
 	for _, c := range []schedule.Collective{schedule.ReduceScatterBlock, schedule.ReduceScatter} {
@@ -365,19 +355,19 @@ func init() {
 			Coll: c, Name: "bucket", Linear: true, Requires: NeedsCommutative,
 			Doc:    "ring reduce-scatter along each grid dimension in turn (Z planes, then Y lines, ...)",
 			Source: "Sack 2011 sec. 3.2.2; Chan et al. 2007",
-			Build:  redscatBucket(1), Cost: redscatBucketCost(1),
+			Build:  redscatBucket(1), Cost: bucketCost(1, true),
 		})
 		Register(Info{
 			Coll: c, Name: "bucket3", Linear: true, Requires: NeedsCommutative,
 			Doc:    "one reduce-scatter bucket per grid dimension on sections of the vector, then a remapping exchange",
 			Source: "Sack 2011 sec. 3.4.2",
-			Build:  redscatBucket(3), Cost: redscatBucketCost(3),
+			Build:  redscatBucket(3), Cost: bucketCost(3, true),
 		})
 		Register(Info{
 			Coll: c, Name: "bucket6", Linear: true, Requires: NeedsCommutative,
 			Doc:    "two reduce-scatter buckets per grid dimension and direction on sections of the vector, then a remapping exchange",
 			Source: "Sack 2011 sec. 3.4.2",
-			Build:  redscatBucket(6), Cost: redscatBucketCost(6),
+			Build:  redscatBucket(6), Cost: bucketCost(6, true),
 		})
 	}
 }

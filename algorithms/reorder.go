@@ -235,14 +235,11 @@ func allgatherReorderCost(plan func(*Params) *rdPlan) func(*Params) Cost {
 // when P is not a power of two.
 func redscatReorder(plan func(*Params) *rdPlan) func(*schedule.Builder, *Params) {
 	return func(b *schedule.Builder, p *Params) {
-		l := redscatBlocks(p)
-		P, r := p.Size, p.Rank
-		in, out := p.input(), redscatOut(p, &l)
-		if P == 1 {
-			b.Copy(out, in.Sub(0, l.count(0)))
-			b.EndRound()
+		l, in, out, done := redscatSetup(b, p)
+		if done {
 			return
 		}
+		P, r := p.Size, p.Rank
 		pl := plan(p)
 		acc := b.Alloc(l.displ(P))
 		if u, owner := pl.virt(r); owner {
@@ -298,6 +295,19 @@ func rdReduceScatterStages(b *schedule.Builder, pl *rdPlan, r int, l *redscatLay
 		b.EndRound()
 		src = acc
 	}
+}
+
+// redscatSetup returns the blocks, input and output of a reduce-scatter;
+// with one rank it copies the input's block to the output and reports done.
+func redscatSetup(b *schedule.Builder, p *Params) (l redscatLayout, in, out schedule.Region, done bool) {
+	l = redscatBlocks(p)
+	in, out = p.input(), redscatOut(p, &l)
+	if p.Size == 1 {
+		b.Copy(out, in.Sub(0, l.count(0)))
+		b.EndRound()
+		return l, in, out, true
+	}
+	return l, in, out, false
 }
 
 func redscatReorderCost(plan func(*Params) *rdPlan) func(*Params) Cost {
