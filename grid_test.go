@@ -33,6 +33,9 @@ func TestGridAlgorithms(t *testing.T) {
 				t.Parallel()
 				for _, g := range [][]int{{2, 2, 2}, {2, 2, 4}, {4, 4, 4}, {4, 4, 8}, {8, 8, 8}} {
 					p := g[0] * g[1] * g[2]
+					if p > 128 && coll != "allgather" && coll != "reducescatter" {
+						continue // the composites reuse the verified halves
+					}
 					counts := []int{0, 1, 5, 6, 7, 2053}
 					if p > 128 { // 512 goroutines: the essential cases
 						counts = []int{1, 7, 259}
