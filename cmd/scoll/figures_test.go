@@ -111,6 +111,12 @@ func TestFiguresCommand(t *testing.T) {
 }
 
 func TestFiguresBadFlags(t *testing.T) {
+	base := func() []string {
+		return []string{"figures", "--out", t.TempDir(), "--tori", "2x2x2", "--shapes", "2x2x2", "--sizes", "8", "--node-sizes", "8", "--progress", "never"}
+	}
+	if _, _, err := run(t, base()...); err != nil {
+		t.Fatalf("the base configuration fails: %v", err)
+	}
 	for _, args := range [][]string{
 		{"--tori", "blob"},
 		{"--shapes", "4x0"},
@@ -121,8 +127,7 @@ func TestFiguresBadFlags(t *testing.T) {
 		{"--port-efficiency", "6:2"},
 		{"--format", "gif"},
 	} {
-		a := append([]string{"figures", "--out", t.TempDir(), "--tori", "2x2x2", "--shapes", "2x2x2", "--sizes", "8", "--node-sizes", "8", "--progress", "never"}, args...)
-		if _, _, err := run(t, a...); err == nil {
+		if _, _, err := run(t, append(base(), args...)...); err == nil {
 			t.Errorf("figures %v: no error", args)
 		}
 	}
