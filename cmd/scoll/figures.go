@@ -124,13 +124,9 @@ ring it does simulate, and marks the rows "closed form" in the CSV.`,
 					return fmt.Errorf("%s: %w", f.name, err)
 				}
 			}
-			a, err := parseSeconds(alpha)
+			a, bw, err := parseNetwork(alpha, linkBW)
 			if err != nil {
-				return fmt.Errorf("--alpha: %w", err)
-			}
-			bw, err := parseBandwidth(linkBW)
-			if err != nil {
-				return fmt.Errorf("--link-bw: %w", err)
+				return err
 			}
 			busy, eff, err := parsePortEfficiency(portEff)
 			if err != nil {

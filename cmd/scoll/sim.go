@@ -99,13 +99,9 @@ max_congestion the largest link load of any stage.`,
 			if err != nil {
 				return err
 			}
-			a, err := parseSeconds(alpha)
+			a, bw, err := parseNetwork(alpha, linkBW)
 			if err != nil {
-				return fmt.Errorf("--alpha: %w", err)
-			}
-			bw, err := parseBandwidth(linkBW)
-			if err != nil {
-				return fmt.Errorf("--link-bw: %w", err)
+				return err
 			}
 			h, err := parseSeconds(hopLat)
 			if err != nil {
@@ -290,6 +286,17 @@ func parseBandwidth(s string) (float64, error) {
 		return 0, fmt.Errorf("%q: unknown unit %q (B/s, KB/s, MB/s, GB/s, KiB/s, MiB/s, GiB/s)", s, t[i:])
 	}
 	return v * m, nil
+}
+
+// parseNetwork parses the --alpha and --link-bw flags.
+func parseNetwork(alpha, linkBW string) (a, bw float64, err error) {
+	if a, err = parseSeconds(alpha); err != nil {
+		return 0, 0, fmt.Errorf("--alpha: %w", err)
+	}
+	if bw, err = parseBandwidth(linkBW); err != nil {
+		return 0, 0, fmt.Errorf("--link-bw: %w", err)
+	}
+	return a, bw, nil
 }
 
 func writeSimRows(w io.Writer, format string, rows []simRow, stages bool) error {
