@@ -242,16 +242,14 @@ func redscatReorder(plan func(*Params) *rdPlan) func(*schedule.Builder, *Params)
 		P, r := p.Size, p.Rank
 		pl := plan(p)
 		acc := b.Alloc(l.displ(P))
+		rdReduceScatterStages(b, pl, r, &l, in, acc)
 		if u, owner := pl.virt(r); owner {
-			rdReduceScatterStages(b, pl, r, &l, in, acc)
 			sig := pl.sigma(u)
 			for j := pl.first(sig); j < pl.first(sig+1); j++ {
 				if j != r {
 					b.Send(j, acc.Sub(l.displ(j), l.count(j)))
 				}
 			}
-		} else {
-			rdReduceScatterStages(b, pl, r, &l, in, acc)
 		}
 		ur, _ := pl.virt(r)
 		if holder := pl.first(pl.sigmaInv(ur)); holder != r {
