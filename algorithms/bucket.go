@@ -69,6 +69,15 @@ func newBucketPlan(p *Params, ports int) *bucketPlan {
 	return pl
 }
 
+// holder returns the rank that starts bucket ⌊s/P⌋ with section s.
+func (pl *bucketPlan) holder(s int) int { return pl.lanes[s/pl.P].rank(s % pl.P) }
+
+// held returns the section of bucket b rank r starts with.
+func (pl *bucketPlan) held(b, r int) (s0, s1 int) {
+	s0 = b*pl.P + pl.lanes[b].index(r)
+	return s0, s0 + 1
+}
+
 // k returns the number of buckets (sections per block).
 func (pl *bucketPlan) k() int { return len(pl.lanes) }
 
@@ -149,62 +158,45 @@ func allgatherBucket(ports int) func(*schedule.Builder, *Params) {
 			return
 		}
 		pl := newBucketPlan(p, ports)
-		P, r, k := p.Size, p.Rank, pl.k()
-		x := &sections{l: l, k: k}
+		x := &sections{l: l, k: pl.k()}
 		recv := schedule.RecvBuf(0, 0)
-		ownSec := func(j int) schedule.Region {
-			c := l.count(r)
-			return own.Sub(secOff(c, k, j), secLen(c, k, j))
-		}
-		// Exchange: section s = k·r + j goes to the rank numbered s mod P
-		// in bucket ⌊s/P⌋.
-		var copies [][2]schedule.Region
-		for j := range k {
-			s := k*r + j
-			if h := pl.lanes[s/P].rank(s % P); h != r {
-				b.Send(h, ownSec(j))
-			} else {
-				copies = append(copies, [2]schedule.Region{x.region(recv, s), ownSec(j)})
-			}
-		}
-		for bk, g := range pl.lanes {
-			s := bk*P + g.index(r)
-			if i := s / k; i != r {
-				b.Recv(i, x.region(recv, s))
-			}
-		}
-		for _, c := range copies {
-			b.Copy(c[0], c[1])
-		}
-		b.EndRound()
-		bucketAllgatherStages(b, pl, r, x, recv)
+		// Exchange: section s goes to the rank numbered s mod P in bucket
+		// ⌊s/P⌋.
+		laneExchange(b, x, p.Rank, own, recv, pl.holder, pl.held)
+		bucketAllgatherStages(b, pl, p.Rank, x, recv)
 	}
 }
 
 // bucketAllgatherStages emits the buckets' rings for rank r, which holds
 // section bP + index_b(r) of every bucket b at its place in base.
 func bucketAllgatherStages(b *schedule.Builder, pl *bucketPlan, r int, x *sections, base schedule.Region) {
-	P := pl.P
 	for t := range pl.dims {
-		for step := range pl.phaseRounds(t) {
-			for bk := range pl.lanes {
-				c, m, next, prev, lo, w := pl.ring(bk, t, r)
-				if step >= m-1 {
-					continue
-				}
-				to, from, sc, rc := next, prev, mod(c-step, m), mod(c-step-1, m)
-				if pl.dirs[bk] < 0 {
-					to, from, sc, rc = prev, next, mod(c+step, m), mod(c+step+1, m)
-				}
-				for _, reg := range x.runs(base, bk*P+lo+sc*w, bk*P+lo+(sc+1)*w) {
-					b.Send(to, reg)
-				}
-				for _, reg := range x.runs(base, bk*P+lo+rc*w, bk*P+lo+(rc+1)*w) {
-					b.Recv(from, reg)
-				}
+		bucketAllgatherPhase(b, pl, r, x, base, t)
+	}
+}
+
+// bucketAllgatherPhase emits phase t: every bucket's ring along its t-th
+// dimension, passing the chunks gathered in the earlier phases.
+func bucketAllgatherPhase(b *schedule.Builder, pl *bucketPlan, r int, x *sections, base schedule.Region, t int) {
+	P := pl.P
+	for step := range pl.phaseRounds(t) {
+		for bk := range pl.lanes {
+			c, m, next, prev, lo, w := pl.ring(bk, t, r)
+			if step >= m-1 {
+				continue
 			}
-			b.EndRound()
+			to, from, sc, rc := next, prev, mod(c-step, m), mod(c-step-1, m)
+			if pl.dirs[bk] < 0 {
+				to, from, sc, rc = prev, next, mod(c+step, m), mod(c+step+1, m)
+			}
+			for _, reg := range x.runs(base, bk*P+lo+sc*w, bk*P+lo+(sc+1)*w) {
+				b.Send(to, reg)
+			}
+			for _, reg := range x.runs(base, bk*P+lo+rc*w, bk*P+lo+(rc+1)*w) {
+				b.Recv(from, reg)
+			}
 		}
+		b.EndRound()
 	}
 }
 
@@ -263,27 +255,7 @@ func redscatBucket(ports int) func(*schedule.Builder, *Params) {
 		bucketReduceScatterStages(b, pl, r, x, in, acc)
 		// Exchange: the section this rank ends with in bucket b goes to
 		// its owner.
-		for bk, g := range pl.lanes {
-			s := bk*P + g.index(r)
-			if i := s / k; i != r {
-				b.Send(i, x.region(acc, s))
-			}
-		}
-		var copies [][2]schedule.Region
-		c := l.count(r)
-		for j := range k {
-			s := k*r + j
-			dst := out.Sub(secOff(c, k, j), secLen(c, k, j))
-			if h := pl.lanes[s/P].rank(s % P); h != r {
-				b.Recv(h, dst)
-			} else {
-				copies = append(copies, [2]schedule.Region{dst, x.region(acc, s)})
-			}
-		}
-		for _, cp := range copies {
-			b.Copy(cp[0], cp[1])
-		}
-		b.EndRound()
+		laneReturn(b, x, r, acc, out, pl.holder, pl.held)
 	}
 }
 
@@ -291,40 +263,47 @@ func redscatBucket(ports int) func(*schedule.Builder, *Params) {
 // r on the vector in: it ends with the reduced section bP + index_b(r) of
 // every bucket b at its place in acc (which may be in).
 func bucketReduceScatterStages(b *schedule.Builder, pl *bucketPlan, r int, x *sections, in, acc schedule.Region) {
-	P := pl.P
 	inAcc := make([]bool, pl.k()) // the bucket's partials have moved to acc
 	for t := pl.dims - 1; t >= 0; t-- {
-		for step := range pl.phaseRounds(t) {
-			for bk := range pl.lanes {
-				c, m, next, prev, lo, w := pl.ring(bk, t, r)
-				if step >= m-1 {
-					continue
-				}
-				to, from, sc, rc := next, prev, mod(c-step-1, m), mod(c-step-2, m)
-				if pl.dirs[bk] < 0 {
-					to, from, sc, rc = prev, next, mod(c+step+1, m), mod(c+step+2, m)
-				}
-				src := in
-				if inAcc[bk] || step > 0 {
-					src = acc
-				}
-				for _, reg := range x.runs(src, bk*P+lo+sc*w, bk*P+lo+(sc+1)*w) {
-					b.Send(to, reg)
-				}
-				src = in
-				if inAcc[bk] {
-					src = acc
-				}
-				for _, reg := range x.runs(acc, bk*P+lo+rc*w, bk*P+lo+(rc+1)*w) {
-					b.RecvReduce(from, reg, src.Sub(reg.Off-acc.Off, reg.Len), true)
-				}
-			}
-			b.EndRound()
-		}
+		bucketReduceScatterPhase(b, pl, r, x, in, acc, t, inAcc)
+	}
+}
+
+// bucketReduceScatterPhase emits phase t of the ring reduce-scatters;
+// inAcc[b] tells whether bucket b's partials are in acc already, and is set
+// when the phase moves them there.
+func bucketReduceScatterPhase(b *schedule.Builder, pl *bucketPlan, r int, x *sections, in, acc schedule.Region, t int, inAcc []bool) {
+	P := pl.P
+	for step := range pl.phaseRounds(t) {
 		for bk := range pl.lanes {
-			if _, m, _, _, _, _ := pl.ring(bk, t, r); m > 1 {
-				inAcc[bk] = true
+			c, m, next, prev, lo, w := pl.ring(bk, t, r)
+			if step >= m-1 {
+				continue
 			}
+			to, from, sc, rc := next, prev, mod(c-step-1, m), mod(c-step-2, m)
+			if pl.dirs[bk] < 0 {
+				to, from, sc, rc = prev, next, mod(c+step+1, m), mod(c+step+2, m)
+			}
+			src := in
+			if inAcc[bk] || step > 0 {
+				src = acc
+			}
+			for _, reg := range x.runs(src, bk*P+lo+sc*w, bk*P+lo+(sc+1)*w) {
+				b.Send(to, reg)
+			}
+			src = in
+			if inAcc[bk] {
+				src = acc
+			}
+			for _, reg := range x.runs(acc, bk*P+lo+rc*w, bk*P+lo+(rc+1)*w) {
+				b.RecvReduce(from, reg, src.Sub(reg.Off-acc.Off, reg.Len), true)
+			}
+		}
+		b.EndRound()
+	}
+	for bk := range pl.lanes {
+		if _, m, _, _, _, _ := pl.ring(bk, t, r); m > 1 {
+			inAcc[bk] = true
 		}
 	}
 }

@@ -24,14 +24,14 @@ type positions struct {
 	runs      func(base schedule.Region, s, q0, q1 int) []schedule.Region
 }
 
-// rdPositions are the positions of plan pl over blocks l.
-func rdPositions(pl *rdPlan, l *redscatLayout) *positions {
+// rdPositions are the positions of recursive-doubling lanes (one space
+// each).
+func rdPositions(lanes []rdLane) *positions {
 	return &positions{
-		n: pl.V, spaces: 1,
-		holder: func(_, q int) int { return pl.first(pl.sigmaInv(q)) },
-		runs: func(base schedule.Region, _, q0, q1 int) []schedule.Region {
-			lo := l.displ(pl.first(q0))
-			return []schedule.Region{base.Sub(lo, l.displ(pl.first(q1))-lo)}
+		n: lanes[0].pl.V, spaces: len(lanes),
+		holder: func(s, q int) int { return lanes[s].pl.rank(lanes[s].pl.sigmaInv(q)) },
+		runs: func(base schedule.Region, s, q0, q1 int) []schedule.Region {
+			return lanes[s].runs(base, q0, q1)
 		},
 	}
 }
@@ -147,13 +147,20 @@ func (ps *positions) treeGather(b *schedule.Builder, r int, q0 []int, mine func(
 // composite names one of the families the composites are built from.
 type composite struct {
 	name  string
-	rd    func(*Params) *rdPlan // recursive doubling with this plan, or
-	ports int                   // buckets
+	rd    func(*Params, redscatLayout) []rdLane // recursive doubling in these lanes, or
+	ports int                                   // buckets
+}
+
+// singleLane adapts a one-lane plan.
+func singleLane(plan func(*Params) *rdPlan) func(*Params, redscatLayout) []rdLane {
+	return func(p *Params, l redscatLayout) []rdLane { return blockLane(plan(p), l) }
 }
 
 var composites = []composite{
-	{name: "rd-halving", rd: rdHalvingPlan},
-	{name: "rd-optimal", rd: rdOptimalPlan},
+	{name: "rd-halving", rd: singleLane(rdHalvingPlan)},
+	{name: "rd-optimal", rd: singleLane(rdOptimalPlan)},
+	{name: "rd-path", rd: singleLane(rdPathPlan)},
+	{name: "rd-paths", rd: pathLanes},
 	{name: "bucket", ports: 1},
 	{name: "bucket3", ports: 3},
 	{name: "bucket6", ports: 6},
@@ -161,11 +168,14 @@ var composites = []composite{
 
 // plan returns the positions of the family for p over blocks l and the
 // position of each space that rank root stands for.
-func (c *composite) plan(p *Params, l *redscatLayout) (ps *positions, q0 []int, rd *rdPlan, bk *bucketPlan, x *sections) {
+func (c *composite) plan(p *Params, l *redscatLayout) (ps *positions, q0 []int, rd []rdLane, bk *bucketPlan, x *sections) {
 	if c.rd != nil {
-		rd = c.rd(p)
-		u, _ := rd.virt(p.Root)
-		return rdPositions(rd, l), []int{rd.sigma(u)}, rd, nil, nil
+		rd = c.rd(p, *l)
+		for i := range rd {
+			u, _ := rd[i].pl.part(p.Root)
+			q0 = append(q0, rd[i].pl.sigma(u))
+		}
+		return rdPositions(rd), q0, rd, nil, nil
 	}
 	bk = newBucketPlan(p, c.ports)
 	x = &sections{l: *l, k: bk.k()}
@@ -177,11 +187,11 @@ func (c *composite) plan(p *Params, l *redscatLayout) (ps *positions, q0 []int, 
 }
 
 // mine returns the position of space s rank r holds between the halves.
-func (c *composite) mine(rd *rdPlan, bk *bucketPlan) func(s, r int) (int, bool) {
+func (c *composite) mine(rd []rdLane, bk *bucketPlan) func(s, r int) (int, bool) {
 	if rd != nil {
-		return func(_, r int) (int, bool) {
-			u, owner := rd.virt(r)
-			return rd.sigma(u), owner
+		return func(s, r int) (int, bool) {
+			u, owner := rd[s].pl.part(r)
+			return rd[s].pl.sigma(u), owner
 		}
 	}
 	return func(s, r int) (int, bool) { return bk.lanes[s].index(r), true }
@@ -197,10 +207,10 @@ func (c *composite) allreduce(b *schedule.Builder, p *Params) {
 		b.EndRound()
 		return
 	}
-	ps, _, rd, bk, x := c.plan(p, &l)
+	_, _, rd, bk, x := c.plan(p, &l)
 	if rd != nil {
-		rdReduceScatterStages(b, rd, p.Rank, &l, in, out)
-		rdAllgatherStages(b, rd, p.Rank, func(q0, q1 int) []schedule.Region { return ps.runs(out, 0, q0, q1) }, nil, nil, -1)
+		rdReduceScatterStages(b, rd, p.Rank, in, out)
+		rdAllgatherStages(b, rd, p.Rank, out, nil, nil, -1)
 		return
 	}
 	bucketReduceScatterStages(b, bk, p.Rank, x, in, out)
@@ -217,7 +227,7 @@ func (c *composite) bcast(b *schedule.Builder, p *Params) {
 	ps, q0, rd, bk, x := c.plan(p, &l)
 	ps.treeScatter(b, p.Rank, p.Root, q0, c.mine(rd, bk), buf)
 	if rd != nil {
-		rdAllgatherStages(b, rd, p.Rank, func(a, z int) []schedule.Region { return ps.runs(buf, 0, a, z) }, nil, nil, p.Root)
+		rdAllgatherStages(b, rd, p.Rank, buf, nil, nil, p.Root)
 		return
 	}
 	bucketAllgatherStages(b, bk, p.Rank, x, buf)
@@ -239,23 +249,27 @@ func (c *composite) reduce(b *schedule.Builder, p *Params) {
 		acc = b.Alloc(p.Count)
 	}
 	if rd != nil {
-		rdReduceScatterStages(b, rd, r, &l, in, acc)
+		rdReduceScatterStages(b, rd, r, in, acc)
 	} else {
 		bucketReduceScatterStages(b, bk, r, x, in, acc)
 	}
 	ps.treeGather(b, r, q0, c.mine(rd, bk), acc)
 	// With recursive doubling the root may be a rank another stands for:
-	// the holder of its position hands it the result.
-	if h := ps.holder(0, q0[0]); h != p.Root {
-		if r == h {
-			for _, reg := range ps.runs(acc, 0, 0, ps.n) {
-				b.Send(p.Root, reg)
+	// the holder of its position hands it the space's result.
+	for s := range ps.spaces {
+		if h := ps.holder(s, q0[s]); h != p.Root {
+			if r == h || r == p.Root {
+				for _, reg := range ps.runs(acc, s, 0, ps.n) {
+					if r == h {
+						b.Send(p.Root, reg)
+					} else {
+						b.Recv(h, reg)
+					}
+				}
 			}
-		} else if r == p.Root {
-			b.Recv(h, schedule.RecvBuf(0, p.Count))
 		}
-		b.EndRound()
 	}
+	b.EndRound()
 }
 
 // compositeCost adds the halves' costs: 2 of the family's stage counts (no
@@ -270,11 +284,13 @@ func (c *composite) cost(coll schedule.Collective) func(*Params) Cost {
 		P := float64(p.Size)
 		var stages, spaces, n float64
 		if c.rd != nil {
-			pl := c.rd(p)
-			stages, spaces, n = float64(len(pl.S)), 1, float64(pl.V)
+			lanes := c.rd(p, redscatSplit(p.Count, p.Size))
+			pl := lanes[0].pl
+			stages, spaces, n = float64(len(pl.S)), float64(len(lanes)), float64(pl.V)
 			if pl.rem > 0 {
 				stages++
 			}
+			stages *= spaces
 		} else {
 			var k float64
 			k, stages = bucketRounds(p, c.ports)

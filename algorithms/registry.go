@@ -61,6 +61,10 @@ type Params struct {
 	// numbered in XYZ order with dimension 0 varying fastest. Nil means
 	// DefaultGrid(Size, 3); others ignore it.
 	Grid []int
+	// Placement puts the ranks on the nodes of a machine's torus or mesh for
+	// the path algorithms (rd-path, rd-paths, rh-path, rh-paths). Nil means
+	// the grid, rank r on node r.
+	Placement *Placement
 }
 
 // Cost is an α-β-γ cost: time = Alpha·α + Beta·β + Gamma·γ + Copy·β, where α
@@ -146,6 +150,11 @@ func Lookup(c schedule.Collective, name string) (*Info, bool) {
 func (in *Info) Check(p *Params) error {
 	if p.Grid != nil {
 		if err := CheckGrid(p.Grid, p.Size); err != nil {
+			return err
+		}
+	}
+	if p.Placement != nil {
+		if err := CheckPlacement(p.Placement, p.Size); err != nil {
 			return err
 		}
 	}

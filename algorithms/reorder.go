@@ -25,17 +25,22 @@ import (
 // defers a missing partner's stage instead). Positions are virtual ranks, so
 // a position covers the one or two blocks of its ranks.
 
-// rdPlan is a stage order of the reordered recursive doubling for P ranks.
+// rdPlan is a stage order of the reordered recursive doubling over P
+// items (blocks, or sections of one lane), run by participants in the order
+// of a line of ranks: the participant at line place t folds like item t.
 type rdPlan struct {
-	V, rem int
-	S      []int // S[s]: the virtual-rank bit flipped in allgather stage s
+	P, V, rem int
+	S         []int // S[s]: the virtual-rank bit flipped in allgather stage s
+	// rankAt(t) is the rank at place t of the line, place(r) rank r's
+	// place; nil for rank order.
+	rankAt, place func(int) int
 }
 
-// newRDPlan returns the plan for P ≥ 2 ranks with stage order S over lg V
-// bits, or distance halving when S is nil.
+// newRDPlan returns the plan for P ≥ 1 items with stage order S over lg V
+// bits, or distance halving when S is nil, in rank order.
 func newRDPlan(P int, S []int) *rdPlan {
 	V := floorPow2(P)
-	pl := &rdPlan{V: V, rem: P - V, S: S}
+	pl := &rdPlan{P: P, V: V, rem: P - V, S: S}
 	if S == nil {
 		L := ceilLog2(V)
 		pl.S = make([]int, L)
@@ -43,6 +48,14 @@ func newRDPlan(P int, S []int) *rdPlan {
 			pl.S[s] = L - 1 - s
 		}
 	}
+	return pl
+}
+
+// onLine sets the participants' order: line[t] is the rank at place t and
+// at[r] rank r's place.
+func (pl *rdPlan) onLine(line, at []int) *rdPlan {
+	pl.rankAt = func(t int) int { return line[t] }
+	pl.place = func(r int) int { return at[r] }
 	return pl
 }
 
@@ -76,26 +89,89 @@ func (pl *rdPlan) sigmaInv(q int) int {
 	return u
 }
 
-// first returns the lowest rank of virtual rank u (first(V) = P): the
-// blocks of positions [q0, q1) are those of ranks [first(q0), first(q1)).
-func (pl *rdPlan) first(u int) int {
-	if u < pl.rem {
-		return 2 * u
+// first returns the lowest item of position q (first(V) = P): the items of
+// positions [q0, q1) are [first(q0), first(q1)). Participants fold the same
+// way over the line: u stands for places first(u) and, when u < rem,
+// first(u)+1.
+func (pl *rdPlan) first(q int) int {
+	if q < pl.rem {
+		return 2 * q
 	}
-	return u + pl.rem
+	return q + pl.rem
 }
 
-// virt returns rank r's virtual rank and whether r stands for it.
-func (pl *rdPlan) virt(r int) (u int, owner bool) {
-	if r < 2*pl.rem {
-		return r / 2, r%2 == 0
+// fold returns the position of item (or place) i and whether it is the
+// position's first.
+func (pl *rdPlan) fold(i int) (q int, first bool) {
+	if i < 2*pl.rem {
+		return i / 2, i%2 == 0
 	}
-	return r - pl.rem, true
+	return i - pl.rem, true
+}
+
+// rank returns the rank that stands for participant u.
+func (pl *rdPlan) rank(u int) int {
+	if pl.rankAt == nil {
+		return pl.first(u)
+	}
+	return pl.rankAt(pl.first(u))
+}
+
+// idle returns the other rank participant u < rem stands for.
+func (pl *rdPlan) idle(u int) int {
+	if pl.rankAt == nil {
+		return pl.first(u) + 1
+	}
+	return pl.rankAt(pl.first(u) + 1)
+}
+
+// part returns rank r's participant and whether r stands for it.
+func (pl *rdPlan) part(r int) (u int, owner bool) {
+	if pl.place != nil {
+		r = pl.place(r)
+	}
+	return pl.fold(r)
+}
+
+// holder returns the rank whose participant starts the allgather with (and
+// ends the reduce-scatter with) item i.
+func (pl *rdPlan) holder(i int) int {
+	q, _ := pl.fold(i)
+	return pl.rank(pl.sigmaInv(q))
+}
+
+// held returns the items rank r starts the allgather with: none when r
+// stands for no participant.
+func (pl *rdPlan) held(r int) (i0, i1 int) {
+	u, owner := pl.part(r)
+	if !owner {
+		return 0, 0
+	}
+	q := pl.sigma(u)
+	return pl.first(q), pl.first(q + 1)
+}
+
+// rdLane is one recursive doubling over sections [off, off+P) of a
+// sections layout; several lanes run at once on disjoint sections.
+type rdLane struct {
+	pl  *rdPlan
+	x   *sections
+	off int
+}
+
+// blockLane is recursive doubling over whole blocks (one section each).
+func blockLane(pl *rdPlan, l redscatLayout) []rdLane {
+	return []rdLane{{pl: pl, x: &sections{l: l, k: 1}}}
+}
+
+// runs returns the regions of base holding positions [q0, q1).
+func (ln *rdLane) runs(base schedule.Region, q0, q1 int) []schedule.Region {
+	return ln.x.runs(base, ln.off+ln.pl.first(q0), ln.off+ln.pl.first(q1))
 }
 
 // exchange reports whether the plan needs the reordering exchange stage.
 func (pl *rdPlan) exchange() bool {
-	if pl.rem > 0 {
+	if pl.rem > 0 || pl.rankAt != nil {
 		return true
 	}
 	for s, bit := range pl.S {
@@ -123,78 +199,149 @@ func allgatherReorder(plan func(*Params) *rdPlan) func(*schedule.Builder, *Param
 			return
 		}
 		pl := plan(p)
-		r := p.Rank
-		u, owner := pl.virt(r)
-		runs := func(q0, q1 int) []schedule.Region { return allgatherRuns(&l, pl.first(q0), pl.first(q1)) }
-		ex := pl.exchange()
-		if ex {
-			dst := pl.first(pl.sigmaInv(u))
-			if dst != r {
-				b.Send(dst, own)
-			}
-			if owner {
-				q := pl.sigma(u)
-				for j := pl.first(q); j < pl.first(q+1); j++ {
-					if j != r {
-						b.Recv(j, allgatherBlk(&l, j))
-					}
-				}
-			}
-			if dst == r {
-				b.Copy(mine, own)
-			}
-			b.EndRound()
+		lanes := blockLane(pl, l)
+		base := schedule.RecvBuf(0, 0)
+		if !pl.exchange() {
+			rdAllgatherStages(b, lanes, p.Rank, base, &own, &mine, -1)
+			return
 		}
-		var first, firstCopy *schedule.Region
-		if !ex {
-			first, firstCopy = &own, &mine
-		}
-		rdAllgatherStages(b, pl, r, runs, first, firstCopy, -1)
+		laneExchange(b, lanes[0].x, p.Rank, own, base, rdHolder(lanes), rdHeld(lanes))
+		rdAllgatherStages(b, lanes, p.Rank, base, nil, nil, -1)
 	}
 }
 
-// rdAllgatherStages emits the allgather stages of plan pl for rank r, whose
-// virtual rank starts with its position's blocks in place (runs(q0, q1)
-// gives the regions of positions [q0, q1)), then sends the whole result to
-// the partners the participants stand for. When first is set, stage 0 sends
-// first instead and copies it to firstCopy (no exchange stage ran). A
-// partner equal to skip already has the result and is left out.
-func rdAllgatherStages(b *schedule.Builder, pl *rdPlan, r int, runs func(q0, q1 int) []schedule.Region, first, firstCopy *schedule.Region, skip int) {
-	u, owner := pl.virt(r)
-	if !owner {
-		if r != skip {
-			for _, reg := range runs(0, pl.V) {
-				b.Recv(r-1, reg)
-			}
-			b.EndRound()
-		}
-		return
+// rdHolder and rdHeld describe where the sections of lanes start the
+// allgather, for laneExchange.
+func rdHolder(lanes []rdLane) func(s int) int {
+	return func(s int) int {
+		ln := &lanes[s/lanes[0].pl.P]
+		return ln.pl.holder(s - ln.off)
 	}
-	for s, bit := range pl.S {
-		peer := pl.first(u ^ 1<<bit)
-		a := pl.sigma(u) &^ (1<<s - 1)
-		pa := a ^ 1<<s
-		if first != nil && s == 0 {
-			b.Send(peer, *first)
+}
+
+func rdHeld(lanes []rdLane) func(b, r int) (s0, s1 int) {
+	return func(b, r int) (int, int) {
+		ln := &lanes[b]
+		i0, i1 := ln.pl.held(r)
+		return ln.off + i0, ln.off + i1
+	}
+}
+
+// laneExchange is the reordering exchange before an allgather over k·P
+// sections in k lanes (k sections per block): section s = k·r + j of rank
+// r's block own goes to holder(s), which stores it at its place in base;
+// held(b, r) is the range of section ids of lane b that rank r starts with.
+func laneExchange(b *schedule.Builder, x *sections, r int, own, base schedule.Region, holder func(s int) int, held func(b, r int) (s0, s1 int)) {
+	k := x.k
+	c := x.l.count(r)
+	var copies [][2]schedule.Region
+	for j := range k {
+		s := k*r + j
+		sec := own.Sub(secOff(c, k, j), secLen(c, k, j))
+		if h := holder(s); h != r {
+			b.Send(h, sec)
 		} else {
-			for _, reg := range runs(a, a+1<<s) {
-				b.Send(peer, reg)
+			copies = append(copies, [2]schedule.Region{x.region(base, s), sec})
+		}
+	}
+	for bk := range k {
+		s0, s1 := held(bk, r)
+		for s := s0; s < s1; s++ {
+			if i := s / k; i != r {
+				b.Recv(i, x.region(base, s))
 			}
 		}
-		for _, reg := range runs(pa, pa+1<<s) {
-			b.Recv(peer, reg)
+	}
+	for _, cp := range copies {
+		b.Copy(cp[0], cp[1])
+	}
+	b.EndRound()
+}
+
+// laneReturn is laneExchange's mirror after a reduce-scatter: the sections
+// rank r ends with in acc go to their owners, and r receives the sections
+// of its block into out.
+func laneReturn(b *schedule.Builder, x *sections, r int, acc, out schedule.Region, holder func(s int) int, held func(b, r int) (s0, s1 int)) {
+	k := x.k
+	for bk := range k {
+		s0, s1 := held(bk, r)
+		for s := s0; s < s1; s++ {
+			if i := s / k; i != r {
+				b.Send(i, x.region(acc, s))
+			}
 		}
-		if first != nil && s == 0 {
-			b.Copy(*firstCopy, *first)
+	}
+	var copies [][2]schedule.Region
+	c := x.l.count(r)
+	for j := range k {
+		s := k*r + j
+		dst := out.Sub(secOff(c, k, j), secLen(c, k, j))
+		if h := holder(s); h != r {
+			b.Recv(h, dst)
+		} else {
+			copies = append(copies, [2]schedule.Region{dst, x.region(acc, s)})
+		}
+	}
+	for _, cp := range copies {
+		b.Copy(cp[0], cp[1])
+	}
+	b.EndRound()
+}
+
+// rdAllgatherStages emits the allgather stages of lanes for rank r, which
+// starts with the sections rdHeld gives at their places in base, then
+// sends each lane's result to the rank its participant stands for. When
+// first is set (one lane, no exchange), stage 0 sends first instead and
+// copies it to firstCopy. A partner equal to skip already has the result
+// and is left out.
+func rdAllgatherStages(b *schedule.Builder, lanes []rdLane, r int, base schedule.Region, first, firstCopy *schedule.Region, skip int) {
+	stages := 0
+	for i := range lanes {
+		stages = max(stages, len(lanes[i].pl.S))
+	}
+	for s := range stages {
+		for i := range lanes {
+			ln := &lanes[i]
+			pl := ln.pl
+			u, owner := pl.part(r)
+			if !owner || s >= len(pl.S) {
+				continue
+			}
+			peer := pl.rank(u ^ 1<<pl.S[s])
+			a := pl.sigma(u) &^ (1<<s - 1)
+			pa := a ^ 1<<s
+			if first != nil && s == 0 {
+				b.Send(peer, *first)
+			} else {
+				for _, reg := range ln.runs(base, a, a+1<<s) {
+					b.Send(peer, reg)
+				}
+			}
+			for _, reg := range ln.runs(base, pa, pa+1<<s) {
+				b.Recv(peer, reg)
+			}
+			if first != nil && s == 0 {
+				b.Copy(*firstCopy, *first)
+			}
 		}
 		b.EndRound()
 	}
-	if u < pl.rem && r+1 != skip {
-		for _, reg := range runs(0, pl.V) {
-			b.Send(r+1, reg)
+	for i := range lanes {
+		ln := &lanes[i]
+		pl := ln.pl
+		u, owner := pl.part(r)
+		switch {
+		case !owner && r != skip:
+			for _, reg := range ln.runs(base, 0, pl.V) {
+				b.Recv(pl.rank(u), reg)
+			}
+		case owner && u < pl.rem && pl.idle(u) != skip:
+			for _, reg := range ln.runs(base, 0, pl.V) {
+				b.Send(pl.idle(u), reg)
+			}
 		}
-		b.EndRound()
 	}
+	b.EndRound()
 }
 
 func allgatherReorderCost(plan func(*Params) *rdPlan) func(*Params) Cost {
@@ -239,59 +386,61 @@ func redscatReorder(plan func(*Params) *rdPlan) func(*schedule.Builder, *Params)
 		if done {
 			return
 		}
-		P, r := p.Size, p.Rank
-		pl := plan(p)
-		acc := b.Alloc(l.displ(P))
-		rdReduceScatterStages(b, pl, r, &l, in, acc)
-		if u, owner := pl.virt(r); owner {
-			sig := pl.sigma(u)
-			for j := pl.first(sig); j < pl.first(sig+1); j++ {
-				if j != r {
-					b.Send(j, acc.Sub(l.displ(j), l.count(j)))
-				}
-			}
-		}
-		ur, _ := pl.virt(r)
-		if holder := pl.first(pl.sigmaInv(ur)); holder != r {
-			b.Recv(holder, out)
-		} else {
-			b.Copy(out, acc.Sub(l.displ(r), l.count(r)))
-		}
-		b.EndRound()
+		lanes := blockLane(plan(p), l)
+		acc := b.Alloc(l.displ(p.Size))
+		rdReduceScatterStages(b, lanes, p.Rank, in, acc)
+		laneReturn(b, lanes[0].x, p.Rank, acc, out, rdHolder(lanes), rdHeld(lanes))
 	}
 }
 
 // rdReduceScatterStages emits the fold and the reduce-scatter stages of
-// plan pl for rank r on the vector in (blocks l): a rank a participant
-// stands for sends its whole vector; a participant ends with the reduced
-// blocks of its position σ(u) at their offsets in acc (which may be in).
-func rdReduceScatterStages(b *schedule.Builder, pl *rdPlan, r int, l *redscatLayout, in, acc schedule.Region) {
-	u, owner := pl.virt(r)
-	if !owner {
-		b.Send(r-1, in)
-		b.EndRound()
-		return
+// lanes for rank r on the vector in: a rank a participant stands for sends
+// the lane's part of its vector; a participant ends with the reduced
+// sections rdHeld gives at their offsets in acc (which may be in).
+func rdReduceScatterStages(b *schedule.Builder, lanes []rdLane, r int, in, acc schedule.Region) {
+	src := make([]schedule.Region, len(lanes)) // where each lane's partials are
+	stages := 0
+	for i := range lanes {
+		ln := &lanes[i]
+		pl := ln.pl
+		stages = max(stages, len(pl.S))
+		src[i] = in
+		u, owner := pl.part(r)
+		switch {
+		case !owner:
+			for _, reg := range ln.runs(in, 0, pl.V) {
+				b.Send(pl.rank(u), reg)
+			}
+		case u < pl.rem:
+			idle := pl.idle(u)
+			for _, reg := range ln.runs(acc, 0, pl.V) {
+				b.RecvReduce(idle, reg, in.Sub(reg.Off-acc.Off, reg.Len), idle > r)
+			}
+			src[i] = acc
+		}
 	}
-	span := func(base schedule.Region, q0, q1 int) schedule.Region {
-		lo := l.displ(pl.first(q0))
-		return base.Sub(lo, l.displ(pl.first(q1))-lo)
-	}
-	src := in // where the partial of the held positions is
-	if u < pl.rem {
-		b.RecvReduce(r+1, acc, in, true)
+	b.EndRound()
+	for s := stages - 1; s >= 0; s-- {
+		for i := range lanes {
+			ln := &lanes[i]
+			pl := ln.pl
+			u, owner := pl.part(r)
+			if !owner || s >= len(pl.S) {
+				continue
+			}
+			v := u ^ 1<<pl.S[s]
+			peer := pl.rank(v)
+			keep := pl.sigma(u) &^ (1<<s - 1)
+			give := keep ^ 1<<s
+			for _, reg := range ln.runs(src[i], give, give+1<<s) {
+				b.Send(peer, reg)
+			}
+			for _, reg := range ln.runs(acc, keep, keep+1<<s) {
+				b.RecvReduce(peer, reg, src[i].Sub(reg.Off-acc.Off, reg.Len), v > u)
+			}
+			src[i] = acc
+		}
 		b.EndRound()
-		src = acc
-	}
-	sig := pl.sigma(u)
-	for s := len(pl.S) - 1; s >= 0; s-- {
-		v := u ^ 1<<pl.S[s]
-		peer := pl.first(v)
-		keep := sig &^ (1<<s - 1)
-		give := keep ^ 1<<s
-		b.Send(peer, span(src, give, give+1<<s))
-		b.RecvReduce(peer, span(acc, keep, keep+1<<s), span(src, keep, keep+1<<s), v > u)
-		b.EndRound()
-		src = acc
 	}
 }
 

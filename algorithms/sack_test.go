@@ -151,6 +151,13 @@ var sackAlgorithms = []struct {
 	{schedule.Bcast, "scatter-bucket"}, {schedule.Bcast, "scatter-bucket3"}, {schedule.Bcast, "scatter-bucket6"},
 	{schedule.Reduce, "rd-halving-gather"}, {schedule.Reduce, "rd-optimal-gather"},
 	{schedule.Reduce, "bucket-gather"}, {schedule.Reduce, "bucket3-gather"}, {schedule.Reduce, "bucket6-gather"},
+	{schedule.Allgather, "rd-path"}, {schedule.Allgather, "rd-paths"}, {schedule.Allgather, "rd-hybrid"},
+	{schedule.Allgatherv, "rd-path"}, {schedule.Allgatherv, "rd-paths"}, {schedule.Allgatherv, "rd-hybrid"},
+	{schedule.ReduceScatterBlock, "rh-path"}, {schedule.ReduceScatterBlock, "rh-paths"}, {schedule.ReduceScatterBlock, "rh-hybrid"},
+	{schedule.ReduceScatter, "rh-path"}, {schedule.ReduceScatter, "rh-paths"}, {schedule.ReduceScatter, "rh-hybrid"},
+	{schedule.Allreduce, "rd-path"}, {schedule.Allreduce, "rd-paths"},
+	{schedule.Bcast, "scatter-rd-path"}, {schedule.Bcast, "scatter-rd-paths"},
+	{schedule.Reduce, "rd-path-gather"}, {schedule.Reduce, "rd-paths-gather"},
 }
 
 // TestVerifyGrids proves Sack's algorithms on explicit grids, cubic or not,

@@ -134,7 +134,10 @@ func ExampleList() {
 	// linear
 	// neighbor-exchange
 	// rd-halving
+	// rd-hybrid
 	// rd-optimal
+	// rd-path
+	// rd-paths
 	// recursive-doubling
 	// ring
 }
