@@ -20,6 +20,7 @@ type callConfig struct {
 	segBytes int
 	radix    int
 	grid     []int
+	place    *algorithms.Placement
 }
 
 // WithAlgorithm selects the algorithm by its registry name (see Algorithms).
@@ -46,6 +47,20 @@ func WithRadix(k int) CallOption { return func(c *callConfig) { c.radix = k } }
 func WithGrid(dims ...int) CallOption {
 	dims = append([]int(nil), dims...)
 	return func(c *callConfig) { c.grid = dims }
+}
+
+// WithPlacement tells the path algorithms (rd-path, rd-paths, rh-path,
+// rh-paths and the composites built on them) where the ranks sit on the
+// machine: machine lists the torus or mesh dimensions (first fastest) and
+// nodes[r] is rank r's node, numbered in that order. The ranks may occupy
+// any subset of the nodes — an irregular, non-contiguous partition — and
+// the algorithms order them along Hamiltonian paths of the whole machine.
+// Without it they use the process grid with rank r on node r. A placement
+// that does not list one distinct node per rank fails with
+// ErrInvalidArgument; every rank must pass the same one.
+func WithPlacement(machine, nodes []int) CallOption {
+	pl := &algorithms.Placement{Machine: append([]int(nil), machine...), Nodes: append([]int(nil), nodes...)}
+	return func(c *callConfig) { c.place = pl }
 }
 
 // DefaultGrid returns the grid of size ranks in d dimensions the
@@ -131,6 +146,7 @@ type planKey struct {
 	elemSize    int
 	opID        uint64
 	grid        string // gridKey of WithGrid's dimensions
+	place       string // placeKey of WithPlacement
 }
 
 // gridKey renders a process grid for the plan cache ("" without one).
@@ -139,6 +155,14 @@ func gridKey(dims []int) string {
 		return ""
 	}
 	return fmt.Sprint(dims)
+}
+
+// placeKey renders a placement for the plan cache ("" without one).
+func placeKey(pl *algorithms.Placement) string {
+	if pl == nil {
+		return ""
+	}
+	return fmt.Sprint(pl.Machine, pl.Nodes)
 }
 
 type planEntry struct {
@@ -205,7 +229,12 @@ func prepare[T Number](cl *call, ctx context.Context, c *Comm, spec schedule.Spe
 			return fmt.Errorf("%s: %w", coll, err)
 		}
 	}
-	key := planKey{coll, cfg.alg, spec.Root, spec.Count, spec.InPlaceAt(c.rank), commutative, cfg.radix, seg, kernel.ElemSize, opID, gridKey(cfg.grid)}
+	if cfg.place != nil {
+		if err := algorithms.CheckPlacement(cfg.place, c.size); err != nil {
+			return fmt.Errorf("%s: %w", coll, err)
+		}
+	}
+	key := planKey{coll, cfg.alg, spec.Root, spec.Count, spec.InPlaceAt(c.rank), commutative, cfg.radix, seg, kernel.ElemSize, opID, gridKey(cfg.grid), placeKey(cfg.place)}
 	cacheable := !coll.Vector()
 	if cacheable {
 		e := c.last.Load()
@@ -226,7 +255,7 @@ func prepare[T Number](cl *call, ctx context.Context, c *Comm, spec schedule.Spe
 			return nil
 		}
 	}
-	p := algorithms.Params{Spec: spec, Rank: c.rank, Commutative: commutative, Radix: cfg.radix, Segment: seg, ElemSize: kernel.ElemSize, Grid: cfg.grid}
+	p := algorithms.Params{Spec: spec, Rank: c.rank, Commutative: commutative, Radix: cfg.radix, Segment: seg, ElemSize: kernel.ElemSize, Grid: cfg.grid, Placement: cfg.place}
 	var info *algorithms.Info
 	if cfg.alg != "" {
 		in, ok := algorithms.Lookup(coll, cfg.alg)
@@ -255,6 +284,10 @@ func prepare[T Number](cl *call, ctx context.Context, c *Comm, spec schedule.Spe
 	h.add(uint64(coll), uint64(spec.Count), uint64(spec.Root), uint64(kernel.ElemSize), opID, uint64(cfg.radix), uint64(seg))
 	h.str(info.Name)
 	h.ints(cfg.grid)
+	if cfg.place != nil {
+		h.ints(cfg.place.Machine)
+		h.ints(cfg.place.Nodes)
+	}
 	if coll.Vector() && coll != schedule.Alltoallv {
 		h.ints(spec.Counts)
 		h.ints(spec.Displs)

@@ -126,6 +126,23 @@ func ExampleWithGrid() {
 	// Output: [0 1 4 9 16 25 36 49] <nil>
 }
 
+func ExampleWithPlacement() {
+	// Six ranks on scattered nodes of a 4×4 torus (an irregular
+	// partition): rd-path orders them along a snake path through all 16
+	// nodes, and the result is still in rank order.
+	nodes := []int{13, 2, 7, 8, 0, 11}
+	scoll.Run(context.Background(), len(nodes), func(ctx context.Context, c *scoll.Comm) error {
+		recv := make([]int32, c.Size())
+		err := scoll.Allgather(ctx, c, []int32{int32(10 * c.Rank())}, recv,
+			scoll.WithAlgorithm("rd-path"), scoll.WithPlacement([]int{4, 4}, nodes))
+		if c.Rank() == 0 {
+			fmt.Println(recv, err)
+		}
+		return err
+	})
+	// Output: [0 10 20 30 40 50] <nil>
+}
+
 func ExampleDefaultGrid() {
 	fmt.Println(scoll.DefaultGrid(512, 3), scoll.DefaultGrid(128, 3), scoll.DefaultGrid(12, 2))
 	// Output: [8 8 8] [4 4 8] [3 4]

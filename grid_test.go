@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/scoll/scoll"
@@ -11,11 +12,95 @@ import (
 
 // gridAlgorithms are the algorithms that take a process grid.
 var gridAlgorithms = map[string][]string{
-	"allgather":     {"rd-halving", "rd-optimal", "bucket", "bucket3", "bucket6"},
-	"reducescatter": {"rh-doubling", "rh-optimal", "bucket", "bucket3", "bucket6"},
-	"allreduce":     {"rd-halving", "rd-optimal", "bucket", "bucket3", "bucket6"},
-	"bcast":         {"scatter-rd-halving", "scatter-rd-optimal", "scatter-bucket", "scatter-bucket3", "scatter-bucket6"},
-	"reduce":        {"rd-halving-gather", "rd-optimal-gather", "bucket-gather", "bucket3-gather", "bucket6-gather"},
+	"allgather":     {"rd-halving", "rd-optimal", "bucket", "bucket3", "bucket6", "rd-path", "rd-paths", "rd-hybrid"},
+	"reducescatter": {"rh-doubling", "rh-optimal", "bucket", "bucket3", "bucket6", "rh-path", "rh-paths", "rh-hybrid"},
+	"allreduce":     {"rd-halving", "rd-optimal", "bucket", "bucket3", "bucket6", "rd-path", "rd-paths"},
+	"bcast":         {"scatter-rd-halving", "scatter-rd-optimal", "scatter-bucket", "scatter-bucket3", "scatter-bucket6", "scatter-rd-path", "scatter-rd-paths"},
+	"reduce":        {"rd-halving-gather", "rd-optimal-gather", "bucket-gather", "bucket3-gather", "bucket6-gather", "rd-path-gather", "rd-paths-gather"},
+}
+
+// placementAlgorithms are the algorithms that take a placement.
+var placementAlgorithms = map[string][]string{
+	"allgather":     {"rd-path", "rd-paths"},
+	"reducescatter": {"rh-path", "rh-paths"},
+	"allreduce":     {"rd-path", "rd-paths"},
+	"bcast":         {"scatter-rd-path", "scatter-rd-paths"},
+	"reduce":        {"rd-path-gather", "rd-paths-gather"},
+}
+
+// TestPlacementAlgorithms runs the path algorithms for real on irregular
+// partitions: ranks on random distinct nodes of a 4×4×4 torus and a 6×5
+// mesh.
+func TestPlacementAlgorithms(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped in -short mode")
+	}
+	rng := rand.New(rand.NewPCG(7, 11))
+	type pc struct {
+		machine []int
+		nodes   []int
+	}
+	var cases []pc
+	for _, c := range []struct {
+		machine []int
+		p       int
+	}{{[]int{4, 4, 4}, 5}, {[]int{4, 4, 4}, 27}, {[]int{6, 5}, 16}} {
+		n := 1
+		for _, k := range c.machine {
+			n *= k
+		}
+		cases = append(cases, pc{c.machine, rng.Perm(n)[:c.p]})
+	}
+	for coll, algs := range placementAlgorithms {
+		for _, alg := range algs {
+			t.Run(coll+"/"+alg, func(t *testing.T) {
+				t.Parallel()
+				for _, c := range cases {
+					p := len(c.nodes)
+					for _, n := range []int{0, 1, 5, 7, 1031} {
+						for _, inPlace := range []bool{false, true} {
+							if coll == "bcast" && inPlace {
+								continue
+							}
+							oc := opCases[int32]()[0]
+							opts := []scoll.CallOption{scoll.WithPlacement(c.machine, c.nodes)}
+							if err := runCaseWith(opts, coll, alg, p, n, p/2, inPlace, oc); err != nil {
+								t.Fatalf("placement %v on %v n=%d inplace=%v: %v", c.nodes, c.machine, n, inPlace, err)
+							}
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// A placement that does not put every rank on its own node is an error on
+// every rank, and so is a placement that differs between ranks.
+func TestPlacementErrors(t *testing.T) {
+	err := scoll.Run(context.Background(), 4, func(ctx context.Context, c *scoll.Comm) error {
+		send, recv := make([]float32, 2), make([]float32, 8)
+		err := scoll.Allgather(ctx, c, send, recv, scoll.WithAlgorithm("rd-path"), scoll.WithPlacement([]int{4, 4}, []int{0, 1, 1, 2}))
+		if !errors.Is(err, scoll.ErrInvalidArgument) {
+			return fmt.Errorf("rank %d: two ranks on one node: %v", c.Rank(), err)
+		}
+		err = scoll.Allgather(ctx, c, send, recv, scoll.WithAlgorithm("rd-paths"), scoll.WithPlacement([]int{4, 4}, []int{0, 1, 2}))
+		if !errors.Is(err, scoll.ErrInvalidArgument) {
+			return fmt.Errorf("rank %d: three nodes for four ranks: %v", c.Rank(), err)
+		}
+		nodes := []int{0, 5, 10, 15}
+		if c.Rank() == 2 {
+			nodes = []int{0, 5, 11, 15}
+		}
+		err = scoll.Allgather(ctx, c, send, recv, scoll.WithAlgorithm("rd-path"), scoll.WithPlacement([]int{4, 4}, nodes))
+		if !errors.Is(err, scoll.ErrMismatch) {
+			return fmt.Errorf("rank %d: placements differ: %v", c.Rank(), err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestGridAlgorithms runs Sack's allgather and reduce-scatter algorithms and

@@ -24,6 +24,26 @@ type Workload struct {
 	// Grid is the process grid of topology-aware algorithms (nil: their
 	// default); see GridFor.
 	Grid []int
+	// Placement tells the path algorithms where the ranks sit on the
+	// machine (nil: the grid, rank r on node r); see PlacementFor.
+	Placement *algorithms.Placement
+}
+
+// PlacementFor returns the placement of ranks ranks mapped by m (nil: rank r
+// on node r) onto a torus, mesh or hypercube, or nil for other topologies.
+func PlacementFor(t topology.Topology, m topology.Mapping, ranks int) *algorithms.Placement {
+	g, ok := t.(topology.Grid)
+	if !ok {
+		return nil
+	}
+	nodes := make([]int, ranks)
+	for r := range nodes {
+		nodes[r] = r
+		if m != nil {
+			nodes[r] = m.Node(r)
+		}
+	}
+	return &algorithms.Placement{Machine: g.Dims(), Nodes: nodes}
 }
 
 // GridFor returns the process grid that matches a topology for ranks ranks
@@ -55,7 +75,7 @@ func (w Workload) Generator() (schedule.Generator, error) {
 		return nil, fmt.Errorf("%w: negative size %d", ErrConfig, w.Bytes)
 	}
 	p := algorithms.Params{Spec: schedule.Spec{Coll: w.Coll, Size: w.Size, Root: w.Root, Count: w.Bytes},
-		Commutative: true, Radix: w.Radix, Segment: w.Segment, ElemSize: 1, Grid: w.Grid}
+		Commutative: true, Radix: w.Radix, Segment: w.Segment, ElemSize: 1, Grid: w.Grid, Placement: w.Placement}
 	if err := p.Spec.Check(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -174,9 +175,20 @@ func (e *explicit) Node(rank int) int { return e.nodes[rank] }
 // String returns "list:" and the nodes, as ParseMapping accepts them.
 func (e *explicit) String() string { return "list:" + joinInts(e.nodes, ",") }
 
+// Random places ranks on distinct nodes of t drawn at random (a fixed
+// sequence for each seed): an irregular partition, as a batch scheduler
+// hands out on a busy machine.
+func Random(t Topology, ranks int, seed uint64) (Mapping, error) {
+	if ranks > t.Nodes() {
+		return nil, fmt.Errorf("%w: %d ranks on %d nodes", ErrInvalidMapping, ranks, t.Nodes())
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x5c011))
+	return Explicit(rng.Perm(t.Nodes())[:ranks], t.Nodes())
+}
+
 // ParseMapping builds the mapping of ranks 0..ranks-1 onto the nodes of t
-// from its spec: "xyz" (XYZ), "morton" (Morton) or "list:n0,n1,..."
-// (Explicit, with exactly ranks entries). ranks ≤ 0 means t.Nodes().
+// from its spec: "xyz" (XYZ), "morton" (Morton), "list:n0,n1,..."
+// (Explicit, with exactly ranks entries) or "random[:seed]" (Random). ranks ≤ 0 means t.Nodes().
 // Errors wrap ErrInvalidMapping.
 func ParseMapping(spec string, t Topology, ranks int) (Mapping, error) {
 	if t == nil {
@@ -195,6 +207,16 @@ func ParseMapping(spec string, t Topology, ranks int) (Mapping, error) {
 		return XYZ{}, nil
 	case k == "morton" && !hasList:
 		return Morton(t)
+	case k == "random":
+		seed := uint64(1)
+		if hasList {
+			v, err := strconv.ParseUint(strings.TrimSpace(list), 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("%w %q: seed %q is not a number", ErrInvalidMapping, spec, list)
+			}
+			seed = v
+		}
+		return Random(t, ranks, seed)
 	case k == "list" && hasList:
 		parts := strings.Split(list, ",")
 		if len(parts) != ranks {
@@ -210,6 +232,6 @@ func ParseMapping(spec string, t Topology, ranks int) (Mapping, error) {
 		}
 		return Explicit(nodes, t.Nodes())
 	default:
-		return nil, fmt.Errorf("%w %q: want xyz, morton or list:n0,n1,...", ErrInvalidMapping, spec)
+		return nil, fmt.Errorf("%w %q: want xyz, morton, random[:seed] or list:n0,n1,...", ErrInvalidMapping, spec)
 	}
 }

@@ -181,7 +181,7 @@ func TestParseMapping(t *testing.T) {
 		ranks int
 		msg   string
 	}{
-		{"zorder", torus, 0, "want xyz, morton or list"},
+		{"zorder", torus, 0, "want xyz, morton, random[:seed] or list"},
 		{"morton", mustParse(t, "clos:R=4,T=2,mu=1"), 0, "morton needs a torus"},
 		{"list:0,1", torus, 3, "2 nodes listed for 3 ranks"},
 		{"list:0,x", torus, 2, "not a node number"},
@@ -195,5 +195,40 @@ func TestParseMapping(t *testing.T) {
 		if _, err := ParseMapping(tc.spec, tc.topo, tc.ranks); !errors.Is(err, ErrInvalidMapping) || !strings.Contains(err.Error(), tc.msg) {
 			t.Errorf("ParseMapping(%q, %v, %d): %v, want ErrInvalidMapping mentioning %q", tc.spec, tc.topo, tc.ranks, err, tc.msg)
 		}
+	}
+}
+
+func TestRandomMapping(t *testing.T) {
+	torus := mustParse(t, "torus:4x4x4")
+	a, err := ParseMapping("random:7", torus, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := ParseMapping("random:7", torus, 20)
+	c, _ := ParseMapping("random:8", torus, 20)
+	seen := map[int]bool{}
+	same, differ := true, false
+	for r := range 20 {
+		n := a.Node(r)
+		if n < 0 || n >= 64 || seen[n] {
+			t.Fatalf("rank %d on node %d: out of range or taken", r, n)
+		}
+		seen[n] = true
+		same = same && n == b.Node(r)
+		differ = differ || n != c.Node(r)
+	}
+	if !same || !differ {
+		t.Errorf("random mapping: same seed same nodes %v, other seed differs %v", same, differ)
+	}
+	if _, err := ParseMapping("random", torus, 64); err != nil {
+		t.Errorf("random without seed: %v", err)
+	}
+	for _, bad := range []string{"random:x", "random:-1"} {
+		if _, err := ParseMapping(bad, torus, 4); !errors.Is(err, ErrInvalidMapping) {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+	if _, err := Random(torus, 65, 1); !errors.Is(err, ErrInvalidMapping) {
+		t.Errorf("65 ranks on 64 nodes: %v", err)
 	}
 }

@@ -137,6 +137,7 @@ max_congestion the largest link load of any stage.`,
 			if grid == nil && mapping == nil {
 				grid = sim.GridFor(topo, np)
 			}
+			place := sim.PlacementFor(topo, mapping, np)
 			stderr := cmd.ErrOrStderr()
 			show := progress == "always" || (progress == "auto" && isTerminal(stderr))
 			var rows []simRow
@@ -148,7 +149,7 @@ max_congestion the largest link load of any stage.`,
 						fmt.Fprintf(stderr, "\r\x1b[K%s [%d/%d] %s %s B", progressBar(done, total, 20), done+1, total, name, bench.FormatSize(n))
 					}
 					done++
-					gen, err := sim.Workload{Coll: coll, Algorithm: name, Size: np, Bytes: n, Grid: grid}.Generator()
+					gen, err := sim.Workload{Coll: coll, Algorithm: name, Size: np, Bytes: n, Grid: grid, Placement: place}.Generator()
 					if err != nil {
 						if algs == "all" {
 							fmt.Fprintf(stderr, "\r\x1b[Kscoll sim: skipping %s: %v\n", name, err)
@@ -187,7 +188,7 @@ max_congestion the largest link load of any stage.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&topoSpec, "topology", "torus:8x8x8", "network: "+topologyHelp)
-	f.StringVar(&mapSpec, "mapping", "xyz", "rank to node map: xyz, morton or list:n0,n1,...")
+	f.StringVar(&mapSpec, "mapping", "xyz", "rank to node map: xyz, morton, random[:seed] (an irregular partition) or list:n0,n1,...")
 	f.IntVar(&np, "np", 0, "ranks (default: one per node)")
 	f.StringVar(&op, "op", "allgather", "collective")
 	f.StringVar(&algs, "algorithm", "all", "algorithms, comma-separated, or all")
