@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/scoll/scoll/schedule"
+	"github.com/scoll/scoll/topology"
 )
 
 // Reproductions of Sack's thesis (2011), sec. 3.4–3.5, under the stage
@@ -490,4 +491,59 @@ func closBitReversalLoad(P, T int, mu float64) float64 {
 		worst = max(worst, off)
 	}
 	return max(1, float64(worst)/(mu*float64(T)))
+}
+
+// TestSackIrregularPartition: on an irregular partition (256 ranks on
+// random nodes of the 8×8×8 torus), ordering the ranks along a Hamiltonian
+// path keeps the large late stages between nearby nodes (sec. 3.4.3), so
+// rd-path beats distance halving and distance doubling in rank order, and
+// the multi-port rd-paths beats single-port rd-path.
+func TestSackIrregularPartition(t *testing.T) {
+	topo := mustTopo(t, "torus:8x8x8")
+	const P, n = 256, 1 << 20
+	m, err := topology.Random(topo, P, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(alg string, ports Ports) Result {
+		cfg := Config{Topology: topo, Mapping: m, Alpha: sackAlpha, Delta: sackDelta, Ports: ports}
+		if ports == MultiPort {
+			cfg.BusyPorts, cfg.BusyEfficiency = 6, 0.93
+		}
+		w := Workload{Coll: schedule.Allgather, Algorithm: alg, Size: P, Bytes: n, Placement: PlacementFor(topo, m, P)}
+		res, err := StageModel(cfg, P, 1, mustGen(t, w))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	path := run("rd-path", SinglePort)
+	for _, alg := range []string{"rd-halving", "recursive-doubling"} {
+		if r := run(alg, SinglePort); r.Time <= path.Time {
+			t.Errorf("%s %.3g s, rd-path %.3g s: the path order should win", alg, r.Time, path.Time)
+		}
+	}
+	if multi := run("rd-paths", MultiPort); multi.Time >= path.Time {
+		t.Errorf("rd-paths on all ports %.3g s, rd-path %.3g s", multi.Time, path.Time)
+	}
+}
+
+// TestSackHybrid: the triple-recursive-doubling / sextuple-ring hybrid
+// sends fewer messages than the 6-bucket algorithm (6·(1+6) + 6·7 = 84
+// start-ups against 6·(1+21) = 132 on 8×8×8) and, as the thesis found
+// (sec. 3.6.1), wins only for small messages.
+func TestSackHybrid(t *testing.T) {
+	h8 := sackRun(t, "torus:8x8x8", MultiPort, schedule.Allgather, "rd-hybrid", 8)
+	b8 := sackRun(t, "torus:8x8x8", MultiPort, schedule.Allgather, "bucket6", 8)
+	if h8.AlphaCount != 84 || b8.AlphaCount != 132 {
+		t.Errorf("start-ups: hybrid %v (want 84), bucket6 %v (want 132)", h8.AlphaCount, b8.AlphaCount)
+	}
+	if h8.Time >= b8.Time {
+		t.Errorf("8 B: hybrid %.3g s, bucket6 %.3g s", h8.Time, b8.Time)
+	}
+	hl := sackRun(t, "torus:8x8x8", MultiPort, schedule.Allgather, "rd-hybrid", 128<<10)
+	bl := sackRun(t, "torus:8x8x8", MultiPort, schedule.Allgather, "bucket6", 128<<10)
+	if hl.Time <= bl.Time {
+		t.Errorf("128 KiB: hybrid %.3g s, bucket6 %.3g s: bucket6 should win", hl.Time, bl.Time)
+	}
 }
