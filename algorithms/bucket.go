@@ -200,6 +200,15 @@ func bucketAllgatherPhase(b *schedule.Builder, pl *bucketPlan, r int, x *section
 	}
 }
 
+// familyBytes is the data of an allgather call, or of a reduce-scatter
+// when reducing.
+func familyBytes(p *Params, reduces bool) float64 {
+	if reduces {
+		return redscatBytes(p)
+	}
+	return allgatherBytes(p)
+}
+
 func bucketRounds(p *Params, ports int) (k, rounds float64) {
 	pl := newBucketPlan(p, ports)
 	for t := range pl.dims {
@@ -213,10 +222,7 @@ func bucketRounds(p *Params, ports int) (k, rounds float64) {
 // Σ(d_j − 1)·α + (P−1)/P·N·β), plus (P−1)/P·N·γ when reducing.
 func bucketCost(ports int, reduces bool) func(*Params) Cost {
 	return func(p *Params) Cost {
-		N := allgatherBytes(p)
-		if reduces {
-			N = redscatBytes(p)
-		}
+		N := familyBytes(p, reduces)
 		if p.Size <= 1 {
 			return Cost{Copy: N}
 		}

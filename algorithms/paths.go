@@ -97,10 +97,7 @@ func redscatLanes(lanesOf func(*Params, redscatLayout) []rdLane) func(*schedule.
 // the exchange, the stages and the fold, plus the reduction when reducing.
 func lanesCost(lanesOf func(*Params, redscatLayout) []rdLane, reduces bool) func(*Params) Cost {
 	return func(p *Params) Cost {
-		N := allgatherBytes(p)
-		if reduces {
-			N = redscatBytes(p)
-		}
+		N := familyBytes(p, reduces)
 		if p.Size <= 1 {
 			return Cost{Copy: N}
 		}
@@ -173,14 +170,19 @@ func (h *hybridPlan) holder(s int) int {
 	return h.bk.lanes[bk].rank(q/M*M + h.sub[bk].holder(q%M))
 }
 
+// setup returns the sections over blocks l and rank r's lanes.
+func (h *hybridPlan) setup(l redscatLayout, r int) (*sections, []rdLane) {
+	x := &sections{l: l, k: h.bk.k()}
+	return x, h.lanes(r, x)
+}
+
 func allgatherHybrid(b *schedule.Builder, p *Params) {
 	l, own, _, done := allgatherSetup(b, p)
 	if done {
 		return
 	}
 	h := newHybridPlan(p)
-	x := &sections{l: l, k: h.bk.k()}
-	lanes := h.lanes(p.Rank, x)
+	x, lanes := h.setup(l, p.Rank)
 	base := schedule.RecvBuf(0, 0)
 	laneExchange(b, x, p.Rank, own, base, h.holder, rdHeld(lanes))
 	rdAllgatherStages(b, lanes, p.Rank, base, nil, nil, -1)
@@ -193,8 +195,7 @@ func redscatHybrid(b *schedule.Builder, p *Params) {
 		return
 	}
 	h := newHybridPlan(p)
-	x := &sections{l: l, k: h.bk.k()}
-	lanes := h.lanes(p.Rank, x)
+	x, lanes := h.setup(l, p.Rank)
 	acc := b.Alloc(l.displ(p.Size))
 	inAcc := make([]bool, h.bk.k())
 	bucketReduceScatterPhase(b, h.bk, p.Rank, x, in, acc, h.bk.dims-1, inAcc)
@@ -210,10 +211,7 @@ func redscatHybrid(b *schedule.Builder, p *Params) {
 // folds, then the last rings.
 func hybridCost(reduces bool) func(*Params) Cost {
 	return func(p *Params) Cost {
-		N := allgatherBytes(p)
-		if reduces {
-			N = redscatBytes(p)
-		}
+		N := familyBytes(p, reduces)
 		if p.Size <= 1 {
 			return Cost{Copy: N}
 		}
