@@ -2,6 +2,8 @@ package schedule
 
 import (
 	"errors"
+	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -172,8 +174,9 @@ func TestFuzzSeeds(t *testing.T) {
 }
 
 // FuzzVerify checks that Verify and Validate never panic on arbitrary small
-// schedules, that every error they return wraps ErrVerify or ErrSpec, and
-// that a schedule Verify accepts also passes Validate.
+// schedules, that every error they return wraps ErrVerify or ErrSpec, that
+// a schedule Verify accepts also passes Validate, and that fingerprint
+// tracking agrees with exact tracking (fpAgrees).
 func FuzzVerify(f *testing.F) {
 	for _, seed := range [][]byte{fzSeedAllreduce, fzSeedBarrier} {
 		f.Add(seed)
@@ -201,5 +204,49 @@ func FuzzVerify(f *testing.F) {
 		if err == nil && verr != nil {
 			t.Fatalf("Verify accepts what Validate rejects: %v", verr)
 		}
+		fpAgrees(t, data)
 	})
+}
+
+// fpAgrees checks the contract between exact and fingerprint tracking on
+// one decoded schedule: fingerprints accept whatever exact tracking accepts,
+// and reject whatever it rejects except a duplicate that exact tracking
+// reports where it happens (it may never reach a result).
+func fpAgrees(t *testing.T, data []byte) (accepted bool) {
+	t.Helper()
+	spec, opt, raw, ops := fzDecode(data)
+	gen := fzGenerator(ops)
+	if raw {
+		gen = FromSchedules(fzSchedules(spec.Size, ops))
+	}
+	exact := Verify(&spec, gen, opt)
+	opt.Fingerprint, opt.Seed = true, uint64(len(data))
+	fp := Verify(&spec, gen, opt)
+	switch {
+	case exact == nil && fp != nil:
+		t.Fatalf("%x: exact accepts, fingerprint rejects: %v", data, fp)
+	case exact != nil && fp == nil && !strings.Contains(exact.Error(), "twice"):
+		t.Fatalf("%x: fingerprint accepts, exact rejects: %v", data, exact)
+	}
+	return exact == nil
+}
+
+// TestFingerprintAgreesWithExact runs fpAgrees on random mutations of the
+// allreduce seed.
+func TestFingerprintAgreesWithExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	const n = 5000
+	accepted := 0
+	for range n {
+		data := append([]byte(nil), fzSeedAllreduce...)
+		for range 1 + rng.IntN(3) {
+			data[rng.IntN(len(data))] = byte(rng.Uint32())
+		}
+		if fpAgrees(t, data) {
+			accepted++
+		}
+	}
+	if accepted < n/20 || accepted > n*19/20 {
+		t.Fatalf("%d of %d mutants verify: the comparison says little", accepted, n)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"math"
 	"slices"
 	"strings"
 )
@@ -23,6 +24,33 @@ type Options struct {
 	// MatchOnly checks only that messages match (what Validate does) and
 	// skips the data.
 	MatchOnly bool
+	// Fingerprint proves a commutative reduction probabilistically: instead
+	// of the exact set of ranks whose contributions an element holds, the
+	// verifier tracks a fingerprint of that multiset: its size and two sums
+	// Σ w1_r, Σ w2_r mod p = 2^61 − 1 of per-rank weights drawn from a PCG
+	// generator seeded with Seed. Combining costs O(1) however fragmented
+	// the sets are. Everything else (matching, deadlock freedom, bounds,
+	// which element index each value belongs to, where results land) is
+	// checked exactly as without it.
+	//
+	// Guarantee: a combination of more than Size contributions is rejected
+	// at once, so a multiplicity never reaches p. A result whose multiset
+	// differs from the required one (a contribution missing or duplicated)
+	// but has its size then matches the required fingerprint only if both
+	// sums of the nonzero differences vanish mod p, which for uniform
+	// weights has probability 1/p² < 2^-121. Treating the seeded weights as
+	// uniform, Verify accepts a wrong schedule chosen independently of Seed
+	// with probability below Size·2^-121 ≤ 2^-90. A correct schedule is
+	// always accepted. Unlike exact tracking, a duplicate in a partial
+	// result that never reaches a result buffer goes unreported.
+	//
+	// Fingerprint is ignored for collectives that do not reduce and when
+	// Ordered is set: a sum cannot tell the order of combination, so
+	// non-commutative reductions are always tracked exactly.
+	Fingerprint bool
+	// Seed draws the weights of Fingerprint; verifications with different
+	// seeds fail independently.
+	Seed uint64
 }
 
 // Validate checks that the schedules of all ranks fit together: every send
@@ -63,7 +91,11 @@ func FromSchedules(ss []*Schedule) Generator {
 //
 // Schedules are generated per rank and consumed round by round, so memory
 // stays proportional to the ranks' current rounds and buffer states, not to the
-// total schedule size.
+// total schedule size. In reductions each run of elements names its set of
+// contributions in a table shared by all ranks: exact sets are hash-consed
+// (ranks holding the same partial result share one copy, and repeated
+// combinations of long sets are memoised), or fingerprinted with
+// Options.Fingerprint.
 func Verify(spec *Spec, gen Generator, opt Options) error {
 	if err := spec.Check(); err != nil {
 		return err
@@ -73,8 +105,16 @@ func Verify(spec *Spec, gen Generator, opt Options) error {
 	}
 	v := &verifier{spec: spec, opt: opt, p: spec.Size, pairs: make(map[int64]*pairQ)}
 	v.mode = modeGather
-	if spec.Coll.Reduces() {
+	if spec.Coll.Reduces() && !opt.MatchOnly {
+		if spec.Size > math.MaxInt32 {
+			return fmt.Errorf("%w: %s: %d ranks: the verifier numbers ranks in 32 bits", ErrVerify, spec.Coll, spec.Size)
+		}
 		v.mode = modeReduce
+		if opt.Fingerprint && !opt.Ordered {
+			v.sets = newFingerprints(v.p, opt.Seed)
+		} else {
+			v.sets = newExactSets(opt.Ordered)
+		}
 	} else if spec.Coll == Barrier {
 		v.mode = modeBarrier
 	}
@@ -98,7 +138,9 @@ func Verify(spec *Spec, gen Generator, opt Options) error {
 		if v.mode != modeMatch {
 			vr.bufs[SendSpace].grow(sendLen)
 			vr.bufs[RecvSpace].grow(recvLen)
-			v.initial(vr)
+			if err := v.initial(vr); err != nil {
+				return fmt.Errorf("%w: %s: %w", ErrVerify, spec.Coll, err)
+			}
 		}
 		if v.mode == modeBarrier {
 			vr.know = []ival{{r, r + 1}}
@@ -153,6 +195,7 @@ type verifier struct {
 	ranks []*vrank
 	pairs map[int64]*pairQ
 	work  []int
+	sets  contribTable // modeReduce only
 }
 
 type vrank struct {
@@ -369,7 +412,7 @@ func (v *verifier) deliver(m *vmsg, rc vrecv) error {
 			local := to.bufs[rc.op.Src.Space].read(rc.op.Src.Off, rc.op.Src.Len)
 			var err error
 			// reduceSegs(d, s, srcLeft): d ⊕ s, or s ⊕ d when srcLeft.
-			data, err = reduceSegs(m.data, local, rc.op.SrcLeft, v.opt.Ordered)
+			data, err = reduceSegs(m.data, local, rc.op.SrcLeft, v.sets)
 			if err != nil {
 				return v.fail(to, "%s: %v", rc.op, err)
 			}
@@ -411,7 +454,7 @@ func (v *verifier) local(vr *vrank) error {
 			}
 			d := vr.bufs[o.Dst.Space].read(o.Dst.Off, o.Dst.Len)
 			s := vr.bufs[o.Src.Space].read(o.Src.Off, o.Src.Len)
-			out, err := reduceSegs(d, s, o.SrcLeft, v.opt.Ordered)
+			out, err := reduceSegs(d, s, o.SrcLeft, v.sets)
 			if err != nil {
 				return v.fail(vr, "%s: %v", o, err)
 			}
@@ -453,7 +496,7 @@ func (vr *vrank) input(s Space, off int, sg seg) {
 	vr.bufs[s].write(off, []seg{sg})
 }
 
-func (v *verifier) initial(vr *vrank) {
+func (v *verifier) initial(vr *vrank) error {
 	s, r, p, n := v.spec, vr.rank, v.p, v.spec.Count
 	in := SendSpace
 	if s.InPlaceAt(r) {
@@ -465,8 +508,12 @@ func (v *verifier) initial(vr *vrank) {
 		if in == RecvSpace {
 			l = recvLen
 		}
-		vr.input(in, 0, seg{n: l, def: true, start: 0, ranks: []ival{{r, r + 1}}})
-		return
+		own, err := v.sets.of([]ival{{r, r + 1}})
+		if err != nil {
+			return err
+		}
+		vr.input(in, 0, seg{n: l, def: true, start: 0, set: own})
+		return nil
 	}
 	switch s.Coll {
 	case Bcast:
@@ -501,6 +548,7 @@ func (v *verifier) initial(vr *vrank) {
 	case Alltoallv:
 		vr.input(SendSpace, 0, seg{n: vr.sendLen, def: true, start: v.alltoallvBase(r)})
 	}
+	return nil
 }
 
 func (v *verifier) alltoallvBase(r int) int {
@@ -512,36 +560,36 @@ func (v *verifier) alltoallvBase(r int) int {
 }
 
 // expected returns the required content of rank r's receive buffer as
-// (offset, seg) pairs; elements not listed are not checked.
+// placed segs; elements not listed are not checked.
 func (v *verifier) expected(r int) []placed {
 	s, p, n := v.spec, v.p, v.spec.Count
 	all := []ival{{0, p}}
 	switch s.Coll {
 	case Bcast:
-		return []placed{{0, seg{n: n, def: true}}}
+		return []placed{{off: 0, seg: seg{n: n, def: true}}}
 	case Reduce:
 		if r != s.Root {
 			return nil
 		}
-		return []placed{{0, seg{n: n, def: true, ranks: all}}}
+		return []placed{{0, seg{n: n, def: true}, all}}
 	case Allreduce:
-		return []placed{{0, seg{n: n, def: true, ranks: all}}}
+		return []placed{{0, seg{n: n, def: true}, all}}
 	case Scan:
-		return []placed{{0, seg{n: n, def: true, ranks: []ival{{0, r + 1}}}}}
+		return []placed{{0, seg{n: n, def: true}, []ival{{0, r + 1}}}}
 	case Exscan:
 		if r == 0 {
 			return nil
 		}
-		return []placed{{0, seg{n: n, def: true, ranks: []ival{{0, r}}}}}
+		return []placed{{0, seg{n: n, def: true}, []ival{{0, r}}}}
 	case ReduceScatterBlock:
-		return []placed{{0, seg{n: n, def: true, start: r * n, ranks: all}}}
+		return []placed{{0, seg{n: n, def: true, start: r * n}, all}}
 	case ReduceScatter:
-		return []placed{{0, seg{n: s.Counts[r], def: true, start: Packed(s.Counts)[r], ranks: all}}}
+		return []placed{{0, seg{n: s.Counts[r], def: true, start: Packed(s.Counts)[r]}, all}}
 	case Gather, Allgather:
 		if s.Coll == Gather && r != s.Root {
 			return nil
 		}
-		return []placed{{0, seg{n: p * n, def: true}}}
+		return []placed{{off: 0, seg: seg{n: p * n, def: true}}}
 	case Gatherv, Allgatherv:
 		if s.Coll == Gatherv && r != s.Root {
 			return nil
@@ -549,23 +597,23 @@ func (v *verifier) expected(r int) []placed {
 		d, pk := s.VDispls(), Packed(s.Counts)
 		out := make([]placed, p)
 		for q := range p {
-			out[q] = placed{d[q], seg{n: s.Counts[q], def: true, start: pk[q]}}
+			out[q] = placed{off: d[q], seg: seg{n: s.Counts[q], def: true, start: pk[q]}}
 		}
 		return out
 	case Scatter:
 		if s.InPlaceAt(r) {
 			return nil
 		}
-		return []placed{{0, seg{n: n, def: true, start: r * n}}}
+		return []placed{{off: 0, seg: seg{n: n, def: true, start: r * n}}}
 	case Scatterv:
 		if s.InPlaceAt(r) {
 			return nil
 		}
-		return []placed{{0, seg{n: s.Counts[r], def: true, start: Packed(s.Counts)[r]}}}
+		return []placed{{off: 0, seg: seg{n: s.Counts[r], def: true, start: Packed(s.Counts)[r]}}}
 	case Alltoall:
 		out := make([]placed, p)
 		for q := range p {
-			out[q] = placed{q * n, seg{n: n, def: true, start: q*p*n + r*n}}
+			out[q] = placed{off: q * n, seg: seg{n: n, def: true, start: q*p*n + r*n}}
 		}
 		return out
 	case Alltoallv:
@@ -573,16 +621,19 @@ func (v *verifier) expected(r int) []placed {
 		out := make([]placed, p)
 		for q := range p {
 			_, sd := s.AlltoallvSend(q)
-			out[q] = placed{rd[q], seg{n: rc[q], def: true, start: v.alltoallvBase(q) + sd[r]}}
+			out[q] = placed{off: rd[q], seg: seg{n: rc[q], def: true, start: v.alltoallvBase(q) + sd[r]}}
 		}
 		return out
 	}
 	return nil
 }
 
+// placed is the required content of a run of the receive buffer: seg at
+// off, holding in reductions the contributions of the ranks of ranks.
 type placed struct {
-	off int
-	seg seg
+	off   int
+	seg   seg
+	ranks []ival
 }
 
 func (v *verifier) final(vr *vrank) error {
@@ -596,17 +647,19 @@ func (v *verifier) final(vr *vrank) error {
 		if pl.seg.n == 0 {
 			continue
 		}
+		if pl.ranks != nil {
+			id, err := v.sets.of(pl.ranks)
+			if err != nil {
+				return err
+			}
+			pl.seg.set = id
+		}
 		got := vr.bufs[RecvSpace].read(pl.off, pl.seg.n)
-		if len(got) == 1 && got[0].def && got[0].start == pl.seg.start &&
-			v.sameContrib(got[0].ranks, pl.seg.ranks) {
+		if len(got) == 1 && got[0].def && got[0].start == pl.seg.start && got[0].set == pl.seg.set {
 			continue
 		}
 		return fmt.Errorf("recv[%d:%d] holds %s, want %s", pl.off, pl.off+pl.seg.n,
-			segsString(got), segsString([]seg{pl.seg}))
+			segsString(got, v.sets), segsString([]seg{pl.seg}, v.sets))
 	}
 	return nil
-}
-
-func (v *verifier) sameContrib(got, want []ival) bool {
-	return slices.Equal(got, want)
 }

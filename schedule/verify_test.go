@@ -215,3 +215,142 @@ func TestRecvReduceOverlap(t *testing.T) {
 		t.Fatal("local operand overlapping another receive accepted")
 	}
 }
+
+// directReduceScatter is a correct reduce-scatter of n-element blocks: every
+// rank sends block q of its input to rank q, then sums what it received
+// into its own block. mutate may replace rank r's reduction of the block
+// from rank q (return true when it did).
+func directReduceScatter(n int, mutate func(b *Builder, q int, own, got Region) bool) Generator {
+	return func(b *Builder) {
+		P, r := b.Size(), b.Rank()
+		tmp := b.Alloc(P * n)
+		for q := range P {
+			if q != r {
+				b.Send(q, SendBuf(q*n, n))
+				b.Recv(q, tmp.Sub(q*n, n))
+			}
+		}
+		own := RecvBuf(0, n)
+		b.Copy(own, SendBuf(r*n, n))
+		for q := range P {
+			if q == r || mutate != nil && mutate(b, q, own, tmp.Sub(q*n, n)) {
+				continue
+			}
+			b.Reduce(own, tmp.Sub(q*n, n))
+		}
+	}
+}
+
+// TestVerifyFingerprint shows that fingerprint tracking rejects what exact
+// tracking rejects in a result: a contribution reduced twice, one missing,
+// both at once (the right number of contributions, the wrong ones) and data
+// of the wrong element or in the wrong place. Exact tracking reports a
+// duplicate where it happens, fingerprints where it lands.
+func TestVerifyFingerprint(t *testing.T) {
+	spec := Spec{Coll: ReduceScatterBlock, Size: 6, Count: 3}
+	// reduceTwice makes rank r reduce the block from q twice.
+	reduceTwice := func(r, q int) func(b *Builder, q int, own, got Region) bool {
+		return func(b *Builder, qq int, own, got Region) bool {
+			if b.Rank() == r && qq == q {
+				b.Reduce(own, got)
+				b.Reduce(own, got)
+				return true
+			}
+			return false
+		}
+	}
+	skip := func(r, q int) func(b *Builder, q int, own, got Region) bool {
+		return func(b *Builder, qq int, own, got Region) bool { return b.Rank() == r && qq == q }
+	}
+	wrongDest := func(b *Builder) {
+		// rank 4 rotates its result by one element on the way out
+		P, r, n := b.Size(), b.Rank(), 3
+		if r != 4 {
+			directReduceScatter(n, nil)(b)
+			return
+		}
+		tmp := b.Alloc((P + 1) * n)
+		for q := range P {
+			if q != r {
+				b.Send(q, SendBuf(q*n, n))
+				b.Recv(q, tmp.Sub(q*n, n))
+			}
+		}
+		acc := tmp.Sub(P*n, n)
+		b.Copy(acc, SendBuf(r*n, n))
+		for q := range P {
+			if q != r {
+				b.Reduce(acc, tmp.Sub(q*n, n))
+			}
+		}
+		b.EndRound()
+		b.Copy(RecvBuf(1, 2), acc.Sub(0, 2))
+		b.Copy(RecvBuf(0, 1), acc.Sub(2, 1))
+	}
+	cases := []struct {
+		name      string
+		gen       Generator
+		exact, fp string // the error each mode must report; "" accepts
+	}{
+		{"direct reduce-scatter", directReduceScatter(3, nil), "", ""},
+		{"contribution reduced twice", directReduceScatter(3, reduceTwice(2, 4)),
+			"rank 4 combined twice", "7 contributions of 6 ranks: some combined twice"},
+		{"contribution missing", directReduceScatter(3, skip(1, 3)),
+			"rank 1: recv[0:3] holds [E3+3{0..2,4..5}]", "rank 1: recv[0:3] holds [E3+3{5 contributions"},
+		{"one twice, one missing", directReduceScatter(3, func(b *Builder, q int, own, got Region) bool {
+			return skip(1, 3)(b, q, own, got) || reduceTwice(1, 2)(b, q, own, got)
+		}), "rank 2 combined twice", "rank 1: recv[0:3] holds [E3+3{6 contributions"},
+		{"another rank's block", directReduceScatter(3, func(b *Builder, q int, own, got Region) bool {
+			if b.Rank() == 0 && q == 4 { // rank 5's block in place of rank 4's
+				b.Reduce(own, got.Sub(got.Len, got.Len))
+				return true
+			}
+			return false
+		}), "rank 5 combined twice", "rank 0: recv[0:3] holds [E0+3{6 contributions"},
+		{"wrong element", directReduceScatter(3, func(b *Builder, q int, own, got Region) bool {
+			if b.Rank() == 3 && q == 0 {
+				b.Reduce(own.Sub(0, 2), got.Sub(1, 2))
+				b.Reduce(own.Sub(2, 1), got.Sub(0, 1))
+				return true
+			}
+			return false
+		}), "element 9 combined with element 10", "element 9 combined with element 10"},
+		{"wrong place", wrongDest, "rank 4: recv[0:3] holds [E14+1", "rank 4: recv[0:3] holds [E14+1"},
+	}
+	for seed := range uint64(20) {
+		for _, c := range cases {
+			vtRun(t, []vtCase{
+				{c.name + " (exact)", spec, Options{Seed: seed}, c.gen, c.exact},
+				{c.name + " (fingerprint)", spec, Options{Fingerprint: true, Seed: seed}, c.gen, c.fp},
+			})
+		}
+	}
+	// Order needs exact tracking: Fingerprint leaves ordered reductions to it.
+	ar := &Spec{Coll: Allreduce, Size: 3, Count: 3}
+	if err := Verify(ar, chainAllreduce(true), Options{Ordered: true, Fingerprint: true}); err == nil {
+		t.Fatal("out-of-order recvreduce accepted as ordered with Fingerprint")
+	}
+	if err := Verify(ar, chainAllreduce(true), Options{Fingerprint: true}); err != nil {
+		t.Fatalf("commutative with Fingerprint: %v", err)
+	}
+}
+
+// TestVerifyFingerprintUnusedDuplicate pins the documented difference of
+// fingerprint tracking: a duplicate in a partial result that no result
+// buffer receives is not reported.
+func TestVerifyFingerprintUnusedDuplicate(t *testing.T) {
+	spec := &Spec{Coll: ReduceScatterBlock, Size: 3, Count: 2}
+	gen := func(b *Builder) {
+		directReduceScatter(2, nil)(b)
+		b.EndRound()
+		junk := b.Alloc(2)
+		b.Copy(junk, SendBuf(0, 2))
+		b.Reduce(junk, SendBuf(0, 2)) // this rank's input twice, then dropped
+	}
+	if err := Verify(spec, gen, Options{}); err == nil || !strings.Contains(err.Error(), "twice") {
+		t.Fatalf("exact: %v", err)
+	}
+	if err := Verify(spec, gen, Options{Fingerprint: true}); err != nil {
+		t.Fatalf("fingerprint: %v", err)
+	}
+}
