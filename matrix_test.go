@@ -92,8 +92,18 @@ func runCase[T num](coll, alg string, p, n, root int, inPlace bool, oc opCase[T]
 
 // runCaseWith is runCase with extra call options.
 func runCaseWith[T num](callOpts []scoll.CallOption, coll, alg string, p, n, root int, inPlace bool, oc opCase[T], runOpts ...scoll.Option) error {
-	opts := append([]scoll.CallOption{scoll.WithAlgorithm(alg)}, callOpts...)
 	return scoll.Run(context.Background(), p, func(ctx context.Context, c *scoll.Comm) error {
+		return checkCase(ctx, c, callOpts, coll, alg, n, root, inPlace, oc)
+	}, runOpts...)
+}
+
+// checkCase is one rank's part of a matrix case on communicator c: it runs
+// the collective with inputs val(rank, i) and checks the result against the
+// naive reference.
+func checkCase[T num](ctx context.Context, c *scoll.Comm, callOpts []scoll.CallOption, coll, alg string, n, root int, inPlace bool, oc opCase[T]) error {
+	opts := append([]scoll.CallOption{scoll.WithAlgorithm(alg)}, callOpts...)
+	p := c.Size()
+	{
 		r := c.Rank()
 		fail := func(got, want []T) error {
 			for i := range want {
@@ -296,7 +306,7 @@ func runCaseWith[T num](callOpts []scoll.CallOption, coll, alg string, p, n, roo
 			return scoll.Barrier(ctx, c, opts...)
 		}
 		return fmt.Errorf("unknown collective %s", coll)
-	}, runOpts...)
+	}
 }
 
 // TestMatrixTransportPaths runs every algorithm with the in-process
@@ -356,45 +366,58 @@ func TestMatrix(t *testing.T) {
 }
 
 func matrixOne[T num](t *testing.T, coll string, alg scoll.AlgorithmInfo, sizes []int) {
+	for _, p := range sizes {
+		if alg.PowerOfTwo && p&(p-1) != 0 {
+			continue
+		}
+		err := forCases(coll, alg, p, matrixCounts(coll, p), func(n, root int, inPlace bool, oc opCase[T]) error {
+			return runCase(coll, alg.Name, p, n, root, inPlace, oc)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// forCases calls run for every case of the matrix at p ranks: each count,
+// several roots, in place and not, and for reductions commutative and
+// non-commutative operators. It returns the first error, described.
+func forCases[T num](coll string, alg scoll.AlgorithmInfo, p int, counts []int, run func(n, root int, inPlace bool, oc opCase[T]) error) error {
 	reduces := map[string]bool{"reduce": true, "allreduce": true, "reducescatter": true, "reducescatterv": true, "scan": true, "exscan": true}[coll]
 	rooted := map[string]bool{"bcast": true, "reduce": true, "gather": true, "gatherv": true, "scatter": true, "scatterv": true}[coll]
 	ops := []opCase[T]{{name: "none"}}
 	if reduces {
 		ops = opCases[T]()
 	}
-	for _, p := range sizes {
-		if alg.PowerOfTwo && p&(p-1) != 0 {
+	roots := []int{0}
+	if rooted && p > 1 {
+		roots = []int{0, p - 1, p / 2}
+	}
+	for _, n := range counts {
+		if coll == "barrier" && n > 0 {
 			continue
 		}
-		roots := []int{0}
-		if rooted && p > 1 {
-			roots = []int{0, p - 1, p / 2}
-		}
-		for _, n := range matrixCounts(coll, p) {
-			if coll == "barrier" && n > 0 {
-				continue
-			}
-			for _, root := range roots {
-				for _, inPlace := range []bool{false, true} {
-					if coll == "alltoallv" && inPlace || coll == "bcast" && inPlace || coll == "barrier" && inPlace {
+		for _, root := range roots {
+			for _, inPlace := range []bool{false, true} {
+				if coll == "alltoallv" && inPlace || coll == "bcast" && inPlace || coll == "barrier" && inPlace {
+					continue
+				}
+				for k, oc := range ops {
+					// Big counts and extra roots with the first operator only.
+					if k > 0 && (n > 1000 || root != roots[0]) {
 						continue
 					}
-					for k, oc := range ops {
-						// Big counts and extra roots with the first operator only.
-						if k > 0 && (n > 1000 || root != roots[0]) {
-							continue
-						}
-						err := runCase(coll, alg.Name, p, n, root, inPlace, oc)
-						if errors.Is(err, scoll.ErrUnsupported) && alg.Commutative && !oc.op.Commutative() {
-							continue
-						}
-						if err != nil {
-							var z T
-							t.Fatalf("%T P=%d n=%d root=%d inplace=%v op=%s: %v", z, p, n, root, inPlace, oc.name, err)
-						}
+					err := run(n, root, inPlace, oc)
+					if errors.Is(err, scoll.ErrUnsupported) && alg.Commutative && !oc.op.Commutative() {
+						continue
+					}
+					if err != nil {
+						var z T
+						return fmt.Errorf("%s/%s %T P=%d n=%d root=%d inplace=%v op=%s: %w", coll, alg.Name, z, p, n, root, inPlace, oc.name, err)
 					}
 				}
 			}
 		}
 	}
+	return nil
 }

@@ -26,10 +26,13 @@ package scoll
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
+	"log/slog"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/scoll/scoll/internal/errs"
 	"github.com/scoll/scoll/transport"
@@ -57,12 +60,21 @@ var (
 	ErrClosed = errs.Closed
 )
 
-// Option configures Run.
+// Option configures Run, Init and NewComm.
 type Option func(*runConfig)
 
 type runConfig struct {
 	spin  int // -1: transport default
 	world []inproc.Option
+
+	// Init's transport.
+	rendezvous     string
+	secret         []byte
+	timeout        time.Duration
+	connectTimeout time.Duration
+	tls            *tls.Config
+	logger         *slog.Logger
+	lazy           bool
 }
 
 // withWorld passes options to the in-process transport (tests use it to
@@ -96,6 +108,8 @@ type Comm struct {
 	exchanger transport.Exchanger
 	exchLimit int
 	xch       transport.Exchange
+
+	release func() error // Close's work (Init, NewComm)
 
 	mu    sync.Mutex
 	plans map[planKey]*planEntry

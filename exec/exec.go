@@ -127,7 +127,19 @@ var statePool = sync.Pool{New: func() any { return &state{} }}
 // Run executes the call to completion. On failure every operation it posted
 // has been withdrawn or has completed, so the buffers are free again.
 func Run(ctx context.Context, c *Call) error {
-	return c.explain(run(ctx, c))
+	err := run(ctx, c)
+	if err != nil {
+		c.abortCall(err)
+	}
+	return c.explain(err)
+}
+
+// abortCall tells a transport whose ranks cannot see each other that this
+// rank gave up the call, so that the others do not wait for it.
+func (c *Call) abortCall(err error) {
+	if a, ok := c.T.(transport.CallAborter); ok {
+		a.AbortCall(c.Comm, c.Seq, err)
+	}
 }
 
 func run(ctx context.Context, c *Call) error {
@@ -230,6 +242,9 @@ func run(ctx context.Context, c *Call) error {
 		}
 		if nc > 0 {
 			if err := st.w.WaitHook(ctx, check); err != nil {
+				// Fail the call everywhere first: operations that wait for
+				// a peer (a long send not yet accepted) then complete.
+				c.abortCall(err)
 				abort(c.T, st, nc)
 				return err
 			}

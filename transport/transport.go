@@ -122,6 +122,18 @@ type Meeter interface {
 	Meet(ctx context.Context, key Key, sig uint64, val any, fn func(vals []any) error) error
 }
 
+// CallAborter is implemented by transports whose ranks cannot see each
+// other's state (separate processes). AbortCall fails this rank's
+// outstanding operations of the collective call (comm, seq) with err and
+// tells the other ranks, whose operations of that call then fail too (with
+// an error wrapping errs.Mismatch or errs.InvalidArgument when err wraps
+// one of them, else errs.PeerFailed); operations of the call posted later
+// fail at once. The executor calls it when a call fails or its context
+// ends, so that no rank waits for a call another rank has given up.
+type CallAborter interface {
+	AbortCall(comm, seq uint64, err error)
+}
+
 // Combiner is implemented by transports that accept combining receives
 // (Msg.Combine). Executors emulate them on other transports.
 type Combiner interface {

@@ -1,0 +1,91 @@
+package scoll_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/scoll/scoll"
+	"github.com/scoll/scoll/transport/tcp"
+)
+
+// tcpComms returns the world communicators of a job of p ranks in this
+// process, connected over loopback TCP.
+func tcpComms(t testing.TB, p int, cfg tcp.Config) []*scoll.Comm {
+	t.Helper()
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 30 * time.Second // loaded CI machines
+	}
+	eps, err := tcp.NewLocalGroup(context.Background(), p, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	comms := make([]*scoll.Comm, p)
+	for r, ep := range eps {
+		comms[r] = scoll.NewComm(ep)
+	}
+	t.Cleanup(func() {
+		for _, c := range comms {
+			c.Close()
+		}
+	})
+	return comms
+}
+
+// onAll runs fn on every rank of comms at once and joins their errors.
+func onAll(comms []*scoll.Comm, fn func(ctx context.Context, c *scoll.Comm) error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	errs := make([]error, len(comms))
+	var wg sync.WaitGroup
+	for r, c := range comms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[r] = fn(ctx, c)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// TestMatrixTCP runs every algorithm of every collective over the TCP
+// transport (ranks in this process, loopback connections) against the
+// naive reference: P = 1..5, 7, 8 (and 9, 16, 17 with -scoll.full), counts
+// 0, 1, 3, 1000 and, up to 4 ranks, 65537.
+func TestMatrixTCP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("matrix skipped in -short mode")
+	}
+	sizes := []int{1, 2, 3, 4, 5, 7, 8}
+	if *fullMatrix {
+		sizes = append(sizes, 9, 16, 17)
+	}
+	for _, coll := range scoll.Collectives() {
+		t.Run(coll, func(t *testing.T) {
+			t.Parallel()
+			for _, p := range sizes {
+				comms := tcpComms(t, p, tcp.Config{})
+				counts := []int{0, 1, 3, 1000}
+				if p <= 4 {
+					counts = append(counts, 65537)
+				}
+				for _, alg := range scoll.Algorithms(coll) {
+					if alg.PowerOfTwo && p&(p-1) != 0 {
+						continue
+					}
+					err := forCases(coll, alg, p, counts, func(n, root int, inPlace bool, oc opCase[int32]) error {
+						return onAll(comms, func(ctx context.Context, c *scoll.Comm) error {
+							return checkCase(ctx, c, nil, coll, alg.Name, n, root, inPlace, oc)
+						})
+					})
+					if err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}

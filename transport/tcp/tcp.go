@@ -1,0 +1,459 @@
+// Package tcp is scoll's transport between processes: one process per rank,
+// on one host or many, over a mesh of TCP connections.
+//
+// Every pair of ranks shares one connection, opened when the transport
+// starts (the higher rank dials the lower) or, with Config.Lazy, on the
+// first message between them (when both dial at once, the connection dialed
+// by the lower rank wins). Every connection starts with a handshake in which
+// both sides prove that they know the job's secret (HMAC-SHA256 challenge
+// and response); optionally it runs inside mutual TLS. A peer that fails
+// the handshake is logged and dropped before anything it sends is read as
+// a message.
+//
+// Messages are frames with a fixed 56-byte header (frame.go). A message of
+// at most Config.EagerLimit bytes is sent at once and buffered by the
+// receiver if no receive is posted yet. A longer one is announced first and
+// sent when the receiver has posted its receive: the sender writes header
+// and payload with one vectored write straight from the send buffer, and the
+// receiver reads the payload straight into the posted buffer, so long
+// messages are never copied in user space and never buffered unasked.
+//
+// Liveness: each connection carries a heartbeat when idle, and a peer that
+// sends nothing for Config.Timeout (2 s by default) is declared failed, as
+// is one whose connection breaks. Failure is reported per call: the
+// operations that involve the failed peer fail with an error wrapping
+// errs.PeerFailed, and the collective calls they belong to are aborted on
+// every rank (CallAborter), so no survivor waits for a call that cannot
+// complete.
+package tcp
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/scoll/scoll/internal/errs"
+	"github.com/scoll/scoll/transport"
+)
+
+// Config configures a Transport. Rank, Size and Secret are required (Secret
+// only when Size > 1).
+type Config struct {
+	// Rank and Size place this process in the job.
+	Rank, Size int
+	// Secret is the job's shared secret, at least 16 bytes; every
+	// connection proves knowledge of it.
+	Secret []byte
+	// TLS, when set, runs every connection inside TLS with this
+	// configuration, used both to accept (as server) and to dial (as
+	// client). For mutual TLS give it Certificates, RootCAs, ClientCAs and
+	// ClientAuth: tls.RequireAndVerifyClientCert. When ServerName is empty
+	// the peer's host is expected in its certificate.
+	TLS *tls.Config
+	// Timeout is how long a peer may stay silent before it is declared
+	// failed (default 2 s). Idle connections carry a heartbeat every
+	// Timeout/4.
+	Timeout time.Duration
+	// ConnectTimeout bounds establishing connections (default 60 s).
+	ConnectTimeout time.Duration
+	// Lazy opens connections on first use instead of at start.
+	Lazy bool
+	// EagerLimit is the largest message sent without waiting for the
+	// receiver (default 64 KiB).
+	EagerLimit int
+	// MaxMessage is the largest message accepted (default 1 TiB).
+	MaxMessage int64
+	// Logger receives connection events and rejected peers (default:
+	// slog.Default()).
+	Logger *slog.Logger
+}
+
+const (
+	defaultTimeout        = 2 * time.Second
+	defaultConnectTimeout = 60 * time.Second
+	defaultEagerLimit     = 64 << 10
+	defaultMaxMessage     = 1 << 40
+	ioChunk               = 4 << 20 // bytes per read or write between deadline renewals
+	readBufSize           = 64 << 10
+)
+
+// Transport is one rank's endpoint. It implements transport.Transport and
+// transport.CallAborter.
+type Transport struct {
+	cfg   Config
+	rank  int
+	size  int
+	ln    net.Listener
+	addrs []string
+	peers []*peer
+	log   *slog.Logger
+
+	mu      sync.Mutex
+	failed  map[callKey]error // aborted calls
+	closed  bool
+	nfailed atomic.Int32
+	isDown  atomic.Bool
+
+	done chan struct{} // closed by Close
+	wg   sync.WaitGroup
+}
+
+var (
+	_ transport.Transport   = (*Transport)(nil)
+	_ transport.CallAborter = (*Transport)(nil)
+)
+
+type callKey struct{ comm, seq uint64 }
+
+// New starts rank cfg.Rank's endpoint. ln is this rank's listener (its
+// address is addrs[cfg.Rank]); addrs[r] is rank r's address as host:port.
+// New takes ownership of ln. Unless cfg.Lazy, it returns once connections
+// to every peer are up, or with an error when ctx ends or ConnectTimeout
+// passes first.
+func New(ctx context.Context, cfg Config, ln net.Listener, addrs []string) (*Transport, error) {
+	if cfg.Size < 1 || cfg.Rank < 0 || cfg.Rank >= cfg.Size || len(addrs) != cfg.Size {
+		ln.Close()
+		return nil, fmt.Errorf("%w: tcp transport for rank %d of %d with %d addresses", errs.InvalidArgument, cfg.Rank, cfg.Size, len(addrs))
+	}
+	if cfg.Size > 1 {
+		if err := checkSecret(cfg.Secret); err != nil {
+			ln.Close()
+			return nil, err
+		}
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = defaultTimeout
+	}
+	if cfg.ConnectTimeout <= 0 {
+		cfg.ConnectTimeout = defaultConnectTimeout
+	}
+	if cfg.EagerLimit <= 0 {
+		cfg.EagerLimit = defaultEagerLimit
+	}
+	if cfg.MaxMessage <= 0 {
+		cfg.MaxMessage = defaultMaxMessage
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	t := &Transport{
+		cfg: cfg, rank: cfg.Rank, size: cfg.Size, ln: ln, addrs: addrs,
+		log:    cfg.Logger.With("rank", cfg.Rank),
+		failed: map[callKey]error{},
+		done:   make(chan struct{}),
+	}
+	t.peers = make([]*peer, t.size)
+	for r := range t.peers {
+		t.peers[r] = newPeer(t, r)
+	}
+	t.peers[t.rank].state = stateUp // messages to self never touch the network
+	t.peers[t.rank].markUp()
+	t.wg.Add(1)
+	go t.acceptLoop()
+	if !cfg.Lazy {
+		for r := range t.rank {
+			t.peers[r].connect()
+		}
+		ctx, cancel := context.WithTimeout(ctx, cfg.ConnectTimeout)
+		defer cancel()
+		for _, p := range t.peers {
+			select {
+			case <-p.up:
+			case <-ctx.Done():
+				t.Close()
+				return nil, fmt.Errorf("%w: rank %d: connecting to rank %d: %w", errs.PeerFailed, t.rank, p.rank, context.Cause(ctx))
+			}
+			p.mu.Lock()
+			err := p.err
+			p.mu.Unlock()
+			if err != nil {
+				t.Close()
+				return nil, err
+			}
+		}
+	}
+	return t, nil
+}
+
+// Rank returns this endpoint's rank.
+func (t *Transport) Rank() int { return t.rank }
+
+// Size returns the number of ranks.
+func (t *Transport) Size() int { return t.size }
+
+// Addr returns the address this endpoint listens on.
+func (t *Transport) Addr() net.Addr { return t.ln.Addr() }
+
+func (t *Transport) peerOf(r int) (*peer, error) {
+	if r < 0 || r >= t.size {
+		return nil, fmt.Errorf("%w: rank %d out of range [0, %d)", errs.InvalidArgument, r, t.size)
+	}
+	return t.peers[r], nil
+}
+
+// complete completes m, with err unless it failed already. m belongs to
+// its owner again afterwards: read nothing from it.
+func complete(m *transport.Msg, err error) {
+	if err != nil && m.Err == nil {
+		m.Err = err
+	}
+	m.W.Done()
+}
+
+// finish completes m like complete and, when it failed, aborts the
+// collective call it belongs to.
+func (t *Transport) finish(m *transport.Msg, err error) {
+	if err != nil && m.Err == nil {
+		m.Err = err
+	}
+	k, e := m.Key, m.Err
+	m.W.Done()
+	if e != nil {
+		t.failCallOf(k, e)
+	}
+}
+
+// callErr returns the error of an aborted call, or nil.
+func (t *Transport) callErr(k transport.Key) error {
+	if k.Seq == 0 || t.nfailed.Load() == 0 {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.failed[callKey{k.Comm, k.Seq}]
+}
+
+func (t *Transport) isClosed() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.closed
+}
+
+// Isend posts a send of m.Buf to m.Peer.
+func (t *Transport) Isend(m *transport.Msg) error {
+	p, err := t.peerOf(m.Peer)
+	if err != nil {
+		return err
+	}
+	if t.isDown.Load() {
+		return errs.Closed
+	}
+	if err := t.callErr(m.Key); err != nil {
+		complete(m, err)
+		return nil
+	}
+	if p.rank == t.rank {
+		t.selfSend(m)
+		return nil
+	}
+	return p.send(m)
+}
+
+// Irecv posts a receive from m.Peer into m.Buf.
+func (t *Transport) Irecv(m *transport.Msg) error {
+	p, err := t.peerOf(m.Peer)
+	if err != nil {
+		return err
+	}
+	if t.isDown.Load() {
+		return errs.Closed
+	}
+	if err := t.callErr(m.Key); err != nil {
+		complete(m, err)
+		return nil
+	}
+	return p.recv(m)
+}
+
+// Cancel withdraws a receive that has not matched, or a send whose receiver
+// has not started taking it, and reports whether it did.
+func (t *Transport) Cancel(m *transport.Msg) bool {
+	p, err := t.peerOf(m.Peer)
+	if err != nil {
+		return false
+	}
+	return p.cancel(m)
+}
+
+// AbortCall fails the call (comm, seq) here and on every peer.
+func (t *Transport) AbortCall(comm, seq uint64, err error) {
+	if seq == 0 {
+		return
+	}
+	t.failCall(callKey{comm, seq}, err, -1)
+}
+
+// failCall records call k as failed with err, fails its operations here and,
+// unless it already knew, tells every connected peer but from.
+func (t *Transport) failCall(k callKey, err error, from int) {
+	t.mu.Lock()
+	if _, ok := t.failed[k]; ok || t.closed {
+		t.mu.Unlock()
+		return
+	}
+	t.failed[k] = err
+	t.nfailed.Add(1)
+	t.mu.Unlock()
+	code := errCode(err)
+	for _, p := range t.peers {
+		p.failCall(k, err, code, p.rank != from && p.rank != t.rank)
+	}
+}
+
+// Close fails every outstanding operation with errs.Closed, says goodbye to
+// the peers and releases the connections. It waits up to Timeout for queued
+// frames to drain.
+func (t *Transport) Close() error {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return nil
+	}
+	t.closed = true
+	t.mu.Unlock()
+	t.isDown.Store(true)
+	close(t.done)
+	t.ln.Close()
+	for _, p := range t.peers {
+		p.close()
+	}
+	t.wg.Wait()
+	return nil
+}
+
+func (t *Transport) acceptLoop() {
+	defer t.wg.Done()
+	for {
+		conn, err := t.ln.Accept()
+		if err != nil {
+			select {
+			case <-t.done:
+				return
+			default:
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			t.log.Error("scoll: accept failed", "err", err)
+			return
+		}
+		t.wg.Add(1)
+		go func() {
+			defer t.wg.Done()
+			t.accept(conn)
+		}()
+	}
+}
+
+// accept authenticates an incoming connection and attaches it to its peer.
+func (t *Transport) accept(raw net.Conn) {
+	deadline := time.Now().Add(t.cfg.ConnectTimeout)
+	conn := raw
+	if t.cfg.TLS != nil {
+		tc := tls.Server(raw, t.cfg.TLS)
+		tc.SetDeadline(deadline)
+		if err := tc.Handshake(); err != nil {
+			t.log.Warn("scoll: rejected connection: TLS handshake failed", "remote", raw.RemoteAddr().String(), "err", err)
+			raw.Close()
+			return
+		}
+		conn = tc
+	}
+	from, err := acceptHandshake(conn, t.cfg.Secret, t.rank, t.size, deadline)
+	if err != nil {
+		t.log.Warn("scoll: rejected connection", "remote", raw.RemoteAddr().String(), "err", err)
+		conn.Close()
+		return
+	}
+	p := t.peers[from]
+	if t.isClosed() {
+		conn.Close()
+		return
+	}
+	p.mu.Lock()
+	accept := p.state == stateIdle || p.state == stateConnecting && from < t.rank
+	if accept {
+		p.conn, p.state = conn, stateUp
+	}
+	p.mu.Unlock()
+	if !accept {
+		sendVerdict(conn, verdictDuplicate)
+		conn.Close()
+		return
+	}
+	if err := sendVerdict(conn, verdictAccept); err != nil {
+		p.down(fmt.Errorf("accepting the connection: %w", err))
+		return
+	}
+	p.start()
+}
+
+// selfSend delivers a message to this rank.
+func (t *Transport) selfSend(m *transport.Msg) {
+	p := t.peers[t.rank]
+	p.mu.Lock()
+	if r := p.takePosted(m.Key); r != nil {
+		p.mu.Unlock()
+		fill(r, m.Buf, m.Sig, t.rank)
+		e := r.Err
+		t.finish(r, nil)
+		t.finish(m, e)
+		return
+	}
+	in := &inbound{key: m.Key, sig: m.Sig}
+	if m.Eager || len(m.Buf) <= t.cfg.EagerLimit {
+		in.buf = append([]byte(nil), m.Buf...)
+		p.unexp = append(p.unexp, in)
+		p.mu.Unlock()
+		complete(m, nil)
+		return
+	}
+	in.self = m // rendezvous: the send completes when matched
+	p.unexp = append(p.unexp, in)
+	p.mu.Unlock()
+}
+
+// fill gives receive r a message held in memory (it does not complete r).
+func fill(r *transport.Msg, data []byte, sig uint64, from int) {
+	if sig != r.Sig {
+		r.Err = fmt.Errorf("%w: message from rank %d belongs to another call", errs.Mismatch, from)
+		return
+	}
+	transport.Finish(r, data)
+}
+
+// readFull reads len(buf) bytes, renewing the read deadline every ioChunk
+// bytes.
+func readFull(conn net.Conn, r io.Reader, buf []byte, timeout time.Duration) error {
+	for len(buf) > 0 {
+		n := min(len(buf), ioChunk)
+		conn.SetReadDeadline(time.Now().Add(timeout))
+		if _, err := io.ReadFull(r, buf[:n]); err != nil {
+			return err
+		}
+		buf = buf[n:]
+	}
+	return nil
+}
+
+// discard reads and drops n bytes.
+func discard(conn net.Conn, r *bufio.Reader, n uint64, timeout time.Duration) error {
+	for n > 0 {
+		k := min(n, ioChunk)
+		conn.SetReadDeadline(time.Now().Add(timeout))
+		if _, err := r.Discard(int(k)); err != nil {
+			return err
+		}
+		n -= k
+	}
+	return nil
+}
