@@ -10,6 +10,7 @@
 //	scoll calibrate    measure α, β, γ of the in-process transport
 //	scoll predict      predicted (α-β-γ) against measured time per algorithm
 //	scoll figures      the allgather and reduce-scatter figures of Sack's thesis, predicted
+//	scoll run          start N local processes of a program, one per rank (a small mpirun)
 //
 // Run "scoll help COMMAND" for a command's flags.
 package main
@@ -46,6 +47,6 @@ library (github.com/scoll/scoll).`,
 		SilenceErrors: true,
 	}
 	root.CompletionOptions.DisableDefaultCmd = true
-	root.AddCommand(newBenchCmd(), newAlgorithmsCmd(), newSimCmd(), newScheduleCmd(), newCalibrateCmd(), newPredictCmd(), newModelCmd(), newFiguresCmd())
+	root.AddCommand(newBenchCmd(), newAlgorithmsCmd(), newSimCmd(), newScheduleCmd(), newCalibrateCmd(), newPredictCmd(), newModelCmd(), newFiguresCmd(), newRunCmd())
 	return root
 }
