@@ -133,7 +133,12 @@ func (p *peer) dial() (net.Conn, error) {
 		d := net.Dialer{Deadline: deadline}
 		raw, err := d.Dial("tcp", addr)
 		if err == nil {
+			done, ok := t.opened(raw)
+			if !ok {
+				return nil, errs.Closed
+			}
 			conn, verdict, herr := p.handshake(raw, addr, deadline)
+			done()
 			if herr == nil {
 				if verdict == verdictDuplicate {
 					conn.Close()

@@ -97,7 +97,8 @@ type Transport struct {
 	log   *slog.Logger
 
 	mu      sync.Mutex
-	failed  map[callKey]error // aborted calls
+	failed  map[callKey]error     // aborted calls
+	opening map[net.Conn]struct{} // connections in their handshake
 	closed  bool
 	nfailed atomic.Int32
 	isDown  atomic.Bool
@@ -147,7 +148,7 @@ func New(ctx context.Context, cfg Config, ln net.Listener, addrs []string) (*Tra
 	t := &Transport{
 		cfg: cfg, rank: cfg.Rank, size: cfg.Size, ln: ln, addrs: addrs,
 		log:    cfg.Logger.With("rank", cfg.Rank),
-		failed: map[callKey]error{},
+		failed: map[callKey]error{}, opening: map[net.Conn]struct{}{},
 		done:   make(chan struct{}),
 	}
 	t.peers = make([]*peer, t.size)
@@ -318,6 +319,9 @@ func (t *Transport) Close() error {
 		return nil
 	}
 	t.closed = true
+	for c := range t.opening {
+		c.Close()
+	}
 	t.mu.Unlock()
 	t.isDown.Store(true)
 	close(t.done)
@@ -354,8 +358,31 @@ func (t *Transport) acceptLoop() {
 	}
 }
 
+// opened registers a connection in its handshake, so that Close can abort
+// it; it returns false, having closed conn, when the transport is closed.
+// done unregisters it.
+func (t *Transport) opened(conn net.Conn) (done func(), ok bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		conn.Close()
+		return nil, false
+	}
+	t.opening[conn] = struct{}{}
+	return func() {
+		t.mu.Lock()
+		delete(t.opening, conn)
+		t.mu.Unlock()
+	}, true
+}
+
 // accept authenticates an incoming connection and attaches it to its peer.
 func (t *Transport) accept(raw net.Conn) {
+	done, ok := t.opened(raw)
+	if !ok {
+		return
+	}
+	defer done()
 	deadline := time.Now().Add(t.cfg.ConnectTimeout)
 	conn := raw
 	if t.cfg.TLS != nil {
