@@ -270,9 +270,6 @@ func TestCancelAbortsPeers(t *testing.T) {
 	}
 }
 
-// childMatrix runs the algorithm matrix as one rank of a job (scoll run or
-// mpirun): see TestMatrixWorld.
-func childMatrix() int {
-	fmt.Println("matrix child mode is run through TestMatrixWorld")
-	return 2
-}
+// childMatrix is not used: the world matrix runs as TestMatrixWorld in
+// each process (see TestMatrixProcesses).
+func childMatrix() int { return 2 }

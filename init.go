@@ -145,6 +145,9 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 			return nil, err
 		}
 	}
+	if len(secret) < 16 {
+		return nil, fmt.Errorf("%w: rank %d: the job secret has %d bytes, want at least 16 (%s)", ErrInvalidArgument, rank, len(secret), EnvSecret)
+	}
 	rv, err := tcp.ParseRendezvous(spec, secret, job)
 	if err != nil {
 		return nil, err
