@@ -147,6 +147,11 @@ type Config struct {
 	MaxCall time.Duration
 	// Progress, if set, is called before each configuration runs.
 	Progress func(Progress)
+	// World, when set, runs the benchmark as this process's rank of a job
+	// of processes (the communicator of scoll.Init) instead of on NP
+	// goroutines: every rank of World must call Run with the same Config,
+	// and every rank gets the whole Report. NP is then World.Size().
+	World *scoll.Comm
 }
 
 // Progress tells which configuration Run is about to measure.
@@ -229,6 +234,9 @@ func (cfg Config) normalize() (*config, error) {
 	c.Op = strings.ToLower(c.Op)
 	if !slices.Contains(Ops(), c.Op) {
 		return nil, fmt.Errorf("%w: unknown op %q (have %s)", ErrConfig, cfg.Op, strings.Join(Ops(), ", "))
+	}
+	if c.World != nil {
+		c.NP = c.World.Size()
 	}
 	if c.NP == 0 {
 		c.NP = DefaultNP
@@ -458,7 +466,7 @@ func measure(ctx context.Context, c *config, alg string, sh shape) (Result, erro
 	}
 	perRank := make([]float64, c.NP) // seconds per call
 	var nWarm, nIters int
-	err := scoll.Run(ctx, c.NP, func(ctx context.Context, comm *scoll.Comm) error {
+	body := func(ctx context.Context, comm *scoll.Comm) error {
 		k, err := newCase(c, comm, sh.count, opts)
 		if err != nil {
 			return err
@@ -498,11 +506,22 @@ func measure(ctx context.Context, c *config, alg string, sh shape) (Result, erro
 		if n > 0 {
 			perRank[comm.Rank()] = el.Seconds() / float64(n)
 		}
-		if comm.Rank() == 0 {
-			nWarm, nIters = w, n
+		if comm.Rank() == 0 || c.World != nil {
+			nWarm, nIters = w, n // the same on every rank
 		}
 		return nil
-	})
+	}
+	var err error
+	if c.World != nil {
+		// One rank per process: share the per-rank times.
+		err = body(ctx, c.World)
+		if err == nil {
+			me := c.World.Rank()
+			err = scoll.Allgather(ctx, c.World, []float64{perRank[me]}, perRank)
+		}
+	} else {
+		err = scoll.Run(ctx, c.NP, body)
+	}
 	if err != nil {
 		return Result{}, err
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scoll/scoll"
 	"github.com/scoll/scoll/bench"
 	"github.com/spf13/cobra"
 )
@@ -20,6 +21,7 @@ func newBenchCmd() *cobra.Command {
 		maxMemory string
 		format    string
 		progress  string
+		world     bool
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -39,16 +41,36 @@ for scatter; the block sent to each peer for alltoall; each rank's whole send
 buffer for reducescatter. Reductions use sum.
 
 Algorithms that cannot run the configuration (for example power-of-two-only
-ones at another rank count) are skipped with a note on stderr.`,
+ones at another rank count) are skipped with a note on stderr.
+
+With --world the ranks are processes instead: each process is one rank of
+the job scoll.Init finds (started by scoll run, mpirun or srun), all of them
+run the same command, and rank 0 prints the results.`,
 		Example: `  scoll bench
   scoll bench --np 4 --op allgather --sizes 8,1K,64KiB,1M --format csv
-  scoll bench --op alltoall --algorithm pairwise,bruck --sizes 8:64K:x8 --time 1s`,
+  scoll bench --op alltoall --algorithm pairwise,bruck --sizes 8:64K:x8 --time 1s
+  scoll run --np 4 -- scoll bench --world --op allgather --sizes 1M,16M`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if cfg.NP < 1 {
 				return fmt.Errorf("--np %d: want at least 1", cfg.NP)
 			}
 			var err error
+			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+			if world {
+				if cmd.Flags().Changed("np") {
+					return fmt.Errorf("--np and --world: the job's size is the number of processes")
+				}
+				c, err := scoll.Init(cmd.Context())
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				cfg.World = c
+				if c.Rank() != 0 {
+					stdout, stderr = io.Discard, io.Discard
+				}
+			}
 			if cfg.Sizes, err = bench.ParseSizes(sizes); err != nil {
 				return err
 			}
@@ -87,7 +109,6 @@ ones at another rank count) are skipped with a note on stderr.`,
 			default:
 				return fmt.Errorf("--format %q: want table, csv or json", format)
 			}
-			stderr := cmd.ErrOrStderr()
 			show := false
 			switch progress {
 			case "auto":
@@ -114,7 +135,7 @@ ones at another rank count) are skipped with a note on stderr.`,
 			if err != nil {
 				return err
 			}
-			if err := bench.Write(cmd.OutOrStdout(), format, rep.Results); err != nil {
+			if err := bench.Write(stdout, format, rep.Results); err != nil {
 				return err
 			}
 			if show {
@@ -140,6 +161,7 @@ ones at another rank count) are skipped with a note on stderr.`,
 	f.StringVar(&segment, "segment", "", "segment size in bytes of pipelined algorithms, like 64K (default the algorithm's own)")
 	f.StringVar(&maxMemory, "max-memory", bench.FormatSize(bench.DefaultMaxMemory), "skip sizes whose buffers over all ranks exceed this (0: no limit)")
 	f.StringVar(&progress, "progress", "auto", "progress on stderr: auto (when stderr is a terminal), always or never")
+	f.BoolVar(&world, "world", false, "run as one rank of a job of processes (scoll run, mpirun, srun) instead of --np goroutines")
 	return cmd
 }
 
