@@ -53,7 +53,7 @@ func onAll(comms []*scoll.Comm, fn func(ctx context.Context, c *scoll.Comm) erro
 
 // TestMatrixTCP runs every algorithm of every collective over the TCP
 // transport (ranks in this process, loopback connections) against the
-// naive reference: P = 1..5, 7, 8 (and 9, 16, 17 with -scoll.full), counts
+// naive reference, with long messages on the rendezvous path: P = 1..5, 7, 8 (and 9, 16, 17 with -scoll.full), counts
 // 0, 1, 3, 1000 and, up to 4 ranks, 65537.
 func TestMatrixTCP(t *testing.T) {
 	if testing.Short() {
@@ -67,7 +67,9 @@ func TestMatrixTCP(t *testing.T) {
 		t.Run(coll, func(t *testing.T) {
 			t.Parallel()
 			for _, p := range sizes {
-				comms := tcpComms(t, p, tcp.Config{})
+				// A small eager limit: messages over 1 KiB take the
+				// rendezvous path.
+				comms := tcpComms(t, p, tcp.Config{EagerLimit: 1024})
 				counts := []int{0, 1, 3, 1000}
 				if p <= 4 {
 					counts = append(counts, 65537)

@@ -15,6 +15,7 @@ import (
 	"github.com/scoll/scoll/internal/errs"
 	"github.com/scoll/scoll/transport"
 	"sync"
+	"sync/atomic"
 )
 
 type peerState int
@@ -45,7 +46,10 @@ type peer struct {
 	kick    chan struct{}
 	closing bool // Close called: write what is queued, then goodbye
 	started bool
-	upOnce  sync.Once
+	writing bool // a goroutine is writing to conn
+
+	lastWrite atomic.Int64 // unix ns of the last write
+	upOnce    sync.Once
 
 	readDone chan struct{} // closed when the reader ends
 }
@@ -342,6 +346,32 @@ func (p *peer) send(m *transport.Msg) error {
 		f.h.kind, f.h.id = kindRTS, p.nextID
 		p.rts[f.h.id] = m
 	}
+	if f.h.kind == kindEager && len(m.Buf) <= inlineLimit && p.state == stateUp && p.started && !p.writing && len(p.out) == 0 && !p.closing {
+		// Nothing queued and nobody writing: write from the caller's
+		// goroutine, sparing the hand-off to the writer.
+		p.writing = true
+		conn := p.conn
+		p.mu.Unlock()
+		var hb [headerLen]byte
+		f.h.encode(hb[:])
+		err := writeAll(conn, net.Buffers{hb[:], m.Buf}, p.t.cfg.Timeout)
+		p.lastWrite.Store(time.Now().UnixNano())
+		p.mu.Lock()
+		p.writing = false
+		more := len(p.out) > 0
+		p.mu.Unlock()
+		if more {
+			p.wake()
+		}
+		if err != nil {
+			err = fmt.Errorf("%w: rank %d: write: %v", errs.PeerFailed, p.rank, err)
+			p.t.finish(m, err)
+			p.down(err)
+			return nil
+		}
+		complete(m, nil)
+		return nil
+	}
 	p.out = append(p.out, f)
 	idle := p.state == stateIdle
 	p.mu.Unlock()
@@ -351,6 +381,10 @@ func (p *peer) send(m *transport.Msg) error {
 	p.wake()
 	return nil
 }
+
+// inlineLimit is the largest message a sender writes itself when the
+// connection is idle.
+const inlineLimit = 64 << 10
 
 // failCallOf aborts the call of a collective message.
 func (t *Transport) failCallOf(k transport.Key, err error) {
@@ -726,23 +760,26 @@ func (p *peer) writeLoop() {
 	p.mu.Unlock()
 	tick := time.NewTicker(t.cfg.Timeout / 4)
 	defer tick.Stop()
-	wrote := false
 	var hdrs []byte
 	var bufs net.Buffers
 	for {
 		select {
 		case <-p.kick:
 		case <-tick.C:
-			if !wrote {
+			if time.Since(time.Unix(0, p.lastWrite.Load())) >= t.cfg.Timeout/4 {
 				p.mu.Lock()
 				p.out = append(p.out, &frame{h: header{kind: kindHeartbeat}})
 				p.mu.Unlock()
 			}
-			wrote = false
 		}
 		p.mu.Lock()
+		if p.writing && p.state != stateDown {
+			p.mu.Unlock() // the inline writer kicks when done
+			continue
+		}
 		batch := p.out
 		p.out = nil
+		p.writing = len(batch) > 0
 		down := p.state == stateDown
 		var downErr error
 		if down {
@@ -773,7 +810,10 @@ func (p *peer) writeLoop() {
 			bye = bye || f.h.kind == kindGoodbye
 		}
 		err := writeAll(conn, bufs, t.cfg.Timeout)
-		wrote = true
+		p.lastWrite.Store(time.Now().UnixNano())
+		p.mu.Lock()
+		p.writing = false
+		p.mu.Unlock()
 		if err != nil {
 			err = fmt.Errorf("%w: rank %d: write: %v", errs.PeerFailed, p.rank, err)
 		}

@@ -67,7 +67,7 @@ type Config struct {
 	// Lazy opens connections on first use instead of at start.
 	Lazy bool
 	// EagerLimit is the largest message sent without waiting for the
-	// receiver (default 64 KiB).
+	// receiver (default 1 MiB).
 	EagerLimit int
 	// MaxMessage is the largest message accepted (default 1 TiB).
 	MaxMessage int64
@@ -79,7 +79,7 @@ type Config struct {
 const (
 	defaultTimeout        = 2 * time.Second
 	defaultConnectTimeout = 60 * time.Second
-	defaultEagerLimit     = 64 << 10
+	defaultEagerLimit     = 1 << 20
 	defaultMaxMessage     = 1 << 40
 	ioChunk               = 4 << 20 // bytes per read or write between deadline renewals
 	readBufSize           = 64 << 10
@@ -149,7 +149,7 @@ func New(ctx context.Context, cfg Config, ln net.Listener, addrs []string) (*Tra
 		cfg: cfg, rank: cfg.Rank, size: cfg.Size, ln: ln, addrs: addrs,
 		log:    cfg.Logger.With("rank", cfg.Rank),
 		failed: map[callKey]error{}, opening: map[net.Conn]struct{}{},
-		done:   make(chan struct{}),
+		done: make(chan struct{}),
 	}
 	t.peers = make([]*peer, t.size)
 	for r := range t.peers {

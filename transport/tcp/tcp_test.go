@@ -22,11 +22,17 @@ func TestConformance(t *testing.T) {
 	for _, lazy := range []bool{false, true} {
 		name := "eager"
 		if lazy {
-			name = "lazy"
+			name = "lazy-rendezvous"
 		}
 		t.Run(name, func(t *testing.T) {
 			transporttest.Run(t, func(t *testing.T, n int) []transport.Transport {
-				eps := group(t, n, tcp.Config{Lazy: lazy})
+				// Lazy with a small eager limit: long messages take the
+				// rendezvous path.
+				cfg := tcp.Config{Lazy: lazy}
+				if lazy {
+					cfg.EagerLimit = 1024
+				}
+				eps := group(t, n, cfg)
 				out := make([]transport.Transport, n)
 				for i, e := range eps {
 					out[i] = e
