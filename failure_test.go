@@ -92,6 +92,7 @@ type childResult struct {
 	failAt time.Time
 	peer   bool
 	leaked int
+	exited chan struct{} // closed once the process has been reaped
 }
 
 // startJob starts np ranks of this test binary in mode, connected through a
@@ -118,7 +119,7 @@ func startJob(t *testing.T, np int, mode string) ([]*exec.Cmd, []*childResult, c
 			t.Fatal(err)
 		}
 		cmds[r] = cmd
-		res[r] = &childResult{rank: r}
+		res[r] = &childResult{rank: r, exited: make(chan struct{})}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -138,6 +139,7 @@ func startJob(t *testing.T, np int, mode string) ([]*exec.Cmd, []*childResult, c
 				}
 			}
 			res[r].err = cmd.Wait()
+			close(res[r].exited)
 		}()
 	}
 	t.Cleanup(func() {
@@ -153,7 +155,7 @@ func startJob(t *testing.T, np int, mode string) ([]*exec.Cmd, []*childResult, c
 // after a random delay, and checks that every survivor's call failed with
 // ErrPeerFailed, that it leaked no goroutine, and returns the slowest
 // survivor's time from the kill to its error.
-func killOne(t *testing.T, np int, rng *rand.Rand) time.Duration {
+func killOne(t *testing.T, np int, rng *rand.Rand, sig syscall.Signal) time.Duration {
 	cmds, res, ready, wg := startJob(t, np, "allreduce-loop")
 	timeout := time.After(60 * time.Second)
 	for range np {
@@ -166,9 +168,25 @@ func killOne(t *testing.T, np int, rng *rand.Rand) time.Duration {
 	time.Sleep(time.Duration(rng.IntN(20_000)) * time.Microsecond)
 	victim := rng.IntN(np)
 	killed := time.Now()
-	cmds[victim].Process.Signal(syscall.SIGKILL)
+	cmds[victim].Process.Signal(sig)
+	if sig == syscall.SIGSTOP {
+		// A stopped process keeps its connections open but falls silent:
+		// the survivors notice through the missing heartbeats.
+		defer cmds[victim].Process.Kill()
+	}
 	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
+	go func() {
+		for r := range cmds {
+			if r != victim {
+				<-res[r].exited
+			}
+		}
+		if sig == syscall.SIGSTOP {
+			cmds[victim].Process.Kill()
+		}
+		wg.Wait()
+		close(done)
+	}()
 	select {
 	case <-done:
 	case <-time.After(30 * time.Second):
@@ -196,7 +214,8 @@ func killOne(t *testing.T, np int, rng *rand.Rand) time.Duration {
 // TestKillProcess kills a rank of a running 4-process job at a random point
 // of its Allreduce loop: every survivor's call must return ErrPeerFailed
 // within the 2 s liveness timeout, without leaking goroutines. A few runs by
-// default, 50 with -scoll.long.
+// default, 50 with -scoll.long. One run stops the rank (SIGSTOP) instead:
+// its connections stay open and only the missing heartbeats tell.
 func TestKillProcess(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
@@ -208,13 +227,20 @@ func TestKillProcess(t *testing.T) {
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 	var worst time.Duration
 	for i := range runs {
-		d := killOne(t, 4, rng)
+		d := killOne(t, 4, rng, syscall.SIGKILL)
 		worst = max(worst, d)
 		if d > 2*time.Second {
 			t.Errorf("run %d: a survivor noticed the failure only after %v", i, d)
 		}
 	}
 	t.Logf("%d runs: slowest survivor noticed the killed rank after %v", runs, worst)
+	// The silent peer: noticed when its heartbeats have been missing for
+	// the 2 s timeout, counted from its last message.
+	d := killOne(t, 4, rng, syscall.SIGSTOP)
+	if d > 2*time.Second+time.Second {
+		t.Errorf("stopped rank noticed after %v", d)
+	}
+	t.Logf("stopped rank noticed after %v", d)
 }
 
 // TestCancelAbortsPeers cancels one rank's context while the others have not
