@@ -1,0 +1,157 @@
+package tcp
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/scoll/scoll/internal/errs"
+	"github.com/scoll/scoll/transport"
+)
+
+// crash drops every connection of t without a goodbye, as a process that
+// dies does, then releases the rest.
+func (t *Transport) crash() {
+	for _, p := range t.peers {
+		p.mu.Lock()
+		if p.conn != nil {
+			p.conn.Close()
+		}
+		p.mu.Unlock()
+	}
+	t.ln.Close()
+	t.Close()
+}
+
+func quietGroup(t *testing.T, n int) []*Transport {
+	t.Helper()
+	eps, err := NewLocalGroup(context.Background(), n, Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return eps
+}
+
+func post(t *testing.T, tr *Transport, send bool, peer int, k transport.Key, buf []byte) *transport.Msg {
+	t.Helper()
+	m := &transport.Msg{Peer: peer, Key: k, Buf: buf, W: transport.NewWaiter(0)}
+	m.W.Add(1)
+	var err error
+	if send {
+		err = tr.Isend(m)
+	} else {
+		err = tr.Irecv(m)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func waitMsg(t *testing.T, m *transport.Msg) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := m.W.Wait(ctx); err != nil {
+		t.Fatalf("operation never completed: %v", err)
+	}
+}
+
+// TestPeerCrashAbortsCall: rank 2 dies while rank 0 waits for it and rank 1
+// waits for rank 0 in the same call. Rank 0's receive fails with
+// ErrPeerFailed, and so does rank 1's (the call is aborted everywhere), as
+// do later operations of that call; other calls between survivors work.
+func TestPeerCrashAbortsCall(t *testing.T) {
+	eps := quietGroup(t, 3)
+	defer eps[0].Close()
+	defer eps[1].Close()
+	call := transport.Key{Comm: 1, Seq: 5}
+	r0 := post(t, eps[0], false, 2, call, make([]byte, 4))
+	tag := func(k transport.Key, tag int64) transport.Key { k.Tag = tag; return k }
+	long := post(t, eps[0], true, 1, tag(call, 1), make([]byte, 2<<20)) // rendezvous send, never received
+	r1 := post(t, eps[1], false, 0, tag(call, 2), make([]byte, 4))
+	eps[2].crash()
+	for name, m := range map[string]*transport.Msg{"rank 0 receive": r0, "rank 0 long send": long, "rank 1 receive": r1} {
+		waitMsg(t, m)
+		if !errors.Is(m.Err, errs.PeerFailed) {
+			t.Errorf("%s: %v, want PeerFailed", name, m.Err)
+		}
+	}
+	late := post(t, eps[1], true, 0, call, []byte("x"))
+	waitMsg(t, late)
+	if !errors.Is(late.Err, errs.PeerFailed) {
+		t.Errorf("operation of the aborted call posted later: %v", late.Err)
+	}
+	next := transport.Key{Comm: 1, Seq: 6}
+	s := post(t, eps[1], true, 0, next, []byte("ok"))
+	buf := make([]byte, 2)
+	r := post(t, eps[0], false, 1, next, buf)
+	waitMsg(t, s)
+	waitMsg(t, r)
+	if r.Err != nil || string(buf) != "ok" {
+		t.Fatalf("next call: %v %q", r.Err, buf)
+	}
+	dead := post(t, eps[0], true, 2, next, []byte("x"))
+	waitMsg(t, dead)
+	if !errors.Is(dead.Err, errs.PeerFailed) {
+		t.Fatalf("send to the dead rank: %v", dead.Err)
+	}
+}
+
+// TestMismatchAbortsEverywhere: a receive that finds a message of another
+// call (different signature) fails with ErrMismatch, and the sender's call
+// is aborted with ErrMismatch too.
+func TestMismatchAbortsEverywhere(t *testing.T) {
+	eps := quietGroup(t, 2)
+	defer eps[0].Close()
+	defer eps[1].Close()
+	call := transport.Key{Comm: 1, Seq: 1}
+	s := &transport.Msg{Peer: 1, Key: call, Buf: make([]byte, 2<<20), Sig: 1, W: transport.NewWaiter(0)}
+	s.W.Add(1)
+	eps[0].Isend(s)
+	waiting := post(t, eps[0], false, 1, call, make([]byte, 8)) // rank 0 also waits for rank 1
+	r := &transport.Msg{Peer: 0, Key: call, Buf: make([]byte, 2<<20), Sig: 2, W: transport.NewWaiter(0)}
+	r.W.Add(1)
+	eps[1].Irecv(r)
+	for name, m := range map[string]*transport.Msg{"receiver": r, "sender": s, "sender's receive": waiting} {
+		waitMsg(t, m)
+		if !errors.Is(m.Err, errs.Mismatch) {
+			t.Errorf("%s: %v, want Mismatch", name, m.Err)
+		}
+	}
+}
+
+// TestCloseLeavesNoGoroutines: a group that moved messages and closed
+// leaves no goroutine behind.
+func TestCloseLeavesNoGoroutines(t *testing.T) {
+	base := runtime.NumGoroutine()
+	eps := quietGroup(t, 4)
+	k := transport.Key{Comm: 1, Seq: 1}
+	var ms []*transport.Msg
+	for r := 1; r < 4; r++ {
+		ms = append(ms, post(t, eps[r], true, 0, k, make([]byte, 3<<20)), post(t, eps[0], false, r, k, make([]byte, 3<<20)))
+	}
+	for _, m := range ms {
+		waitMsg(t, m)
+	}
+	pending := post(t, eps[1], false, 2, k, make([]byte, 1)) // outstanding at Close
+	for _, e := range eps {
+		e.Close()
+	}
+	waitMsg(t, pending)
+	if !errors.Is(pending.Err, errs.Closed) {
+		t.Fatalf("receive outstanding at Close: %v", pending.Err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > base && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > base {
+		buf := make([]byte, 1<<16)
+		t.Fatalf("%d goroutines left (had %d):\n%s", n-base, base, buf[:runtime.Stack(buf, true)])
+	}
+}
