@@ -53,15 +53,15 @@ func onAll(comms []*scoll.Comm, fn func(ctx context.Context, c *scoll.Comm) erro
 
 // TestMatrixTCP runs every algorithm of every collective over the TCP
 // transport (ranks in this process, loopback connections) against the
-// naive reference, with long messages on the rendezvous path: P = 1..5, 7, 8 (and 9, 16, 17 with -scoll.full), counts
+// naive reference, with long messages on the rendezvous path: P = 1..5, 7, 8, 17 (and 9, 12, 16, 32, 33, 64 with -scoll.full), counts
 // 0, 1, 3, 1000 and, up to 4 ranks, 65537.
 func TestMatrixTCP(t *testing.T) {
 	if testing.Short() {
 		t.Skip("matrix skipped in -short mode")
 	}
-	sizes := []int{1, 2, 3, 4, 5, 7, 8}
+	sizes := []int{1, 2, 3, 4, 5, 7, 8, 17}
 	if *fullMatrix {
-		sizes = append(sizes, 9, 16, 17)
+		sizes = append(sizes, 9, 12, 16, 32, 33, 64)
 	}
 	for _, coll := range scoll.Collectives() {
 		t.Run(coll, func(t *testing.T) {
