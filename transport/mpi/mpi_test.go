@@ -1,0 +1,302 @@
+//go:build mpi
+
+package mpi
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/scoll/scoll/internal/errs"
+	"github.com/scoll/scoll/transport"
+	"github.com/scoll/scoll/transport/inproc"
+	"github.com/scoll/scoll/transport/transporttest"
+)
+
+// world is this process's rank when the test binary runs under mpirun.
+var world *Transport
+
+const howToRun = "go test -c -tags mpi -o /tmp/mpi.test ./transport/mpi && mpirun --allow-run-as-root --oversubscribe -np 4 /tmp/mpi.test -test.v"
+
+func TestMain(m *testing.M) {
+	if !Launched() {
+		os.Exit(m.Run())
+	}
+	tr, err := Init()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "mpi.Init:", err)
+		os.Exit(2)
+	}
+	world = tr
+	code := m.Run()
+	// Operations nobody matches: Close fails them.
+	left, right := (tr.Rank()+tr.Size()-1)%tr.Size(), (tr.Rank()+1)%tr.Size()
+	dangling := []*transport.Msg{
+		{Peer: left, Key: transport.Key{Comm: 1 << 40}, Buf: make([]byte, 10), W: transport.NewWaiter(0)},
+		{Peer: right, Key: transport.Key{Comm: 1<<40 + 1}, Buf: make([]byte, 1<<20), W: transport.NewWaiter(0)},
+	}
+	for i, d := range dangling {
+		d.W.Add(1)
+		post := tr.Irecv
+		if i == 1 {
+			post = tr.Isend
+		}
+		if err := post(d); err != nil {
+			fmt.Fprintln(os.Stderr, "posting before Close:", err)
+			code = 1
+		}
+	}
+	if err := tr.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, "Close:", err)
+		code = 1
+	}
+	for _, d := range dangling {
+		if d.W.Pending() != 0 || !errors.Is(d.Err, errs.Closed) {
+			fmt.Fprintf(os.Stderr, "rank %d: pending operation after Close: pending %d, err %v\n", tr.Rank(), d.W.Pending(), d.Err)
+			code = 1
+		}
+	}
+	if err := closedChecks(tr); err != nil {
+		fmt.Fprintf(os.Stderr, "rank %d after Close: %v\n", tr.Rank(), err)
+		code = 1
+	}
+	os.Exit(code)
+}
+
+// closedChecks checks a closed transport.
+func closedChecks(tr *Transport) error {
+	w := transport.NewWaiter(0)
+	m := &transport.Msg{Peer: 0, Buf: []byte{1}, W: w}
+	if err := tr.Isend(m); !errors.Is(err, errs.Closed) {
+		return fmt.Errorf("Isend: %v, want errs.Closed", err)
+	}
+	if err := tr.Irecv(m); !errors.Is(err, errs.Closed) {
+		return fmt.Errorf("Irecv: %v, want errs.Closed", err)
+	}
+	if err := tr.NativeBarrier(); !errors.Is(err, errs.Closed) {
+		return fmt.Errorf("NativeBarrier: %v, want errs.Closed", err)
+	}
+	if err := tr.Close(); err != nil {
+		return fmt.Errorf("second Close: %v", err)
+	}
+	tr.Poll()
+	return nil
+}
+
+func needWorld(t *testing.T) *Transport {
+	t.Helper()
+	if world == nil {
+		t.Skip("not started by an MPI launcher; run: " + howToRun)
+	}
+	if world.Size() < 2 {
+		t.Skipf("needs 2 ranks, have %d", world.Size())
+	}
+	return world
+}
+
+// TestWorldInproc runs the per-rank suite on goroutine ranks, which needs
+// no MPI: it checks the suite itself.
+func TestWorldInproc(t *testing.T) {
+	for _, c := range []struct {
+		P     int
+		lanes bool
+	}{{2, false}, {2, true}, {3, false}, {5, false}} {
+		t.Run(fmt.Sprintf("P=%d,lanes=%v", c.P, c.lanes), func(t *testing.T) {
+			P := c.P
+			w := inproc.NewWorld(P, inproc.Lanes(c.lanes))
+			defer w.Close()
+			done := make(chan struct{})
+			for r := range P {
+				go func() {
+					defer func() { done <- struct{}{} }()
+					t.Run(fmt.Sprintf("rank%d", r), func(t *testing.T) { transporttest.RunWorld(t, w.Endpoint(r)) })
+				}()
+			}
+			for range P {
+				<-done
+			}
+		})
+	}
+}
+
+func TestInfo(t *testing.T) {
+	tr := needWorld(t)
+	if tr.Rank() == 0 {
+		t.Logf("%d ranks, MPI_TAG_UB %d, %s", tr.Size(), tr.tagMod-1, tr.Library())
+	}
+}
+
+func TestWorld(t *testing.T) {
+	transporttest.RunWorld(t, needWorld(t))
+}
+
+// TestWorldSmallLimits runs the suite with 64-byte inline payloads, 4 KiB
+// chunks and payload tags that repeat every 3 messages, so that large
+// messages take several requests and older payloads must be pulled before
+// newer ones with the same tag. Every rank changes the limits at the same
+// point (after the suite's last barrier).
+func TestWorldSmallLimits(t *testing.T) {
+	tr := needWorld(t)
+	tr.mu.Lock()
+	inline, chunk, mod := tr.inlineMax, tr.chunk, tr.tagMod
+	tr.inlineMax, tr.chunk, tr.tagMod = 64, 4096, 3
+	tr.mu.Unlock()
+	defer func() {
+		barrier(t, tr)
+		tr.mu.Lock()
+		tr.inlineMax, tr.chunk, tr.tagMod = inline, chunk, mod
+		tr.mu.Unlock()
+	}()
+	transporttest.RunWorld(t, tr)
+}
+
+// barrier synchronises the ranks with MPI_Barrier.
+func barrier(t *testing.T, tr *Transport) {
+	t.Helper()
+	if err := tr.NativeBarrier(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func waitAll(t *testing.T, ms ...*transport.Msg) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, m := range ms {
+		if err := m.W.Wait(ctx); err != nil {
+			t.Fatalf("wait: %v", err)
+		}
+	}
+}
+
+func post(t *testing.T, tr *Transport, send bool, peer int, key transport.Key, buf []byte) *transport.Msg {
+	t.Helper()
+	m := &transport.Msg{Peer: peer, Key: key, Buf: buf, W: transport.NewWaiter(0)}
+	m.W.SetPoller(tr)
+	m.W.Add(1)
+	var err error
+	if send {
+		err = tr.Isend(m)
+	} else {
+		err = tr.Irecv(m)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestCancelLargeSend cancels a large send nobody has received: the send
+// completes, and the receiver never sees the message.
+func TestCancelLargeSend(t *testing.T) {
+	tr := needWorld(t)
+	barrier(t, tr)
+	defer barrier(t, tr)
+	key := transport.Key{Comm: 99, Seq: 1}
+	right, left := (tr.Rank()+1)%tr.Size(), (tr.Rank()+tr.Size()-1)%tr.Size()
+	s := post(t, tr, true, right, key, bytes.Repeat([]byte{1}, 1<<20))
+	if tr.Cancel(s) {
+		t.Fatal("a send reported cancelled")
+	}
+	// Let the receiver see the header and the cancellation.
+	flush(t, tr)
+	waitAll(t, s)
+	if s.Err != nil {
+		t.Fatal(s.Err)
+	}
+	r := post(t, tr, false, left, key, make([]byte, 1<<20))
+	s = post(t, tr, true, right, key, []byte("after"))
+	waitAll(t, s, r)
+	if r.Err != nil || string(r.Buf[:r.N]) != "after" {
+		t.Fatalf("received %d bytes (%v), want \"after\"", r.N, r.Err)
+	}
+}
+
+// flush exchanges a message with both neighbours: once it has arrived,
+// everything a neighbour sent before has been seen.
+func flush(t *testing.T, tr *Transport) {
+	t.Helper()
+	key := transport.Key{Comm: 98}
+	right, left := (tr.Rank()+1)%tr.Size(), (tr.Rank()+tr.Size()-1)%tr.Size()
+	s := post(t, tr, true, right, key, nil)
+	r := post(t, tr, false, left, key, nil)
+	waitAll(t, s, r)
+}
+
+func TestNative(t *testing.T) {
+	tr := needWorld(t)
+	P, me := tr.Size(), tr.Rank()
+	send := []float64{float64(me), 1, float64(me * me)}
+	recv := make([]float64, 3)
+	if err := tr.NativeAllreduceSumFloat64(send, recv); err != nil {
+		t.Fatal(err)
+	}
+	sq := 0
+	for r := range P {
+		sq += r * r
+	}
+	if want := []float64{float64(P * (P - 1) / 2), float64(P), float64(sq)}; fmt.Sprint(recv) != fmt.Sprint(want) {
+		t.Errorf("allreduce: %v, want %v", recv, want)
+	}
+	if err := tr.NativeAllreduceSumFloat64(send, send); err != nil || send[1] != float64(P) {
+		t.Errorf("in-place allreduce: %v, %v", send, err)
+	}
+	out := make([]byte, 2*P)
+	if err := tr.NativeAllgather([]byte{byte(me), byte(me + 100)}, out); err != nil {
+		t.Fatal(err)
+	}
+	for r := range P {
+		if out[2*r] != byte(r) || out[2*r+1] != byte(r+100) {
+			t.Fatalf("allgather: %v", out)
+		}
+	}
+	buf := make([]byte, 100000)
+	if me == P-1 {
+		copy(buf, bytes.Repeat([]byte{42}, len(buf)))
+	}
+	if err := tr.NativeBcast(buf, P-1); err != nil {
+		t.Fatal(err)
+	}
+	if buf[0] != 42 || buf[len(buf)-1] != 42 {
+		t.Errorf("bcast: %d..%d", buf[0], buf[len(buf)-1])
+	}
+	if err := tr.NativeBarrier(); err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range []error{
+		tr.NativeAllreduceSumFloat64(make([]float64, 2), make([]float64, 3)),
+		tr.NativeAllgather(make([]byte, 2), make([]byte, 3)),
+		tr.NativeBcast(nil, P),
+	} {
+		if !errors.Is(err, errs.InvalidArgument) {
+			t.Errorf("bad arguments: %v, want errs.InvalidArgument", err)
+		}
+	}
+}
+
+// TestCombiningReceiveRefused: the transport does not combine.
+func TestCombiningReceiveRefused(t *testing.T) {
+	tr := needWorld(t)
+	m := &transport.Msg{Peer: 0, Buf: make([]byte, 1), Combine: func(d, a, b []byte) {}, W: transport.NewWaiter(0)}
+	if err := tr.Irecv(m); !errors.Is(err, errs.Unsupported) {
+		t.Fatalf("combining receive: %v, want errs.Unsupported", err)
+	}
+}
+
+// TestGoSignals checks that the Go runtime still owns SIGSEGV after MPI
+// has started: a nil dereference is a recoverable panic, not a crash in
+// the MPI library's handler.
+func TestGoSignals(t *testing.T) {
+	needWorld(t)
+	defer func() {
+		if recover() == nil {
+			t.Fatal("nil dereference did not panic")
+		}
+	}()
+	var p *int
+	t.Log(*p)
+}
