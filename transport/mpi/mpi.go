@@ -37,6 +37,7 @@ type Transport struct {
 	pumpDone chan struct{}
 	polls    atomic.Uint64 // Poll calls, so that the pump steps aside
 	pumpIdle atomic.Bool   // the pump waits for a kick
+	parked   atomic.Int32  // waiters parked (Park without Unpark)
 
 	mu sync.Mutex // serialises MPI calls (MPI_THREAD_SERIALIZED) and guards the rest
 	// Invariant: closed ⇒ no MPI call is made any more.

@@ -40,6 +40,7 @@ func (t *Transport) Poll() {
 
 // Park is called before a waiter parks: the pump takes over the polling.
 func (t *Transport) Park(w *transport.Waiter) {
+	t.parked.Add(1)
 	select {
 	case t.wake <- struct{}{}:
 	default:
@@ -47,7 +48,7 @@ func (t *Transport) Park(w *transport.Waiter) {
 }
 
 // Unpark is called when a parked waiter resumes.
-func (t *Transport) Unpark(w *transport.Waiter) {}
+func (t *Transport) Unpark(w *transport.Waiter) { t.parked.Add(-1) }
 
 // kickPump wakes the pump if it is idle (a post made work for it).
 func (t *Transport) kickPump() {
@@ -60,13 +61,15 @@ func (t *Transport) kickPump() {
 	}
 }
 
-// Pump back-off: after pumpSpin polls without a completion the pump yields
-// its thread to other processes between polls (it keeps doing so while a
-// payload is moving, since MPI moves data only when polled), and after
-// pumpYield more it sleeps, from pumpMinSleep doubling to pumpMaxSleep.
+// Pump back-off, by the time since anything last happened: the pump polls
+// without pause for pumpSpin; then, while a waiter is parked or a payload
+// is in flight (MPI moves data only when polled), it yields the CPU to
+// other processes between polls until pumpYield; then it sleeps between
+// polls, from pumpMinSleep doubling to pumpMaxSleep. A rank whose peers
+// are late thus burns at most pumpYield of CPU.
 const (
-	pumpSpin     = 1000
-	pumpYield    = 4000
+	pumpSpin     = 50 * time.Microsecond
+	pumpYield    = 5 * time.Millisecond
 	pumpMinSleep = 10 * time.Microsecond
 	pumpMaxSleep = time.Millisecond
 	// pollerGrace is how long the pump stands by while waiters poll.
@@ -109,13 +112,13 @@ func (t *Transport) pump() {
 		}
 		t.pumpIdle.Store(false)
 		polls := t.polls.Load()
-		idle := 0
+		last := time.Now() // when something last happened
 		nap := pumpMinSleep
 		for {
 			if p := t.polls.Load(); p != polls {
 				// A waiter is polling: leave the progress to it, and stand
 				// by in case it parks (Park kicks the pump) or stops.
-				polls, idle, nap = p, 0, pumpMinSleep
+				polls, last, nap = p, time.Now(), pumpMinSleep
 				if !sleep(pollerGrace) {
 					return
 				}
@@ -129,10 +132,9 @@ func (t *Transport) pump() {
 			ev := t.events
 			ds := t.progress(buf[:0])
 			active, inflight := t.active, t.inflight
+			now := time.Now()
 			if t.events != ev {
-				idle, nap = 0, pumpMinSleep
-			} else {
-				idle++
+				last, nap = now, pumpMinSleep
 			}
 			t.mu.Unlock()
 			complete(ds)
@@ -140,10 +142,10 @@ func (t *Transport) pump() {
 			if active == 0 {
 				break
 			}
-			switch {
-			case idle < pumpSpin:
+			switch quiet := now.Sub(last); {
+			case quiet < pumpSpin:
 				runtime.Gosched()
-			case inflight > 0 || idle < pumpYield:
+			case quiet < pumpYield && (inflight > 0 || t.parked.Load() > 0):
 				C.sched_yield()
 			default:
 				if !sleep(nap) {
