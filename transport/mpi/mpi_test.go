@@ -300,3 +300,56 @@ func TestGoSignals(t *testing.T) {
 	var p *int
 	t.Log(*p)
 }
+
+// TestNativeWithTraffic runs native collectives while another goroutine
+// of every rank exchanges messages over the transport.
+func TestNativeWithTraffic(t *testing.T) {
+	tr := needWorld(t)
+	barrier(t, tr)
+	defer barrier(t, tr)
+	P, me := tr.Size(), tr.Rank()
+	right, left := (me+1)%P, (me+P-1)%P
+	done := make(chan error, 1)
+	go func() {
+		done <- func() error {
+			for k := range 100 {
+				n := 100
+				if k%4 == 3 {
+					n = 100000
+				}
+				w := transport.NewWaiter(tr.SpinHint())
+				w.SetPoller(tr)
+				key := transport.Key{Comm: 96, Seq: uint64(k + 1)}
+				s := &transport.Msg{Peer: right, Key: key, Buf: bytes.Repeat([]byte{byte(me + k)}, n), W: w}
+				r := &transport.Msg{Peer: left, Key: key, Buf: make([]byte, n), W: w}
+				w.Add(2)
+				if err := errors.Join(tr.Isend(s), tr.Irecv(r)); err != nil {
+					return err
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				err := w.Wait(ctx)
+				cancel()
+				if err = errors.Join(err, s.Err, r.Err); err != nil {
+					return err
+				}
+				if r.Buf[0] != byte(left+k) || r.Buf[n-1] != byte(left+k) {
+					return fmt.Errorf("round %d: wrong data", k)
+				}
+			}
+			return nil
+		}()
+	}()
+	in, out := make([]float64, 1000), make([]float64, 1000)
+	for i := range 50 {
+		in[0] = float64(me + i)
+		if err := tr.NativeAllreduceSumFloat64(in, out); err != nil {
+			t.Fatal(err)
+		}
+		if want := float64(P*(P-1)/2 + P*i); out[0] != want {
+			t.Fatalf("allreduce %d: %v, want %v", i, out[0], want)
+		}
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
