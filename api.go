@@ -9,20 +9,20 @@ import "context"
 func Bcast[T Number](ctx context.Context, c *Comm, buf []T, root int, opts ...CallOption) error {
 	var cl call
 	err := prepBcast(&cl, ctx, c, buf, root, opts)
-	return blocking(ctx, &cl, err)
+	return blocking(ctx, c, &cl, err)
 }
 
 // IBcast starts Bcast without waiting; the buffers must not be touched until
 // the Request completes. ctx bounds the whole collective.
 func IBcast[T Number](ctx context.Context, c *Comm, buf []T, root int, opts ...CallOption) (*Request, error) {
 	cl := newCall()
-	return nonblocking(ctx, cl, prepBcast(cl, ctx, c, buf, root, opts))
+	return nonblocking(ctx, c, cl, prepBcast(cl, ctx, c, buf, root, opts))
 }
 
 // BcastInit prepares a persistent Bcast on these buffers; each Start runs it.
 func BcastInit[T Number](ctx context.Context, c *Comm, buf []T, root int, opts ...CallOption) (*Persistent, error) {
 	cl := newCall()
-	return persistent(cl, prepBcast(cl, ctx, c, buf, root, opts))
+	return persistent(c, cl, prepBcast(cl, ctx, c, buf, root, opts))
 }
 
 // Reduce combines the send buffers of all ranks with op into recv at root. recv is ignored on other ranks (may be nil). send == nil at root means in place: root's input is in recv.
@@ -30,20 +30,20 @@ func BcastInit[T Number](ctx context.Context, c *Comm, buf []T, root int, opts .
 func Reduce[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, root int, opts ...CallOption) error {
 	var cl call
 	err := prepReduce(&cl, ctx, c, send, recv, op, root, opts)
-	return blocking(ctx, &cl, err)
+	return blocking(ctx, c, &cl, err)
 }
 
 // IReduce starts Reduce without waiting; the buffers must not be touched until
 // the Request completes. ctx bounds the whole collective.
 func IReduce[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, root int, opts ...CallOption) (*Request, error) {
 	cl := newCall()
-	return nonblocking(ctx, cl, prepReduce(cl, ctx, c, send, recv, op, root, opts))
+	return nonblocking(ctx, c, cl, prepReduce(cl, ctx, c, send, recv, op, root, opts))
 }
 
 // ReduceInit prepares a persistent Reduce on these buffers; each Start runs it.
 func ReduceInit[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, root int, opts ...CallOption) (*Persistent, error) {
 	cl := newCall()
-	return persistent(cl, prepReduce(cl, ctx, c, send, recv, op, root, opts))
+	return persistent(c, cl, prepReduce(cl, ctx, c, send, recv, op, root, opts))
 }
 
 // Allreduce combines the send buffers of all ranks with op into recv on every rank. len(recv) == len(send); send == nil means in place: the input is in recv.
@@ -51,20 +51,20 @@ func ReduceInit[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, r
 func Allreduce[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CallOption) error {
 	var cl call
 	err := prepAllreduce(&cl, ctx, c, send, recv, op, opts)
-	return blocking(ctx, &cl, err)
+	return blocking(ctx, c, &cl, err)
 }
 
 // IAllreduce starts Allreduce without waiting; the buffers must not be touched until
 // the Request completes. ctx bounds the whole collective.
 func IAllreduce[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CallOption) (*Request, error) {
 	cl := newCall()
-	return nonblocking(ctx, cl, prepAllreduce(cl, ctx, c, send, recv, op, opts))
+	return nonblocking(ctx, c, cl, prepAllreduce(cl, ctx, c, send, recv, op, opts))
 }
 
 // AllreduceInit prepares a persistent Allreduce on these buffers; each Start runs it.
 func AllreduceInit[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CallOption) (*Persistent, error) {
 	cl := newCall()
-	return persistent(cl, prepAllreduce(cl, ctx, c, send, recv, op, opts))
+	return persistent(c, cl, prepAllreduce(cl, ctx, c, send, recv, op, opts))
 }
 
 // Gather collects every rank's send buffer into recv at root, rank i's block at recv[i*n:(i+1)*n] for n = len(send). recv is ignored on other ranks. send == nil at root means in place: root's block is already in recv.
@@ -72,20 +72,20 @@ func AllreduceInit[T Number](ctx context.Context, c *Comm, send, recv []T, op Op
 func Gather[T Number](ctx context.Context, c *Comm, send, recv []T, root int, opts ...CallOption) error {
 	var cl call
 	err := prepGather(&cl, ctx, c, send, recv, root, opts)
-	return blocking(ctx, &cl, err)
+	return blocking(ctx, c, &cl, err)
 }
 
 // IGather starts Gather without waiting; the buffers must not be touched until
 // the Request completes. ctx bounds the whole collective.
 func IGather[T Number](ctx context.Context, c *Comm, send, recv []T, root int, opts ...CallOption) (*Request, error) {
 	cl := newCall()
-	return nonblocking(ctx, cl, prepGather(cl, ctx, c, send, recv, root, opts))
+	return nonblocking(ctx, c, cl, prepGather(cl, ctx, c, send, recv, root, opts))
 }
 
 // GatherInit prepares a persistent Gather on these buffers; each Start runs it.
 func GatherInit[T Number](ctx context.Context, c *Comm, send, recv []T, root int, opts ...CallOption) (*Persistent, error) {
 	cl := newCall()
-	return persistent(cl, prepGather(cl, ctx, c, send, recv, root, opts))
+	return persistent(c, cl, prepGather(cl, ctx, c, send, recv, root, opts))
 }
 
 // Scatter sends block i of root's send buffer (of length Size()*len(recv)) to rank i's recv. send is ignored on other ranks. recv == nil at root means in place: root's block stays in send.
@@ -93,20 +93,20 @@ func GatherInit[T Number](ctx context.Context, c *Comm, send, recv []T, root int
 func Scatter[T Number](ctx context.Context, c *Comm, send, recv []T, root int, opts ...CallOption) error {
 	var cl call
 	err := prepScatter(&cl, ctx, c, send, recv, root, opts)
-	return blocking(ctx, &cl, err)
+	return blocking(ctx, c, &cl, err)
 }
 
 // IScatter starts Scatter without waiting; the buffers must not be touched until
 // the Request completes. ctx bounds the whole collective.
 func IScatter[T Number](ctx context.Context, c *Comm, send, recv []T, root int, opts ...CallOption) (*Request, error) {
 	cl := newCall()
-	return nonblocking(ctx, cl, prepScatter(cl, ctx, c, send, recv, root, opts))
+	return nonblocking(ctx, c, cl, prepScatter(cl, ctx, c, send, recv, root, opts))
 }
 
 // ScatterInit prepares a persistent Scatter on these buffers; each Start runs it.
 func ScatterInit[T Number](ctx context.Context, c *Comm, send, recv []T, root int, opts ...CallOption) (*Persistent, error) {
 	cl := newCall()
-	return persistent(cl, prepScatter(cl, ctx, c, send, recv, root, opts))
+	return persistent(c, cl, prepScatter(cl, ctx, c, send, recv, root, opts))
 }
 
 // Allgather collects every rank's send buffer into recv on every rank; len(recv) == Size()*len(send). send == nil means in place: the rank's block is already at recv[Rank()*n:].
@@ -114,20 +114,20 @@ func ScatterInit[T Number](ctx context.Context, c *Comm, send, recv []T, root in
 func Allgather[T Number](ctx context.Context, c *Comm, send, recv []T, opts ...CallOption) error {
 	var cl call
 	err := prepAllgather(&cl, ctx, c, send, recv, opts)
-	return blocking(ctx, &cl, err)
+	return blocking(ctx, c, &cl, err)
 }
 
 // IAllgather starts Allgather without waiting; the buffers must not be touched until
 // the Request completes. ctx bounds the whole collective.
 func IAllgather[T Number](ctx context.Context, c *Comm, send, recv []T, opts ...CallOption) (*Request, error) {
 	cl := newCall()
-	return nonblocking(ctx, cl, prepAllgather(cl, ctx, c, send, recv, opts))
+	return nonblocking(ctx, c, cl, prepAllgather(cl, ctx, c, send, recv, opts))
 }
 
 // AllgatherInit prepares a persistent Allgather on these buffers; each Start runs it.
 func AllgatherInit[T Number](ctx context.Context, c *Comm, send, recv []T, opts ...CallOption) (*Persistent, error) {
 	cl := newCall()
-	return persistent(cl, prepAllgather(cl, ctx, c, send, recv, opts))
+	return persistent(c, cl, prepAllgather(cl, ctx, c, send, recv, opts))
 }
 
 // Alltoall sends block j of send to rank j and receives block i of recv from rank i; len(send) == len(recv) == Size()*n. send == nil means in place: the blocks to send are in recv and are replaced.
@@ -135,20 +135,20 @@ func AllgatherInit[T Number](ctx context.Context, c *Comm, send, recv []T, opts 
 func Alltoall[T Number](ctx context.Context, c *Comm, send, recv []T, opts ...CallOption) error {
 	var cl call
 	err := prepAlltoall(&cl, ctx, c, send, recv, opts)
-	return blocking(ctx, &cl, err)
+	return blocking(ctx, c, &cl, err)
 }
 
 // IAlltoall starts Alltoall without waiting; the buffers must not be touched until
 // the Request completes. ctx bounds the whole collective.
 func IAlltoall[T Number](ctx context.Context, c *Comm, send, recv []T, opts ...CallOption) (*Request, error) {
 	cl := newCall()
-	return nonblocking(ctx, cl, prepAlltoall(cl, ctx, c, send, recv, opts))
+	return nonblocking(ctx, c, cl, prepAlltoall(cl, ctx, c, send, recv, opts))
 }
 
 // AlltoallInit prepares a persistent Alltoall on these buffers; each Start runs it.
 func AlltoallInit[T Number](ctx context.Context, c *Comm, send, recv []T, opts ...CallOption) (*Persistent, error) {
 	cl := newCall()
-	return persistent(cl, prepAlltoall(cl, ctx, c, send, recv, opts))
+	return persistent(c, cl, prepAlltoall(cl, ctx, c, send, recv, opts))
 }
 
 // ReduceScatterBlock combines the send buffers of all ranks with op and leaves block i of the result (of length len(recv)) on rank i; len(send) == Size()*len(recv). send == nil means in place: the input is in recv (of length Size()*n) and the result goes to recv[:n].
@@ -156,20 +156,20 @@ func AlltoallInit[T Number](ctx context.Context, c *Comm, send, recv []T, opts .
 func ReduceScatterBlock[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CallOption) error {
 	var cl call
 	err := prepReduceScatterBlock(&cl, ctx, c, send, recv, op, opts)
-	return blocking(ctx, &cl, err)
+	return blocking(ctx, c, &cl, err)
 }
 
 // IReduceScatterBlock starts ReduceScatterBlock without waiting; the buffers must not be touched until
 // the Request completes. ctx bounds the whole collective.
 func IReduceScatterBlock[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CallOption) (*Request, error) {
 	cl := newCall()
-	return nonblocking(ctx, cl, prepReduceScatterBlock(cl, ctx, c, send, recv, op, opts))
+	return nonblocking(ctx, c, cl, prepReduceScatterBlock(cl, ctx, c, send, recv, op, opts))
 }
 
 // ReduceScatterBlockInit prepares a persistent ReduceScatterBlock on these buffers; each Start runs it.
 func ReduceScatterBlockInit[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CallOption) (*Persistent, error) {
 	cl := newCall()
-	return persistent(cl, prepReduceScatterBlock(cl, ctx, c, send, recv, op, opts))
+	return persistent(c, cl, prepReduceScatterBlock(cl, ctx, c, send, recv, op, opts))
 }
 
 // Scan sets recv on rank r to the combination of the send buffers of ranks 0..r (inclusive prefix). send == nil means in place.
@@ -177,20 +177,20 @@ func ReduceScatterBlockInit[T Number](ctx context.Context, c *Comm, send, recv [
 func Scan[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CallOption) error {
 	var cl call
 	err := prepScan(&cl, ctx, c, send, recv, op, opts)
-	return blocking(ctx, &cl, err)
+	return blocking(ctx, c, &cl, err)
 }
 
 // IScan starts Scan without waiting; the buffers must not be touched until
 // the Request completes. ctx bounds the whole collective.
 func IScan[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CallOption) (*Request, error) {
 	cl := newCall()
-	return nonblocking(ctx, cl, prepScan(cl, ctx, c, send, recv, op, opts))
+	return nonblocking(ctx, c, cl, prepScan(cl, ctx, c, send, recv, op, opts))
 }
 
 // ScanInit prepares a persistent Scan on these buffers; each Start runs it.
 func ScanInit[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CallOption) (*Persistent, error) {
 	cl := newCall()
-	return persistent(cl, prepScan(cl, ctx, c, send, recv, op, opts))
+	return persistent(c, cl, prepScan(cl, ctx, c, send, recv, op, opts))
 }
 
 // Exscan sets recv on rank r > 0 to the combination of the send buffers of ranks 0..r-1 (exclusive prefix); rank 0's recv is left unchanged. send == nil means in place.
@@ -198,20 +198,20 @@ func ScanInit[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, opt
 func Exscan[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CallOption) error {
 	var cl call
 	err := prepExscan(&cl, ctx, c, send, recv, op, opts)
-	return blocking(ctx, &cl, err)
+	return blocking(ctx, c, &cl, err)
 }
 
 // IExscan starts Exscan without waiting; the buffers must not be touched until
 // the Request completes. ctx bounds the whole collective.
 func IExscan[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CallOption) (*Request, error) {
 	cl := newCall()
-	return nonblocking(ctx, cl, prepExscan(cl, ctx, c, send, recv, op, opts))
+	return nonblocking(ctx, c, cl, prepExscan(cl, ctx, c, send, recv, op, opts))
 }
 
 // ExscanInit prepares a persistent Exscan on these buffers; each Start runs it.
 func ExscanInit[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CallOption) (*Persistent, error) {
 	cl := newCall()
-	return persistent(cl, prepExscan(cl, ctx, c, send, recv, op, opts))
+	return persistent(c, cl, prepExscan(cl, ctx, c, send, recv, op, opts))
 }
 
 // Gatherv collects rank i's send buffer (counts[i] elements) into recv at root at offset displs[i] (nil displs: packed). counts and displs must be the same on every rank. recv is ignored on other ranks. send == nil at root means in place.
@@ -219,20 +219,20 @@ func ExscanInit[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, o
 func Gatherv[T Number](ctx context.Context, c *Comm, send, recv []T, counts, displs []int, root int, opts ...CallOption) error {
 	var cl call
 	err := prepGatherv(&cl, ctx, c, send, recv, counts, displs, root, opts)
-	return blocking(ctx, &cl, err)
+	return blocking(ctx, c, &cl, err)
 }
 
 // IGatherv starts Gatherv without waiting; the buffers must not be touched until
 // the Request completes. ctx bounds the whole collective.
 func IGatherv[T Number](ctx context.Context, c *Comm, send, recv []T, counts, displs []int, root int, opts ...CallOption) (*Request, error) {
 	cl := newCall()
-	return nonblocking(ctx, cl, prepGatherv(cl, ctx, c, send, recv, counts, displs, root, opts))
+	return nonblocking(ctx, c, cl, prepGatherv(cl, ctx, c, send, recv, counts, displs, root, opts))
 }
 
 // GathervInit prepares a persistent Gatherv on these buffers; each Start runs it.
 func GathervInit[T Number](ctx context.Context, c *Comm, send, recv []T, counts, displs []int, root int, opts ...CallOption) (*Persistent, error) {
 	cl := newCall()
-	return persistent(cl, prepGatherv(cl, ctx, c, send, recv, counts, displs, root, opts))
+	return persistent(c, cl, prepGatherv(cl, ctx, c, send, recv, counts, displs, root, opts))
 }
 
 // Scatterv sends counts[i] elements at send[displs[i]:] (nil displs: packed) from root to rank i's recv. counts and displs must be the same on every rank. recv == nil at root means in place.
@@ -240,20 +240,20 @@ func GathervInit[T Number](ctx context.Context, c *Comm, send, recv []T, counts,
 func Scatterv[T Number](ctx context.Context, c *Comm, send, recv []T, counts, displs []int, root int, opts ...CallOption) error {
 	var cl call
 	err := prepScatterv(&cl, ctx, c, send, recv, counts, displs, root, opts)
-	return blocking(ctx, &cl, err)
+	return blocking(ctx, c, &cl, err)
 }
 
 // IScatterv starts Scatterv without waiting; the buffers must not be touched until
 // the Request completes. ctx bounds the whole collective.
 func IScatterv[T Number](ctx context.Context, c *Comm, send, recv []T, counts, displs []int, root int, opts ...CallOption) (*Request, error) {
 	cl := newCall()
-	return nonblocking(ctx, cl, prepScatterv(cl, ctx, c, send, recv, counts, displs, root, opts))
+	return nonblocking(ctx, c, cl, prepScatterv(cl, ctx, c, send, recv, counts, displs, root, opts))
 }
 
 // ScattervInit prepares a persistent Scatterv on these buffers; each Start runs it.
 func ScattervInit[T Number](ctx context.Context, c *Comm, send, recv []T, counts, displs []int, root int, opts ...CallOption) (*Persistent, error) {
 	cl := newCall()
-	return persistent(cl, prepScatterv(cl, ctx, c, send, recv, counts, displs, root, opts))
+	return persistent(c, cl, prepScatterv(cl, ctx, c, send, recv, counts, displs, root, opts))
 }
 
 // Allgatherv collects rank i's send buffer (counts[i] elements) into recv at offset displs[i] (nil displs: packed) on every rank. send == nil means in place: the rank's block is already in recv.
@@ -261,20 +261,20 @@ func ScattervInit[T Number](ctx context.Context, c *Comm, send, recv []T, counts
 func Allgatherv[T Number](ctx context.Context, c *Comm, send, recv []T, counts, displs []int, opts ...CallOption) error {
 	var cl call
 	err := prepAllgatherv(&cl, ctx, c, send, recv, counts, displs, opts)
-	return blocking(ctx, &cl, err)
+	return blocking(ctx, c, &cl, err)
 }
 
 // IAllgatherv starts Allgatherv without waiting; the buffers must not be touched until
 // the Request completes. ctx bounds the whole collective.
 func IAllgatherv[T Number](ctx context.Context, c *Comm, send, recv []T, counts, displs []int, opts ...CallOption) (*Request, error) {
 	cl := newCall()
-	return nonblocking(ctx, cl, prepAllgatherv(cl, ctx, c, send, recv, counts, displs, opts))
+	return nonblocking(ctx, c, cl, prepAllgatherv(cl, ctx, c, send, recv, counts, displs, opts))
 }
 
 // AllgathervInit prepares a persistent Allgatherv on these buffers; each Start runs it.
 func AllgathervInit[T Number](ctx context.Context, c *Comm, send, recv []T, counts, displs []int, opts ...CallOption) (*Persistent, error) {
 	cl := newCall()
-	return persistent(cl, prepAllgatherv(cl, ctx, c, send, recv, counts, displs, opts))
+	return persistent(c, cl, prepAllgatherv(cl, ctx, c, send, recv, counts, displs, opts))
 }
 
 // Alltoallv sends sendCounts[j] elements at send[sendDispls[j]:] to rank j and receives recvCounts[i] elements from rank i at recv[recvDispls[i]:] (nil displacements: packed). In-place use is not supported.
@@ -282,20 +282,20 @@ func AllgathervInit[T Number](ctx context.Context, c *Comm, send, recv []T, coun
 func Alltoallv[T Number](ctx context.Context, c *Comm, send []T, sendCounts, sendDispls []int, recv []T, recvCounts, recvDispls []int, opts ...CallOption) error {
 	var cl call
 	err := prepAlltoallv(&cl, ctx, c, send, sendCounts, sendDispls, recv, recvCounts, recvDispls, opts)
-	return blocking(ctx, &cl, err)
+	return blocking(ctx, c, &cl, err)
 }
 
 // IAlltoallv starts Alltoallv without waiting; the buffers must not be touched until
 // the Request completes. ctx bounds the whole collective.
 func IAlltoallv[T Number](ctx context.Context, c *Comm, send []T, sendCounts, sendDispls []int, recv []T, recvCounts, recvDispls []int, opts ...CallOption) (*Request, error) {
 	cl := newCall()
-	return nonblocking(ctx, cl, prepAlltoallv(cl, ctx, c, send, sendCounts, sendDispls, recv, recvCounts, recvDispls, opts))
+	return nonblocking(ctx, c, cl, prepAlltoallv(cl, ctx, c, send, sendCounts, sendDispls, recv, recvCounts, recvDispls, opts))
 }
 
 // AlltoallvInit prepares a persistent Alltoallv on these buffers; each Start runs it.
 func AlltoallvInit[T Number](ctx context.Context, c *Comm, send []T, sendCounts, sendDispls []int, recv []T, recvCounts, recvDispls []int, opts ...CallOption) (*Persistent, error) {
 	cl := newCall()
-	return persistent(cl, prepAlltoallv(cl, ctx, c, send, sendCounts, sendDispls, recv, recvCounts, recvDispls, opts))
+	return persistent(c, cl, prepAlltoallv(cl, ctx, c, send, sendCounts, sendDispls, recv, recvCounts, recvDispls, opts))
 }
 
 // ReduceScatter combines the send buffers (of length sum(counts)) of all ranks with op and leaves the block of counts[i] elements at the packed offset of rank i in rank i's recv. send == nil means in place: the input is in recv and the result goes to its start.
@@ -303,37 +303,37 @@ func AlltoallvInit[T Number](ctx context.Context, c *Comm, send []T, sendCounts,
 func ReduceScatter[T Number](ctx context.Context, c *Comm, send, recv []T, counts []int, op Op, opts ...CallOption) error {
 	var cl call
 	err := prepReduceScatter(&cl, ctx, c, send, recv, counts, op, opts)
-	return blocking(ctx, &cl, err)
+	return blocking(ctx, c, &cl, err)
 }
 
 // IReduceScatter starts ReduceScatter without waiting; the buffers must not be touched until
 // the Request completes. ctx bounds the whole collective.
 func IReduceScatter[T Number](ctx context.Context, c *Comm, send, recv []T, counts []int, op Op, opts ...CallOption) (*Request, error) {
 	cl := newCall()
-	return nonblocking(ctx, cl, prepReduceScatter(cl, ctx, c, send, recv, counts, op, opts))
+	return nonblocking(ctx, c, cl, prepReduceScatter(cl, ctx, c, send, recv, counts, op, opts))
 }
 
 // ReduceScatterInit prepares a persistent ReduceScatter on these buffers; each Start runs it.
 func ReduceScatterInit[T Number](ctx context.Context, c *Comm, send, recv []T, counts []int, op Op, opts ...CallOption) (*Persistent, error) {
 	cl := newCall()
-	return persistent(cl, prepReduceScatter(cl, ctx, c, send, recv, counts, op, opts))
+	return persistent(c, cl, prepReduceScatter(cl, ctx, c, send, recv, counts, op, opts))
 }
 
 // Barrier returns once every rank of c has entered it.
 func Barrier(ctx context.Context, c *Comm, opts ...CallOption) error {
 	var cl call
 	err := prepBarrier(&cl, ctx, c, opts)
-	return blocking(ctx, &cl, err)
+	return blocking(ctx, c, &cl, err)
 }
 
 // IBarrier starts a barrier without waiting.
 func IBarrier(ctx context.Context, c *Comm, opts ...CallOption) (*Request, error) {
 	cl := newCall()
-	return nonblocking(ctx, cl, prepBarrier(cl, ctx, c, opts))
+	return nonblocking(ctx, c, cl, prepBarrier(cl, ctx, c, opts))
 }
 
 // BarrierInit prepares a persistent barrier.
 func BarrierInit(ctx context.Context, c *Comm, opts ...CallOption) (*Persistent, error) {
 	cl := newCall()
-	return persistent(cl, prepBarrier(cl, ctx, c, opts))
+	return persistent(c, cl, prepBarrier(cl, ctx, c, opts))
 }

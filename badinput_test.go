@@ -290,6 +290,12 @@ func checkBadCase(t *testing.T, bc badCase, opts ...scoll.Option) {
 	if runErr == nil || !typed(runErr) {
 		t.Fatalf("Run returned %v, want a typed error", runErr)
 	}
+	checkBadErrs(t, bc, errs)
+}
+
+// checkBadErrs checks the ranks' errors of bad case bc.
+func checkBadErrs(t *testing.T, bc badCase, errs []error) {
+	t.Helper()
 	sawWant := false
 	for r, err := range errs {
 		// A rank that is not at fault may finish its own part before

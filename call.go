@@ -492,8 +492,9 @@ func (p *Persistent) Test() (bool, error) {
 // Algorithm returns the name of the algorithm the handle runs.
 func (p *Persistent) Algorithm() string { return p.cl.info.Name }
 
-func persistent(cl *call, err error) (*Persistent, error) {
+func persistent(c *Comm, cl *call, err error) (*Persistent, error) {
 	if err != nil {
+		c.abandon(err) // the others' first Start fails
 		return nil, err
 	}
 	return &Persistent{cl: cl}, nil
@@ -503,16 +504,31 @@ func persistent(cl *call, err error) (*Persistent, error) {
 // outlive the function that prepares them.
 func newCall() *call { return new(call) }
 
-func nonblocking(ctx context.Context, cl *call, err error) (*Request, error) {
+func nonblocking(ctx context.Context, c *Comm, cl *call, err error) (*Request, error) {
 	if err != nil {
+		c.abandon(err)
 		return nil, err
 	}
 	return cl.launch(ctx)
 }
 
-func blocking(ctx context.Context, cl *call, err error) error {
+func blocking(ctx context.Context, c *Comm, cl *call, err error) error {
 	if err != nil {
+		c.abandon(err)
 		return err
 	}
 	return cl.run(ctx)
+}
+
+// abandon tells the other ranks, on transports whose ranks cannot see each
+// other, that this rank gives up the call it was asked for (bad arguments,
+// a context already ended): it claims the call's sequence number and aborts
+// it, so the others' part of the call fails instead of waiting.
+func (c *Comm) abandon(err error) {
+	if c == nil || c.closed.Load() {
+		return
+	}
+	if a, ok := c.t.(transport.CallAborter); ok {
+		a.AbortCall(c.id, c.seq.Add(1), err)
+	}
 }

@@ -54,20 +54,20 @@ const form = `
 func %[1]s[T Number](ctx context.Context, c *Comm, %[2]s, opts ...CallOption) error {
 	var cl call
 	err := prep%[1]s(&cl, ctx, c, %[3]s, opts)
-	return blocking(ctx, &cl, err)
+	return blocking(ctx, c, &cl, err)
 }
 
 // I%[1]s starts %[1]s without waiting; the buffers must not be touched until
 // the Request completes. ctx bounds the whole collective.
 func I%[1]s[T Number](ctx context.Context, c *Comm, %[2]s, opts ...CallOption) (*Request, error) {
 	cl := newCall()
-	return nonblocking(ctx, cl, prep%[1]s(cl, ctx, c, %[3]s, opts))
+	return nonblocking(ctx, c, cl, prep%[1]s(cl, ctx, c, %[3]s, opts))
 }
 
 // %[1]sInit prepares a persistent %[1]s on these buffers; each Start runs it.
 func %[1]sInit[T Number](ctx context.Context, c *Comm, %[2]s, opts ...CallOption) (*Persistent, error) {
 	cl := newCall()
-	return persistent(cl, prep%[1]s(cl, ctx, c, %[3]s, opts))
+	return persistent(c, cl, prep%[1]s(cl, ctx, c, %[3]s, opts))
 }
 `
 
@@ -76,19 +76,19 @@ const barrier = `
 func Barrier(ctx context.Context, c *Comm, opts ...CallOption) error {
 	var cl call
 	err := prepBarrier(&cl, ctx, c, opts)
-	return blocking(ctx, &cl, err)
+	return blocking(ctx, c, &cl, err)
 }
 
 // IBarrier starts a barrier without waiting.
 func IBarrier(ctx context.Context, c *Comm, opts ...CallOption) (*Request, error) {
 	cl := newCall()
-	return nonblocking(ctx, cl, prepBarrier(cl, ctx, c, opts))
+	return nonblocking(ctx, c, cl, prepBarrier(cl, ctx, c, opts))
 }
 
 // BarrierInit prepares a persistent barrier.
 func BarrierInit(ctx context.Context, c *Comm, opts ...CallOption) (*Persistent, error) {
 	cl := newCall()
-	return persistent(cl, prepBarrier(cl, ctx, c, opts))
+	return persistent(c, cl, prepBarrier(cl, ctx, c, opts))
 }
 `
 

@@ -22,10 +22,17 @@ import (
 //	 24    8 key.Seq
 //	 32    8 key.Tag (≥ 0)
 //	 40    8 signature of the call
-//	 48    8 id of a rendezvous message (rts, cts, data, nack, withdraw)
+//	 48    8 id of a message that needs an answer (rts, cts, data, nack,
+//	               withdraw, sync, ack)
 //
-// Only eager and data frames carry a payload. A message of at most the
-// eager limit travels as one eager frame. A longer one is announced by an
+// Only eager, sync and data frames carry a payload. A message of at most
+// the eager limit travels as one eager frame (point-to-point messages) or
+// one sync frame (collectives): the receiver acknowledges a sync frame when
+// it matches a receive, and only then does the send complete. Every send of
+// a collective thus completes only once the receiver took it as a message
+// of the same call, so ranks that called different collectives always find
+// out (the inconsistent message is refused with errs.Mismatch) instead of
+// completing on messages nobody receives. A longer one is announced by an
 // rts; when the receiver has a matching receive posted it answers cts, and
 // the sender then writes a data frame straight from the send buffer, which
 // the receiver reads straight into the posted buffer.
@@ -43,7 +50,9 @@ const (
 	kindHeartbeat                 // liveness, no content
 	kindGoodbye                   // the sender closes the connection cleanly
 	kindWithdraw                  // the sender withdrew rts id
-	kindLast      = kindWithdraw
+	kindSync                      // message with its payload; answer ack id when it matches
+	kindAck                       // sync message id matched a receive
+	kindLast      = kindAck
 )
 
 // Codes carried by nack, fail and withdraw frames.
@@ -114,7 +123,7 @@ func decodeHeader(b []byte, h *header, eagerLimit int, maxMessage int64) error {
 		return fmt.Errorf("%w: negative tag %d", errs.InvalidArgument, h.key.Tag)
 	}
 	switch h.kind {
-	case kindEager:
+	case kindEager, kindSync:
 		if h.len > uint64(eagerLimit) {
 			return fmt.Errorf("%w: eager frame of %d bytes exceeds the limit %d", errs.InvalidArgument, h.len, eagerLimit)
 		}

@@ -40,6 +40,7 @@ type peer struct {
 	posted  []*transport.Msg          // receives not matched yet, in posting order
 	unexp   []*inbound                // messages without a receive, in arrival order
 	rts     map[uint64]*transport.Msg // long sends announced, waiting for cts
+	acks    map[uint64]*transport.Msg // sync sends written, waiting for their ack
 	data    map[uint64]*transport.Msg // receives matched to an rts, waiting for data
 	nextID  uint64
 	out     []*frame // frames to write, in order
@@ -60,22 +61,29 @@ type inbound struct {
 	sig  uint64
 	buf  []byte         // an eager message's payload
 	rts  bool           // a long message announced by rts id, of n bytes
+	ack  bool           // a sync message: answer ack id when it matches
 	id   uint64         //
 	n    uint64         //
 	self *transport.Msg // a long send to self, waiting for its receive
 }
 
-// frame is a frame to write; m, if set, completes when it is written.
+// frame is a frame to write; m is the send it carries, if any.
 type frame struct {
 	h       header
 	payload []byte
 	m       *transport.Msg
 }
 
+// done reports whether writing f completes its send (rts and sync sends
+// complete when the receiver answers).
+func (f *frame) done() bool {
+	return f.m != nil && (f.h.kind == kindEager || f.h.kind == kindData)
+}
+
 func newPeer(t *Transport, r int) *peer {
 	return &peer{
 		t: t, rank: r, up: make(chan struct{}),
-		rts: map[uint64]*transport.Msg{}, data: map[uint64]*transport.Msg{},
+		rts: map[uint64]*transport.Msg{}, data: map[uint64]*transport.Msg{}, acks: map[uint64]*transport.Msg{},
 		kick: make(chan struct{}, 1), readDone: make(chan struct{}),
 	}
 }
@@ -241,19 +249,26 @@ func (p *peer) down(cause error) {
 	for _, m := range p.data {
 		failed = append(failed, m)
 	}
+	for _, m := range p.acks {
+		failed = append(failed, m)
+	}
 	for _, f := range p.out {
-		if f.m != nil && f.h.kind != kindRTS { // rts sends are in p.rts
+		if f.done() { // the others are in p.rts or p.acks
 			failed = append(failed, f.m)
 		}
 	}
-	for _, in := range p.unexp {
+	// Messages that arrived complete stay receivable (a peer may send and
+	// then leave); announced ones can no longer come.
+	p.unexp = slices.DeleteFunc(p.unexp, func(in *inbound) bool {
 		if in.self != nil {
 			failed = append(failed, in.self)
 		}
-	}
-	p.posted, p.unexp, p.out = nil, nil, nil
+		return in.rts || in.self != nil
+	})
+	p.posted, p.out = nil, nil
 	clear(p.rts)
 	clear(p.data)
+	clear(p.acks)
 	closing := p.closing
 	p.mu.Unlock()
 	p.markUp()
@@ -304,10 +319,13 @@ func (p *peer) close() {
 	for _, m := range p.data {
 		failed = append(failed, m)
 	}
+	for _, m := range p.acks {
+		failed = append(failed, m)
+	}
 	kept := p.out[:0]
 	for _, f := range p.out {
 		if f.m != nil {
-			if f.h.kind != kindRTS {
+			if f.done() {
 				failed = append(failed, f.m)
 			}
 			continue
@@ -318,6 +336,7 @@ func (p *peer) close() {
 	p.posted = nil
 	clear(p.rts)
 	clear(p.data)
+	clear(p.acks)
 	p.mu.Unlock()
 	for _, m := range failed {
 		complete(m, errs.Closed)
@@ -337,6 +356,11 @@ func (p *peer) send(m *transport.Msg) error {
 	f := &frame{h: header{key: m.Key, sig: m.Sig, len: uint64(len(m.Buf))}, m: m}
 	if len(m.Buf) <= p.t.cfg.EagerLimit {
 		f.h.kind, f.payload = kindEager, m.Buf
+		if !m.Eager {
+			p.nextID++
+			f.h.kind, f.h.id = kindSync, p.nextID
+			p.acks[f.h.id] = m
+		}
 	} else {
 		if int64(len(m.Buf)) > p.t.cfg.MaxMessage {
 			p.mu.Unlock()
@@ -346,7 +370,7 @@ func (p *peer) send(m *transport.Msg) error {
 		f.h.kind, f.h.id = kindRTS, p.nextID
 		p.rts[f.h.id] = m
 	}
-	if f.h.kind == kindEager && len(m.Buf) <= inlineLimit && p.state == stateUp && p.started && !p.writing && len(p.out) == 0 && !p.closing {
+	if f.h.kind != kindRTS && len(m.Buf) <= inlineLimit && p.state == stateUp && p.started && !p.writing && len(p.out) == 0 && !p.closing {
 		// Nothing queued and nobody writing: write from the caller's
 		// goroutine, sparing the hand-off to the writer.
 		p.writing = true
@@ -365,11 +389,15 @@ func (p *peer) send(m *transport.Msg) error {
 		}
 		if err != nil {
 			err = fmt.Errorf("%w: rank %d: write: %v", errs.PeerFailed, p.rank, err)
-			p.t.finish(m, err)
-			p.down(err)
+			if f.done() {
+				p.t.finish(m, err)
+			}
+			p.down(err) // fails a sync send waiting for its ack
 			return nil
 		}
-		complete(m, nil)
+		if f.done() {
+			complete(m, nil)
+		}
 		return nil
 	}
 	p.out = append(p.out, f)
@@ -408,12 +436,6 @@ func (p *peer) takePosted(k transport.Key) *transport.Msg {
 // recv matches m with a message that arrived already or posts it.
 func (p *peer) recv(m *transport.Msg) error {
 	p.mu.Lock()
-	if p.state == stateDown {
-		err := p.failure()
-		p.mu.Unlock()
-		p.t.finish(m, err)
-		return nil
-	}
 	for i, in := range p.unexp {
 		if in.key != m.Key {
 			continue
@@ -429,10 +451,22 @@ func (p *peer) recv(m *transport.Msg) error {
 		case in.rts:
 			p.matchRTS(m, in.id, in.n, in.sig) // unlocks
 		default:
+			if in.ack && in.sig == m.Sig {
+				p.out = append(p.out, &frame{h: header{kind: kindAck, id: in.id}})
+			}
 			p.mu.Unlock()
+			if in.ack {
+				p.wake()
+			}
 			fill(m, in.buf, in.sig, p.rank)
 			p.t.finish(m, nil)
 		}
+		return nil
+	}
+	if p.state == stateDown {
+		err := p.failure()
+		p.mu.Unlock()
+		p.t.finish(m, err)
 		return nil
 	}
 	p.posted = append(p.posted, m)
@@ -475,8 +509,11 @@ func (p *peer) cancel(m *transport.Msg) bool {
 				return false // the receiver is waiting for it
 			}
 			p.out = slices.Delete(p.out, i, i+1)
-			if f.h.kind == kindRTS {
+			switch f.h.kind {
+			case kindRTS:
 				delete(p.rts, f.h.id)
+			case kindSync:
+				delete(p.acks, f.h.id)
 			}
 			return true
 		}
@@ -532,11 +569,17 @@ func (p *peer) failCall(k callKey, err error, code uint8, notify bool) {
 			delete(p.data, id) // its data, if it comes, is dropped
 		}
 	}
+	for id, m := range p.acks {
+		if in(m.Key) {
+			failed = append(failed, m)
+			delete(p.acks, id)
+		}
+	}
 	p.out = slices.DeleteFunc(p.out, func(f *frame) bool {
 		if f.m == nil || !in(f.m.Key) {
 			return false
 		}
-		if f.h.kind != kindRTS {
+		if f.done() {
 			failed = append(failed, f.m)
 		}
 		return true
@@ -572,8 +615,16 @@ func (p *peer) readLoop() {
 		}
 		var err error
 		switch h.kind {
-		case kindEager:
+		case kindEager, kindSync:
 			err = p.onEager(conn, br, &h)
+		case kindAck:
+			p.mu.Lock()
+			m := p.acks[h.id]
+			delete(p.acks, h.id)
+			p.mu.Unlock()
+			if m != nil {
+				complete(m, nil)
+			}
 		case kindRTS:
 			p.onRTS(&h)
 		case kindCTS:
@@ -621,6 +672,9 @@ func (p *peer) protocolError(err error) {
 
 func (p *peer) onEager(conn net.Conn, br *bufio.Reader, h *header) error {
 	t := p.t
+	if t.foreign(h.key, h.sig) {
+		t.failCallOf(h.key, mismatchErr(p.rank))
+	}
 	if t.callErr(h.key) != nil {
 		return discard(conn, br, h.len, t.cfg.Timeout)
 	}
@@ -636,13 +690,14 @@ func (p *peer) onEager(conn net.Conn, br *bufio.Reader, h *header) error {
 		m = p.takePosted(h.key)
 		if m == nil {
 			if t.callErr(h.key) == nil {
-				p.unexp = append(p.unexp, &inbound{key: h.key, sig: h.sig, buf: buf})
+				p.unexp = append(p.unexp, &inbound{key: h.key, sig: h.sig, buf: buf, ack: h.kind == kindSync, id: h.id})
 			}
 			p.mu.Unlock()
 			return nil
 		}
 		p.mu.Unlock()
 		fill(m, buf, h.sig, p.rank)
+		p.acknowledge(h, m.Err == nil)
 		t.finish(m, nil)
 		return nil
 	}
@@ -651,8 +706,21 @@ func (p *peer) onEager(conn net.Conn, br *bufio.Reader, h *header) error {
 		t.finish(m, fmt.Errorf("%w: rank %d: %v", errs.PeerFailed, p.rank, err))
 		return err
 	}
+	p.acknowledge(h, m.Err == nil)
 	t.finish(m, nil)
 	return nil
+}
+
+// acknowledge answers a sync message that matched a receive of the same
+// call (ok).
+func (p *peer) acknowledge(h *header, ok bool) {
+	if h.kind != kindSync || !ok {
+		return
+	}
+	p.mu.Lock()
+	p.out = append(p.out, &frame{h: header{kind: kindAck, id: h.id}})
+	p.mu.Unlock()
+	p.wake()
 }
 
 // readInto reads a payload of h.len bytes into receive m: at most len(m.Buf)
@@ -687,9 +755,12 @@ func (p *peer) readInto(conn net.Conn, br *bufio.Reader, m *transport.Msg, h *he
 
 func (p *peer) onRTS(h *header) {
 	t := p.t
-	if t.callErr(h.key) != nil {
+	if t.foreign(h.key, h.sig) {
+		t.failCallOf(h.key, mismatchErr(p.rank))
+	}
+	if err := t.callErr(h.key); err != nil {
 		p.mu.Lock()
-		p.out = append(p.out, &frame{h: header{kind: kindNack, code: codePeerFailed, id: h.id}})
+		p.out = append(p.out, &frame{h: header{kind: kindNack, code: errCode(err), id: h.id}})
 		p.mu.Unlock()
 		p.wake()
 		return
@@ -788,7 +859,7 @@ func (p *peer) writeLoop() {
 		p.mu.Unlock()
 		if down {
 			for _, f := range batch {
-				if f.m != nil && f.h.kind != kindRTS {
+				if f.done() {
 					t.finish(f.m, downErr)
 				}
 			}
@@ -818,7 +889,7 @@ func (p *peer) writeLoop() {
 			err = fmt.Errorf("%w: rank %d: write: %v", errs.PeerFailed, p.rank, err)
 		}
 		for _, f := range batch {
-			if f.m != nil && f.h.kind != kindRTS {
+			if f.done() {
 				t.finish(f.m, err)
 			}
 		}

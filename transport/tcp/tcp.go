@@ -36,6 +36,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -103,13 +104,24 @@ type Transport struct {
 	nfailed atomic.Int32
 	isDown  atomic.Bool
 
+	// Calls this rank has started, with their signatures (Checker): a
+	// message of a started call with another signature is a mismatch
+	// even when no receive is posted for it.
+	callsMu   sync.Mutex
+	calls     map[callKey]uint64
+	callOrder []callKey // oldest first; at most maxCalls kept
+
 	done chan struct{} // closed by Close
 	wg   sync.WaitGroup
 }
 
+// maxCalls is how many started calls the mismatch check remembers.
+const maxCalls = 4096
+
 var (
 	_ transport.Transport   = (*Transport)(nil)
 	_ transport.CallAborter = (*Transport)(nil)
+	_ transport.Checker     = (*Transport)(nil)
 )
 
 type callKey struct{ comm, seq uint64 }
@@ -149,7 +161,8 @@ func New(ctx context.Context, cfg Config, ln net.Listener, addrs []string) (*Tra
 		cfg: cfg, rank: cfg.Rank, size: cfg.Size, ln: ln, addrs: addrs,
 		log:    cfg.Logger.With("rank", cfg.Rank),
 		failed: map[callKey]error{}, opening: map[net.Conn]struct{}{},
-		done: make(chan struct{}),
+		calls: map[callKey]uint64{},
+		done:  make(chan struct{}),
 	}
 	t.peers = make([]*peer, t.size)
 	for r := range t.peers {
@@ -282,6 +295,60 @@ func (t *Transport) Cancel(m *transport.Msg) bool {
 		return false
 	}
 	return p.cancel(m)
+}
+
+// RecordCall notes that this rank started call (comm, seq) with signature
+// sig. Messages of that call that arrived already, or arrive later, with
+// another signature abort the call with errs.Mismatch on every rank.
+func (t *Transport) RecordCall(comm, seq, sig uint64) {
+	k := callKey{comm, seq}
+	t.callsMu.Lock()
+	if _, ok := t.calls[k]; !ok {
+		t.callOrder = append(t.callOrder, k)
+		if len(t.callOrder) > maxCalls {
+			delete(t.calls, t.callOrder[0])
+			t.callOrder = t.callOrder[1:]
+		}
+	}
+	t.calls[k] = sig
+	t.callsMu.Unlock()
+	for _, p := range t.peers {
+		p.mu.Lock()
+		bad := slices.ContainsFunc(p.unexp, func(in *inbound) bool {
+			return in.key.Comm == comm && in.key.Seq == seq && in.sig != sig
+		})
+		p.mu.Unlock()
+		if bad {
+			t.failCall(k, mismatchErr(p.rank), -1)
+			return
+		}
+	}
+}
+
+// CheckCall reports a mismatch already known for the call; mismatches are
+// otherwise found as messages arrive.
+func (t *Transport) CheckCall(comm, seq, sig uint64, full bool) error {
+	if err := t.callErr(transport.Key{Comm: comm, Seq: seq}); errors.Is(err, errs.Mismatch) {
+		return err
+	}
+	return nil
+}
+
+// foreign reports whether a message of call k with signature sig belongs
+// to another call than the one this rank started with that sequence
+// number.
+func (t *Transport) foreign(k transport.Key, sig uint64) bool {
+	if k.Seq == 0 {
+		return false
+	}
+	t.callsMu.Lock()
+	mine, ok := t.calls[callKey{k.Comm, k.Seq}]
+	t.callsMu.Unlock()
+	return ok && mine != sig
+}
+
+func mismatchErr(from int) error {
+	return fmt.Errorf("%w: message from rank %d belongs to another call", errs.Mismatch, from)
 }
 
 // AbortCall fails the call (comm, seq) here and on every peer.
