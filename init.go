@@ -90,8 +90,8 @@ func WithLazyConnect() Option { return func(c *runConfig) { c.lazy = true } }
 // (SCOLL_SECRET; with a file rendezvous and no secret, the ranks share one
 // kept in the directory, readable by its owner only).
 //
-// Built with the mpi build tag, Init runs over the MPI library instead,
-// unless SCOLL_TRANSPORT=tcp.
+// Built with the mpi build tag, Init runs over the MPI library instead when
+// an MPI launcher started the process, unless SCOLL_TRANSPORT=tcp.
 //
 // ctx bounds the start-up only. Close releases the communicator.
 func Init(ctx context.Context, opts ...Option) (*Comm, error) {
@@ -103,11 +103,13 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 		o(&cfg)
 	}
 	if mpiInit != nil && os.Getenv("SCOLL_TRANSPORT") != "tcp" {
-		t, err := mpiInit()
+		t, ok, err := mpiInit()
 		if err != nil {
 			return nil, err
 		}
-		return NewComm(t, opts...), nil
+		if ok {
+			return NewComm(t, opts...), nil
+		}
 	}
 	rank, size, found, err := rankFromEnv(os.Getenv)
 	if err != nil {
@@ -171,8 +173,9 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 }
 
 // mpiInit starts the MPI transport when the package is built with the mpi
-// tag (init_mpi.go); nil otherwise.
-var mpiInit func() (transport.Transport, error)
+// tag (init_mpi.go) and the process was started by an MPI launcher (ok);
+// nil otherwise.
+var mpiInit func() (t transport.Transport, ok bool, err error)
 
 // NewComm returns the world communicator over an endpoint of any transport
 // (one rank's, already connected to its peers). The communicator owns t:

@@ -71,5 +71,12 @@ func Start(ctx context.Context, cfg Config, rv Rendezvous) (*Transport, error) {
 		ln.Close()
 		return nil, err
 	}
-	return New(ctx, cfg, ln, addrs)
+	t, err := New(ctx, cfg, ln, addrs)
+	if err == nil && !cfg.Lazy {
+		// Every peer is connected, so every peer has read the table.
+		if f, ok := rv.(interface{ Finish(rank int) }); ok {
+			f.Finish(cfg.Rank)
+		}
+	}
+	return t, err
 }

@@ -139,6 +139,22 @@ func (f *fileRendezvous) Exchange(ctx context.Context, rank, size int, port stri
 	}
 }
 
+// Finish removes this rank's file once every rank has read it (Start calls
+// it when all connections are up). The last rank to finish also removes
+// the shared secret and, for a directory scoll made under os.TempDir(), the
+// directory.
+func (f *fileRendezvous) Finish(rank int) {
+	os.Remove(filepath.Join(f.dir, fmt.Sprintf("rank-%d", rank)))
+	left, _ := filepath.Glob(filepath.Join(f.dir, "rank-*"))
+	if len(left) > 0 {
+		return
+	}
+	os.Remove(filepath.Join(f.dir, "secret"))
+	if filepath.Dir(filepath.Clean(f.dir)) == filepath.Clean(os.TempDir()) && strings.HasPrefix(filepath.Base(f.dir), "scoll-") {
+		os.Remove(f.dir) // only when empty
+	}
+}
+
 // read returns rank r's address, or "" when its file is missing, belongs to
 // another job or fails its MAC.
 func (f *fileRendezvous) read(r, size int) string {
