@@ -30,6 +30,50 @@ type Plan struct {
 	// maxFused is the largest number of elements received by OpRecvReduce in
 	// one round: the temporary space needed to emulate them.
 	maxFused int
+	// early[r] is how many of round r's local operations, from the first,
+	// touch nothing the round's messages use: they run while the messages
+	// are in flight instead of after them.
+	early []int
+}
+
+// maxEarlyCheck bounds the pairs of operations NewPlan compares per round
+// to find local operations that may overlap communication.
+const maxEarlyCheck = 1 << 14
+
+// earlyLocal returns how many of round's local operations, from the first,
+// neither write a region a message of the round reads or writes nor read a
+// region a receive writes.
+func earlyLocal(round schedule.Round) int {
+	var comm, local int
+	for _, o := range round {
+		if o.Kind.IsComm() {
+			comm++
+		} else {
+			local++
+		}
+	}
+	if comm == 0 || local == 0 || comm*local > maxEarlyCheck {
+		return 0
+	}
+	n := 0
+	for _, o := range round {
+		if o.Kind.IsComm() {
+			continue
+		}
+		for _, c := range round {
+			if !c.Kind.IsComm() {
+				continue
+			}
+			switch {
+			case c.Kind == schedule.OpSend && o.Dst.Overlaps(c.Src),
+				c.Kind.IsRecv() && (o.Dst.Overlaps(c.Dst) || o.Src.Overlaps(c.Dst)),
+				c.Kind == schedule.OpRecvReduce && o.Dst.Overlaps(c.Src):
+				return n
+			}
+		}
+		n++
+	}
+	return n
 }
 
 // NewPlan prepares s. Message i between a pair of ranks (in each direction)
@@ -57,6 +101,7 @@ func NewPlan(s *schedule.Schedule) *Plan {
 		}
 		p.maxComm = max(p.maxComm, n)
 		p.maxFused = max(p.maxFused, fused)
+		p.early = append(p.early, earlyLocal(r))
 	}
 	return p
 }
@@ -194,7 +239,29 @@ func run(ctx context.Context, c *Call) error {
 	}
 	check := c.check
 	ti := 0
-	for _, round := range s.Rounds {
+	local := func(o schedule.Op) error {
+		dst, err := region(o.Dst)
+		if err != nil {
+			return err
+		}
+		src, err := region(o.Src)
+		if err != nil {
+			return err
+		}
+		switch {
+		case o.Kind == schedule.OpCopy && o.Dst.Overlaps(o.Src):
+			copy(dst, src)
+		case o.Kind == schedule.OpCopy:
+			mem.Copy(dst, src)
+		case o.SrcLeft:
+			c.Kernel.ReduceLeft(dst, src)
+		default:
+			c.Kernel.Reduce(dst, src)
+		}
+		return nil
+	}
+	for ri, round := range s.Rounds {
+		early := c.Plan.early[ri]
 		nc := 0
 		for _, o := range round {
 			if !o.Kind.IsComm() {
@@ -241,6 +308,17 @@ func run(ctx context.Context, c *Call) error {
 			nc++
 		}
 		if nc > 0 {
+			// Local work independent of the messages overlaps them.
+			for i, k := 0, 0; k < early; i++ {
+				if o := round[i]; !o.Kind.IsComm() {
+					if err := local(o); err != nil {
+						c.abortCall(err)
+						abort(c.T, st, nc)
+						return err
+					}
+					k++
+				}
+			}
 			if err := st.w.WaitHook(ctx, check); err != nil {
 				// Fail the call everywhere first: operations that wait for
 				// a peer (a long send not yet accepted) then complete.
@@ -268,27 +346,20 @@ func run(ctx context.Context, c *Call) error {
 			}
 			temp = all[s.Scratch*es : (s.Scratch+tempElems)*es]
 		}
+		skip := 0 // local operations already done
+		if nc > 0 {
+			skip = early
+		}
 		for _, o := range round {
 			if o.Kind.IsComm() {
 				continue
 			}
-			dst, err := region(o.Dst)
-			if err != nil {
-				return err
+			if skip > 0 {
+				skip--
+				continue
 			}
-			src, err := region(o.Src)
-			if err != nil {
+			if err := local(o); err != nil {
 				return err
-			}
-			switch {
-			case o.Kind == schedule.OpCopy && o.Dst.Overlaps(o.Src):
-				copy(dst, src)
-			case o.Kind == schedule.OpCopy:
-				mem.Copy(dst, src)
-			case o.SrcLeft:
-				c.Kernel.ReduceLeft(dst, src)
-			default:
-				c.Kernel.Reduce(dst, src)
 			}
 		}
 	}

@@ -16,11 +16,12 @@ import (
 //	  0    1 kind
 //	  1    1 code   (reason of a nack, fail or withdraw; 0 otherwise)
 //	  2    6 reserved, zero
-//	  8    8 length (payload bytes that follow eager and data frames; the
-//	               message length announced by an rts)
+//	  8    8 length (eager, sync: the message length, of which at most one
+//	               chunk follows; data: the chunk's length, which follows;
+//	               rts: the message length)
 //	 16    8 key.Comm
 //	 24    8 key.Seq
-//	 32    8 key.Tag (≥ 0)
+//	 32    8 key.Tag (≥ 0; for data frames the chunk's offset)
 //	 40    8 signature of the call
 //	 48    8 id of a message that needs an answer (rts, cts, data, nack,
 //	               withdraw, sync, ack)

@@ -33,21 +33,27 @@ type peer struct {
 	rank int
 	up   chan struct{} // closed when the state leaves idle/connecting
 
-	mu      sync.Mutex
-	state   peerState
-	err     error // why the peer is down
-	conn    net.Conn
-	posted  []*transport.Msg          // receives not matched yet, in posting order
-	unexp   []*inbound                // messages without a receive, in arrival order
-	rts     map[uint64]*transport.Msg // long sends announced, waiting for cts
-	acks    map[uint64]*transport.Msg // sync sends written, waiting for their ack
-	data    map[uint64]*transport.Msg // receives matched to an rts, waiting for data
-	nextID  uint64
-	out     []*frame // frames to write, in order
-	kick    chan struct{}
-	closing bool // Close called: write what is queued, then goodbye
-	started bool
-	writing bool // a goroutine is writing to conn
+	mu     sync.Mutex
+	state  peerState
+	err    error // why the peer is down
+	conn   net.Conn
+	posted []*transport.Msg          // receives not matched yet, in posting order
+	unexp  []*inbound                // messages without a receive, in arrival order
+	rts    map[uint64]*transport.Msg // long sends announced, waiting for cts
+	acks   map[uint64]*syncSend      // sync sends not complete yet
+	// The collective call the peer last proved to be in: a message of it
+	// with that signature arrived, so the peer takes this rank's messages
+	// of the call and sync sends of it need no ack.
+	proofKey callKey
+	proofSig uint64
+	data     map[uint64]*incoming // receives matched to an rts, waiting for data
+	nextID   uint64
+	out      []*frame // frames to write, in order
+	ctrl     []*frame // control frames, written before anything still in out
+	kick     chan struct{}
+	closing  bool // Close called: write what is queued, then goodbye
+	started  bool
+	writing  bool // a goroutine is writing to conn
 
 	lastWrite atomic.Int64 // unix ns of the last write
 	upOnce    sync.Once
@@ -63,8 +69,125 @@ type inbound struct {
 	rts  bool           // a long message announced by rts id, of n bytes
 	ack  bool           // a sync message: answer ack id when it matches
 	id   uint64         //
+	part *incoming      // chunks of an eager message still coming
 	n    uint64         //
 	self *transport.Msg // a long send to self, waiting for its receive
+}
+
+// incoming is a message whose chunks are still arriving (in order): a long
+// message cleared to send, or an eager message longer than one chunk.
+type incoming struct {
+	key    transport.Key
+	sig    uint64
+	m      *transport.Msg // the receive it completes; nil while unexpected
+	in     *inbound       // the unexpected message it fills, if any
+	buf    []byte         // where the chunks go: m.Buf (direct) or a buffer; nil drops them
+	direct bool           // buf is m.Buf
+	total  uint64         // message length
+	got    uint64         // bytes arrived so far
+	ack    bool           // a sync message: ack id once complete and matched
+	id     uint64
+	busy   bool  // the reader is writing a chunk into buf
+	err    error // set instead of completing m while busy
+}
+
+// drop removes long receive id and returns its Msg for the caller to fail
+// with err, or nil when the reader is filling it: the reader then fails it
+// with err once the chunk is in. Called with p.mu held.
+func (p *peer) drop(id uint64, err error) *transport.Msg {
+	in := p.data[id]
+	delete(p.data, id)
+	if in == nil {
+		return nil
+	}
+	if in.busy {
+		in.err = err
+		return nil
+	}
+	if in.in != nil {
+		in.in.part = nil // unexpected, incomplete: gone
+		p.unexp = slices.DeleteFunc(p.unexp, func(x *inbound) bool { return x == in.in })
+	}
+	return in.m
+}
+
+// control queues a control frame (answers, failures, heartbeats): the
+// writer sends it before any frame still queued and between the chunks of
+// a long message, so answers never wait behind bulk data. Called with p.mu
+// held.
+func (p *peer) control(h header) {
+	p.ctrl = append(p.ctrl, &frame{h: h})
+}
+
+// syncSend is a send of a collective call that completes once it is
+// written and the receiver took it (ack), or the receiver proved to be in
+// the same call, or failed.
+type syncSend struct {
+	m       *transport.Msg
+	written bool
+	acked   bool
+	err     error
+}
+
+// settle removes sync send id and returns it when it can complete: written,
+// and acked or failed. Called with p.mu held.
+func (p *peer) settle(id uint64) *syncSend {
+	s := p.acks[id]
+	if s == nil || !s.written || !s.acked && s.err == nil {
+		return nil
+	}
+	delete(p.acks, id)
+	return s
+}
+
+// failSyncs fails the sync sends that match: those written or still in
+// p.out at once (returned), those being written when the writer is done.
+// Called with p.mu held.
+func (p *peer) failSyncs(match func(*transport.Msg) bool, err error) []*transport.Msg {
+	queued := map[uint64]bool{}
+	for _, f := range p.out {
+		if f.h.kind == kindSync {
+			queued[f.h.id] = true
+		}
+	}
+	var out []*transport.Msg
+	for id, s := range p.acks {
+		if !match(s.m) {
+			continue
+		}
+		s.err = err
+		if queued[id] {
+			s.written = true // never will be: the caller drops the frame
+		}
+		if s := p.settle(id); s != nil {
+			out = append(out, s.m)
+		}
+	}
+	return out
+}
+
+// prove records that the peer is in call k with signature sig, which
+// completes the written sync sends of that call. Called with p.mu held;
+// returns the sends to complete.
+func (p *peer) prove(k transport.Key, sig uint64) []*transport.Msg {
+	if k.Seq == 0 {
+		return nil
+	}
+	p.proofKey, p.proofSig = callKey{k.Comm, k.Seq}, sig
+	var out []*transport.Msg
+	for id, s := range p.acks {
+		if s.m.Key.Comm == k.Comm && s.m.Key.Seq == k.Seq && s.m.Sig == sig {
+			s.acked = true
+			if s := p.settle(id); s != nil {
+				out = append(out, s.m)
+			}
+		}
+	}
+	return out
+}
+
+func (p *peer) proven(m *transport.Msg) bool {
+	return m.Key.Seq != 0 && p.proofKey == callKey{m.Key.Comm, m.Key.Seq} && p.proofSig == m.Sig
 }
 
 // frame is a frame to write; m is the send it carries, if any.
@@ -83,7 +206,7 @@ func (f *frame) done() bool {
 func newPeer(t *Transport, r int) *peer {
 	return &peer{
 		t: t, rank: r, up: make(chan struct{}),
-		rts: map[uint64]*transport.Msg{}, data: map[uint64]*transport.Msg{}, acks: map[uint64]*transport.Msg{},
+		rts: map[uint64]*transport.Msg{}, data: map[uint64]*incoming{}, acks: map[uint64]*syncSend{},
 		kick: make(chan struct{}, 1), readDone: make(chan struct{}),
 	}
 }
@@ -183,9 +306,7 @@ func (p *peer) dial() (net.Conn, error) {
 
 func (p *peer) handshake(raw net.Conn, addr string, deadline time.Time) (net.Conn, byte, error) {
 	t := p.t
-	if tc, ok := raw.(*net.TCPConn); ok {
-		tc.SetNoDelay(true)
-	}
+	t.tune(raw)
 	conn := raw
 	if t.cfg.TLS != nil {
 		cfg := t.cfg.TLS.Clone()
@@ -246,29 +367,28 @@ func (p *peer) down(cause error) {
 	for _, m := range p.rts {
 		failed = append(failed, m)
 	}
-	for _, m := range p.data {
-		failed = append(failed, m)
+	for id := range p.data {
+		if m := p.drop(id, cause); m != nil {
+			failed = append(failed, m)
+		}
 	}
-	for _, m := range p.acks {
-		failed = append(failed, m)
-	}
+	failed = append(failed, p.failSyncs(func(*transport.Msg) bool { return true }, cause)...)
 	for _, f := range p.out {
 		if f.done() { // the others are in p.rts or p.acks
 			failed = append(failed, f.m)
 		}
 	}
+	p.ctrl = nil
 	// Messages that arrived complete stay receivable (a peer may send and
 	// then leave); announced ones can no longer come.
 	p.unexp = slices.DeleteFunc(p.unexp, func(in *inbound) bool {
 		if in.self != nil {
 			failed = append(failed, in.self)
 		}
-		return in.rts || in.self != nil
+		return in.rts || in.self != nil || in.part != nil
 	})
 	p.posted, p.out = nil, nil
 	clear(p.rts)
-	clear(p.data)
-	clear(p.acks)
 	closing := p.closing
 	p.mu.Unlock()
 	p.markUp()
@@ -294,6 +414,10 @@ func (p *peer) down(cause error) {
 	}
 }
 
+// errProtocol marks frames that break the protocol (the connection is then
+// dropped).
+var errProtocol = errors.New("protocol error")
+
 // errClosing is the cause recorded for peers of a closed transport,
 // errGoodbye for a peer that closed its own.
 var (
@@ -316,12 +440,12 @@ func (p *peer) close() {
 	for _, m := range p.rts {
 		failed = append(failed, m)
 	}
-	for _, m := range p.data {
-		failed = append(failed, m)
+	for id := range p.data {
+		if m := p.drop(id, errs.Closed); m != nil {
+			failed = append(failed, m)
+		}
 	}
-	for _, m := range p.acks {
-		failed = append(failed, m)
-	}
+	failed = append(failed, p.failSyncs(func(*transport.Msg) bool { return true }, errs.Closed)...)
 	kept := p.out[:0]
 	for _, f := range p.out {
 		if f.m != nil {
@@ -335,8 +459,6 @@ func (p *peer) close() {
 	p.out = append(kept, &frame{h: header{kind: kindGoodbye}})
 	p.posted = nil
 	clear(p.rts)
-	clear(p.data)
-	clear(p.acks)
 	p.mu.Unlock()
 	for _, m := range failed {
 		complete(m, errs.Closed)
@@ -355,11 +477,11 @@ func (p *peer) send(m *transport.Msg) error {
 	}
 	f := &frame{h: header{key: m.Key, sig: m.Sig, len: uint64(len(m.Buf))}, m: m}
 	if len(m.Buf) <= p.t.cfg.EagerLimit {
-		f.h.kind, f.payload = kindEager, m.Buf
-		if !m.Eager {
-			p.nextID++
-			f.h.kind, f.h.id = kindSync, p.nextID
-			p.acks[f.h.id] = m
+		p.nextID++
+		f.h.kind, f.h.id, f.payload = kindEager, p.nextID, m.Buf
+		if !m.Eager && !p.proven(m) {
+			f.h.kind = kindSync
+			p.acks[f.h.id] = &syncSend{m: m}
 		}
 	} else {
 		if int64(len(m.Buf)) > p.t.cfg.MaxMessage {
@@ -370,7 +492,7 @@ func (p *peer) send(m *transport.Msg) error {
 		f.h.kind, f.h.id = kindRTS, p.nextID
 		p.rts[f.h.id] = m
 	}
-	if f.h.kind != kindRTS && len(m.Buf) <= inlineLimit && p.state == stateUp && p.started && !p.writing && len(p.out) == 0 && !p.closing {
+	if f.h.kind != kindRTS && len(m.Buf) <= inlineLimit && p.state == stateUp && p.started && !p.writing && len(p.out) == 0 && len(p.ctrl) == 0 && !p.closing {
 		// Nothing queued and nobody writing: write from the caller's
 		// goroutine, sparing the hand-off to the writer.
 		p.writing = true
@@ -380,23 +502,34 @@ func (p *peer) send(m *transport.Msg) error {
 		f.h.encode(hb[:])
 		err := writeAll(conn, net.Buffers{hb[:], m.Buf}, p.t.cfg.Timeout)
 		p.lastWrite.Store(time.Now().UnixNano())
+		if err != nil {
+			err = fmt.Errorf("%w: rank %d: write: %v", errs.PeerFailed, p.rank, err)
+		}
 		p.mu.Lock()
 		p.writing = false
-		more := len(p.out) > 0
+		more := len(p.out) > 0 || len(p.ctrl) > 0
+		var sync *syncSend
+		if f.h.kind == kindSync {
+			if s := p.acks[f.h.id]; s != nil {
+				s.written = true
+				if err != nil {
+					s.err = err
+				}
+				sync = p.settle(f.h.id)
+			}
+		}
 		p.mu.Unlock()
 		if more {
 			p.wake()
 		}
-		if err != nil {
-			err = fmt.Errorf("%w: rank %d: write: %v", errs.PeerFailed, p.rank, err)
-			if f.done() {
-				p.t.finish(m, err)
-			}
-			p.down(err) // fails a sync send waiting for its ack
-			return nil
+		switch {
+		case f.done():
+			p.t.finish(m, err)
+		case sync != nil:
+			p.t.finish(sync.m, sync.err)
 		}
-		if f.done() {
-			complete(m, nil)
+		if err != nil {
+			p.down(err)
 		}
 		return nil
 	}
@@ -450,9 +583,12 @@ func (p *peer) recv(m *transport.Msg) error {
 			p.t.finish(in.self, e)
 		case in.rts:
 			p.matchRTS(m, in.id, in.n, in.sig) // unlocks
+		case in.part != nil:
+			in.part.m = m // the reader completes m with the last chunk
+			p.mu.Unlock()
 		default:
 			if in.ack && in.sig == m.Sig {
-				p.out = append(p.out, &frame{h: header{kind: kindAck, id: in.id}})
+				p.control(header{kind: kindAck, id: in.id})
 			}
 			p.mu.Unlock()
 			if in.ack {
@@ -482,15 +618,15 @@ func (p *peer) recv(m *transport.Msg) error {
 // when the calls differ. Called with p.mu held; returns with it released.
 func (p *peer) matchRTS(m *transport.Msg, id, n, sig uint64) {
 	if sig != m.Sig {
-		p.out = append(p.out, &frame{h: header{kind: kindNack, code: codeMismatch, id: id}})
+		p.control(header{kind: kindNack, code: codeMismatch, id: id})
 		p.mu.Unlock()
 		p.wake()
 		err := fmt.Errorf("%w: message from rank %d belongs to another call", errs.Mismatch, p.rank)
 		p.t.finish(m, err)
 		return
 	}
-	p.data[id] = m
-	p.out = append(p.out, &frame{h: header{kind: kindCTS, id: id}})
+	p.data[id] = &incoming{key: m.Key, sig: m.Sig, m: m, buf: m.Buf, direct: true, total: n, id: id}
+	p.control(header{kind: kindCTS, id: id})
 	p.mu.Unlock()
 	p.wake()
 }
@@ -522,7 +658,7 @@ func (p *peer) cancel(m *transport.Msg) bool {
 		if s == m {
 			// Announced but not cleared: tell the receiver.
 			delete(p.rts, id)
-			p.out = append(p.out, &frame{h: header{kind: kindWithdraw, code: codeCanceled, id: id}})
+			p.control(header{kind: kindWithdraw, code: codeCanceled, id: id})
 			p.wake()
 			return true
 		}
@@ -563,18 +699,14 @@ func (p *peer) failCall(k callKey, err error, code uint8, notify bool) {
 			delete(p.rts, id)
 		}
 	}
-	for id, m := range p.data {
-		if in(m.Key) {
-			failed = append(failed, m)
-			delete(p.data, id) // its data, if it comes, is dropped
+	for id, x := range p.data {
+		if in(x.key) {
+			if m := p.drop(id, err); m != nil { // its data, if it comes, is dropped
+				failed = append(failed, m)
+			}
 		}
 	}
-	for id, m := range p.acks {
-		if in(m.Key) {
-			failed = append(failed, m)
-			delete(p.acks, id)
-		}
-	}
+	failed = append(failed, p.failSyncs(func(m *transport.Msg) bool { return in(m.Key) }, err)...)
 	p.out = slices.DeleteFunc(p.out, func(f *frame) bool {
 		if f.m == nil || !in(f.m.Key) {
 			return false
@@ -585,7 +717,7 @@ func (p *peer) failCall(k callKey, err error, code uint8, notify bool) {
 		return true
 	})
 	if notify && (p.state == stateUp || p.state == stateConnecting) && !p.closing {
-		p.out = append(p.out, &frame{h: header{kind: kindFail, code: code, key: transport.Key{Comm: k.comm, Seq: k.seq}}})
+		p.control(header{kind: kindFail, code: code, key: transport.Key{Comm: k.comm, Seq: k.seq}})
 	}
 	p.mu.Unlock()
 	p.wake()
@@ -619,11 +751,14 @@ func (p *peer) readLoop() {
 			err = p.onEager(conn, br, &h)
 		case kindAck:
 			p.mu.Lock()
-			m := p.acks[h.id]
-			delete(p.acks, h.id)
+			var s *syncSend
+			if x := p.acks[h.id]; x != nil {
+				x.acked = true
+				s = p.settle(h.id)
+			}
 			p.mu.Unlock()
-			if m != nil {
-				complete(m, nil)
+			if s != nil {
+				t.finish(s.m, s.err)
 			}
 		case kindRTS:
 			p.onRTS(&h)
@@ -672,83 +807,102 @@ func (p *peer) protocolError(err error) {
 
 func (p *peer) onEager(conn net.Conn, br *bufio.Reader, h *header) error {
 	t := p.t
+	first := min(h.len, dataChunk) // the rest follows in data frames
+	x := &incoming{key: h.key, sig: h.sig, total: h.len, got: first, ack: h.kind == kindSync, id: h.id}
 	if t.foreign(h.key, h.sig) {
 		t.failCallOf(h.key, mismatchErr(p.rank))
 	}
 	if t.callErr(h.key) != nil {
-		return discard(conn, br, h.len, t.cfg.Timeout)
+		if first < h.len {
+			p.mu.Lock()
+			p.data[h.id] = x // drop the chunks
+			p.mu.Unlock()
+		}
+		return discard(conn, br, first, t.cfg.Timeout)
 	}
 	p.mu.Lock()
-	m := p.takePosted(h.key)
+	x.m = p.takePosted(h.key)
+	proved := p.prove(h.key, h.sig)
 	p.mu.Unlock()
-	if m == nil {
-		buf := make([]byte, h.len) // h.len ≤ EagerLimit: checked by decodeHeader
-		if err := readFull(conn, br, buf, t.cfg.Timeout); err != nil {
-			return err
+	for _, m := range proved {
+		t.finish(m, nil)
+	}
+	if x.m != nil && x.m.Sig == h.sig && x.m.Combine == nil {
+		x.buf, x.direct = x.m.Buf, true
+	} else {
+		x.buf = make([]byte, h.len) // h.len ≤ EagerLimit: checked by decodeHeader
+	}
+	if err := readChunk(conn, br, x.buf, 0, first, t.cfg.Timeout); err != nil {
+		if x.m != nil {
+			t.finish(x.m, fmt.Errorf("%w: rank %d: %v", errs.PeerFailed, p.rank, err))
 		}
+		return err
+	}
+	done := first == h.len
+	if x.m == nil {
 		p.mu.Lock()
-		m = p.takePosted(h.key)
-		if m == nil {
-			if t.callErr(h.key) == nil {
-				p.unexp = append(p.unexp, &inbound{key: h.key, sig: h.sig, buf: buf, ack: h.kind == kindSync, id: h.id})
+		x.m = p.takePosted(h.key) // posted meanwhile
+		if x.m == nil {
+			in := &inbound{key: h.key, sig: h.sig, buf: x.buf, ack: x.ack, id: h.id}
+			if !done {
+				in.part, x.in = x, in
+				p.data[h.id] = x
 			}
+			p.unexp = append(p.unexp, in)
 			p.mu.Unlock()
 			return nil
 		}
 		p.mu.Unlock()
-		fill(m, buf, h.sig, p.rank)
-		p.acknowledge(h, m.Err == nil)
-		t.finish(m, nil)
+	}
+	if !done {
+		p.mu.Lock()
+		p.data[h.id] = x
+		p.mu.Unlock()
 		return nil
 	}
-	err := p.readInto(conn, br, m, h)
-	if err != nil {
-		t.finish(m, fmt.Errorf("%w: rank %d: %v", errs.PeerFailed, p.rank, err))
-		return err
-	}
-	p.acknowledge(h, m.Err == nil)
-	t.finish(m, nil)
+	p.complete(x)
 	return nil
 }
 
-// acknowledge answers a sync message that matched a receive of the same
-// call (ok).
-func (p *peer) acknowledge(h *header, ok bool) {
-	if h.kind != kindSync || !ok {
-		return
-	}
+// complete delivers a message whose last chunk has arrived (x is no longer
+// in p.data): into its receive, or it stays unexpected, now whole.
+func (p *peer) complete(x *incoming) {
 	p.mu.Lock()
-	p.out = append(p.out, &frame{h: header{kind: kindAck, id: h.id}})
+	m := x.m
+	if x.in != nil {
+		x.in.part = nil
+	}
 	p.mu.Unlock()
-	p.wake()
+	switch {
+	case m == nil:
+		return
+	case x.direct:
+		m.N = int(min(x.total, uint64(len(m.Buf))))
+		if x.total > uint64(len(m.Buf)) {
+			m.Err = fmt.Errorf("%w: message of %d bytes truncated to %d", errs.InvalidArgument, x.total, len(m.Buf))
+		}
+	default:
+		fill(m, x.buf, x.sig, p.rank)
+	}
+	if x.ack && m.Err == nil {
+		p.mu.Lock()
+		p.control(header{kind: kindAck, id: x.id})
+		p.mu.Unlock()
+		p.wake()
+	}
+	p.t.finish(m, nil)
 }
 
-// readInto reads a payload of h.len bytes into receive m: at most len(m.Buf)
-// bytes are kept, a longer message fails m with a truncation error, a
-// message of another call with a mismatch. It does not complete m.
-func (p *peer) readInto(conn net.Conn, br *bufio.Reader, m *transport.Msg, h *header) error {
-	t := p.t
-	n := min(uint64(len(m.Buf)), h.len)
-	if h.sig != m.Sig {
-		m.Err = fmt.Errorf("%w: message from rank %d belongs to another call", errs.Mismatch, p.rank)
-		return discard(conn, br, h.len, t.cfg.Timeout)
-	}
-	if m.Combine != nil {
-		// Not offered (no Combiner), but stay correct if asked.
-		buf := make([]byte, h.len)
-		if err := readFull(conn, br, buf, t.cfg.Timeout); err != nil {
-			return err
-		}
-		transport.Finish(m, buf)
-		return nil
-	}
-	if err := readFull(conn, br, m.Buf[:n], t.cfg.Timeout); err != nil {
+// readChunk reads the n bytes at offset off of a message into buf, keeping
+// what fits (buf may be shorter: a truncating receive, or nil: dropped).
+func readChunk(conn net.Conn, br *bufio.Reader, buf []byte, off, n uint64, timeout time.Duration) error {
+	lo := min(off, uint64(len(buf)))
+	hi := min(off+n, uint64(len(buf)))
+	if err := readFull(conn, br, buf[lo:hi], timeout); err != nil {
 		return err
 	}
-	m.N = int(n)
-	if h.len > n {
-		m.Err = fmt.Errorf("%w: message of %d bytes truncated to %d", errs.InvalidArgument, h.len, n)
-		return discard(conn, br, h.len-n, t.cfg.Timeout)
+	if off+n > hi {
+		return discard(conn, br, off+n-hi, timeout)
 	}
 	return nil
 }
@@ -760,18 +914,22 @@ func (p *peer) onRTS(h *header) {
 	}
 	if err := t.callErr(h.key); err != nil {
 		p.mu.Lock()
-		p.out = append(p.out, &frame{h: header{kind: kindNack, code: errCode(err), id: h.id}})
+		p.control(header{kind: kindNack, code: errCode(err), id: h.id})
 		p.mu.Unlock()
 		p.wake()
 		return
 	}
 	p.mu.Lock()
+	proved := p.prove(h.key, h.sig)
 	if m := p.takePosted(h.key); m != nil {
 		p.matchRTS(m, h.id, h.len, h.sig) // unlocks
-		return
+	} else {
+		p.unexp = append(p.unexp, &inbound{key: h.key, sig: h.sig, rts: true, id: h.id, n: h.len})
+		p.mu.Unlock()
 	}
-	p.unexp = append(p.unexp, &inbound{key: h.key, sig: h.sig, rts: true, id: h.id, n: h.len})
-	p.mu.Unlock()
+	for _, m := range proved {
+		t.finish(m, nil)
+	}
 }
 
 func (p *peer) onCTS(h *header) {
@@ -779,7 +937,8 @@ func (p *peer) onCTS(h *header) {
 	m, ok := p.rts[h.id]
 	if ok {
 		delete(p.rts, h.id)
-		p.out = append(p.out, &frame{h: header{kind: kindData, id: h.id, len: uint64(len(m.Buf)), key: m.Key, sig: m.Sig}, payload: m.Buf, m: m})
+		// The writer sends it in chunks; key.Tag is each chunk's offset.
+		p.out = append(p.out, &frame{h: header{kind: kindData, id: h.id, len: uint64(len(m.Buf))}, payload: m.Buf, m: m})
 	}
 	p.mu.Unlock()
 	if ok {
@@ -789,21 +948,44 @@ func (p *peer) onCTS(h *header) {
 
 func (p *peer) onData(conn net.Conn, br *bufio.Reader, h *header) error {
 	t := p.t
+	off := uint64(h.key.Tag)
 	p.mu.Lock()
-	m, ok := p.data[h.id]
-	delete(p.data, h.id)
+	x, ok := p.data[h.id]
+	if ok && (off != x.got || h.len > x.total-off) {
+		p.mu.Unlock()
+		return fmt.Errorf("%w: chunk of %d bytes at %d of message %d (%d of %d bytes in)", errProtocol, h.len, off, h.id, x.got, x.total)
+	}
+	if ok {
+		x.busy = true
+	}
 	p.mu.Unlock()
 	if !ok {
 		// Its receive failed or was withdrawn meanwhile: drop it.
 		return discard(conn, br, h.len, t.cfg.Timeout)
 	}
-	h.sig = m.Sig // checked at rts time
-	if err := p.readInto(conn, br, m, h); err != nil {
-		t.finish(m, fmt.Errorf("%w: rank %d: %v", errs.PeerFailed, p.rank, err))
-		return err
+	err := readChunk(conn, br, x.buf, off, h.len, t.cfg.Timeout)
+	p.mu.Lock()
+	x.busy = false
+	x.got += h.len
+	failed, last := x.err, x.got == x.total
+	if err != nil || last {
+		delete(p.data, h.id)
 	}
-	t.finish(m, nil)
-	return nil
+	m := x.m
+	p.mu.Unlock()
+	switch {
+	case failed != nil:
+		if m != nil {
+			t.finish(m, failed)
+		}
+	case err != nil:
+		if m != nil {
+			t.finish(m, fmt.Errorf("%w: rank %d: %v", errs.PeerFailed, p.rank, err))
+		}
+	case last:
+		p.complete(x)
+	}
+	return err
 }
 
 func (p *peer) onWithdraw(h *header) {
@@ -815,11 +997,11 @@ func (p *peer) onWithdraw(h *header) {
 			return
 		}
 	}
-	m, ok := p.data[h.id]
-	delete(p.data, h.id)
+	err := codeErr(h.code, p.rank, "withdrew the message")
+	m := p.drop(h.id, err)
 	p.mu.Unlock()
-	if ok {
-		p.t.finish(m, codeErr(h.code, p.rank, "withdrew the message"))
+	if m != nil {
+		p.t.finish(m, err)
 	}
 }
 
@@ -831,15 +1013,14 @@ func (p *peer) writeLoop() {
 	p.mu.Unlock()
 	tick := time.NewTicker(t.cfg.Timeout / 4)
 	defer tick.Stop()
-	var hdrs []byte
-	var bufs net.Buffers
+	w := &frameWriter{conn: conn, timeout: t.cfg.Timeout}
 	for {
 		select {
 		case <-p.kick:
 		case <-tick.C:
 			if time.Since(time.Unix(0, p.lastWrite.Load())) >= t.cfg.Timeout/4 {
 				p.mu.Lock()
-				p.out = append(p.out, &frame{h: header{kind: kindHeartbeat}})
+				p.control(header{kind: kindHeartbeat})
 				p.mu.Unlock()
 			}
 		}
@@ -848,9 +1029,10 @@ func (p *peer) writeLoop() {
 			p.mu.Unlock() // the inline writer kicks when done
 			continue
 		}
-		batch := p.out
-		p.out = nil
-		p.writing = len(batch) > 0
+		batch, ctrl := p.out, p.ctrl
+		p.out, p.ctrl = nil, nil
+		busy := len(batch)+len(ctrl) > 0
+		p.writing = busy
 		down := p.state == stateDown
 		var downErr error
 		if down {
@@ -858,29 +1040,13 @@ func (p *peer) writeLoop() {
 		}
 		p.mu.Unlock()
 		if down {
-			for _, f := range batch {
-				if f.done() {
-					t.finish(f.m, downErr)
-				}
-			}
+			p.written(batch, downErr)
 			return
 		}
-		if len(batch) == 0 {
+		if !busy {
 			continue
 		}
-		hdrs = slices.Grow(hdrs[:0], len(batch)*headerLen)[:len(batch)*headerLen]
-		bufs = bufs[:0]
-		bye := false
-		for i, f := range batch {
-			hb := hdrs[i*headerLen : (i+1)*headerLen]
-			f.h.encode(hb)
-			bufs = append(bufs, hb)
-			if len(f.payload) > 0 {
-				bufs = append(bufs, f.payload)
-			}
-			bye = bye || f.h.kind == kindGoodbye
-		}
-		err := writeAll(conn, bufs, t.cfg.Timeout)
+		err := w.write(p, ctrl, batch)
 		p.lastWrite.Store(time.Now().UnixNano())
 		p.mu.Lock()
 		p.writing = false
@@ -888,11 +1054,8 @@ func (p *peer) writeLoop() {
 		if err != nil {
 			err = fmt.Errorf("%w: rank %d: write: %v", errs.PeerFailed, p.rank, err)
 		}
-		for _, f := range batch {
-			if f.done() {
-				t.finish(f.m, err)
-			}
-		}
+		p.written(batch, err)
+		bye := slices.ContainsFunc(batch, func(f *frame) bool { return f.h.kind == kindGoodbye })
 		if err != nil {
 			p.down(err)
 			return
@@ -904,6 +1067,131 @@ func (p *peer) writeLoop() {
 			p.afterGoodbye(conn)
 			return
 		}
+	}
+}
+
+// dataChunk is the largest payload of one frame: the writer sends a longer
+// message as chunks (an eager or sync frame with the first chunk, then data
+// frames) and slips pending control frames in between, so that an answer
+// (clear to send, ack) never waits for more than one chunk.
+const dataChunk = 256 << 10
+
+// frameWriter gathers frames into vectored writes of about dataChunk
+// bytes.
+type frameWriter struct {
+	conn    net.Conn
+	timeout time.Duration
+	hdrs    []byte // header storage of the current group
+	bufs    net.Buffers
+	n       int // payload bytes in the current group
+}
+
+func (w *frameWriter) add(h *header, payload []byte) {
+	off := len(w.hdrs)
+	w.hdrs = append(w.hdrs, make([]byte, headerLen)...)
+	h.encode(w.hdrs[off:])
+	w.bufs = append(w.bufs, w.hdrs[off:off+headerLen:off+headerLen])
+	if len(payload) > 0 {
+		w.bufs = append(w.bufs, payload)
+		w.n += len(payload)
+	}
+}
+
+// flush writes the current group. Headers are appended to hdrs (a slice
+// taken before hdrs grows keeps its bytes), and hdrs is reused only once
+// the group is written.
+func (w *frameWriter) flush() error {
+	if len(w.bufs) == 0 {
+		return nil
+	}
+	w.conn.SetWriteDeadline(time.Now().Add(w.timeout))
+	_, err := w.bufs.WriteTo(w.conn)
+	w.hdrs, w.bufs, w.n = w.hdrs[:0], w.bufs[:0], 0
+	return err
+}
+
+// write writes ctrl, then batch; long data payloads go as chunks, with the
+// control frames queued meanwhile written between them.
+func (w *frameWriter) write(p *peer, ctrl, batch []*frame) error {
+	for _, f := range ctrl {
+		w.add(&f.h, nil)
+	}
+	moreCtrl := func() error {
+		p.mu.Lock()
+		c := p.ctrl
+		p.ctrl = nil
+		p.mu.Unlock()
+		if len(c) == 0 {
+			return nil
+		}
+		if err := w.flush(); err != nil {
+			return err
+		}
+		for _, f := range c {
+			w.add(&f.h, nil)
+		}
+		return w.flush()
+	}
+	for _, f := range batch {
+		if len(f.payload) <= dataChunk {
+			if w.n+len(f.payload) > dataChunk && w.n > 0 {
+				if err := w.flush(); err != nil {
+					return err
+				}
+				if err := moreCtrl(); err != nil {
+					return err
+				}
+			}
+			w.add(&f.h, f.payload)
+			continue
+		}
+		for off := 0; off < len(f.payload); off += dataChunk {
+			if w.n > 0 {
+				if err := w.flush(); err != nil {
+					return err
+				}
+				if err := moreCtrl(); err != nil {
+					return err
+				}
+			}
+			end := min(off+dataChunk, len(f.payload))
+			h := f.h // an eager message's first chunk goes with its header
+			if off > 0 || f.h.kind == kindData {
+				h = header{kind: kindData, id: f.h.id, len: uint64(end - off), key: transport.Key{Tag: int64(off)}}
+			}
+			w.add(&h, f.payload[off:end])
+		}
+	}
+	return w.flush()
+}
+
+// written completes the sends of a batch the writer is done with (err: it
+// failed): eager and data sends at once, sync sends once also acked.
+func (p *peer) written(batch []*frame, err error) {
+	var syncs []*syncSend
+	p.mu.Lock()
+	for _, f := range batch {
+		if f.h.kind != kindSync {
+			continue
+		}
+		if s := p.acks[f.h.id]; s != nil {
+			s.written = true
+			if err != nil {
+				s.err = err
+			}
+			if s := p.settle(f.h.id); s != nil {
+				syncs = append(syncs, s)
+			}
+		}
+	}
+	p.mu.Unlock()
+	for _, f := range batch {
+		if f.done() {
+			p.t.finish(f.m, err)
+		}
+	}
+	for _, s := range syncs {
+		p.t.finish(s.m, s.err)
 	}
 }
 
@@ -919,31 +1207,9 @@ func (p *peer) afterGoodbye(conn net.Conn) {
 	p.down(errClosing)
 }
 
-// writeAll writes bufs with vectored writes of at most ioChunk bytes each,
-// renewing the write deadline for each.
+// writeAll writes bufs with one vectored write under a deadline.
 func writeAll(conn net.Conn, bufs net.Buffers, timeout time.Duration) error {
-	for len(bufs) > 0 {
-		var group net.Buffers
-		n := 0
-		for len(bufs) > 0 && n < ioChunk {
-			b := bufs[0]
-			if n+len(b) > ioChunk && n > 0 {
-				break
-			}
-			if len(b) > ioChunk {
-				group = append(group, b[:ioChunk])
-				bufs[0] = b[ioChunk:]
-				n += ioChunk
-				break
-			}
-			group = append(group, b)
-			n += len(b)
-			bufs = bufs[1:]
-		}
-		conn.SetWriteDeadline(time.Now().Add(timeout))
-		if _, err := group.WriteTo(conn); err != nil {
-			return err
-		}
-	}
-	return nil
+	conn.SetWriteDeadline(time.Now().Add(timeout))
+	_, err := bufs.WriteTo(conn)
+	return err
 }

@@ -19,20 +19,19 @@ func group(t *testing.T, n int, cfg tcp.Config) []*tcp.Transport {
 }
 
 func TestConformance(t *testing.T) {
-	for _, lazy := range []bool{false, true} {
-		name := "eager"
-		if lazy {
-			name = "lazy-rendezvous"
-		}
-		t.Run(name, func(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		cfg  tcp.Config
+	}{
+		{"eager", tcp.Config{}},
+		// Lazy connections, long messages on the rendezvous path.
+		{"lazy-rendezvous", tcp.Config{Lazy: true, EagerLimit: 1024}},
+		// Eager messages longer than one chunk (sent as several frames).
+		{"eager-chunked", tcp.Config{EagerLimit: 4 << 20}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
 			transporttest.Run(t, func(t *testing.T, n int) []transport.Transport {
-				// Lazy with a small eager limit: long messages take the
-				// rendezvous path.
-				cfg := tcp.Config{Lazy: lazy}
-				if lazy {
-					cfg.EagerLimit = 1024
-				}
-				eps := group(t, n, cfg)
+				eps := group(t, n, c.cfg)
 				out := make([]transport.Transport, n)
 				for i, e := range eps {
 					out[i] = e
