@@ -30,8 +30,9 @@ func newRunCmdExit(exit func(code int)) *cobra.Command {
 for them. Each gets in its environment SCOLL_RANK (0..N-1), SCOLL_SIZE (N),
 SCOLL_RENDEZVOUS (--rendezvous, or file: and a temporary directory removed at
 the end), SCOLL_SECRET (kept when set, else 32 random bytes in hex, the same
-for every rank) and SCOLL_JOB (a random job id); the Open MPI, PMI and Slurm
-rank variables are removed. Children get no standard input.
+for every rank), SCOLL_JOB (a random job id) and, unless set, GOMAXPROCS (the
+CPUs divided among the ranks, at least 1); the Open MPI, PMI and Slurm rank
+variables are removed. Children get no standard input.
 
 Each line a rank writes to stdout or stderr is printed on run's stdout or
 stderr prefixed with "[RANK] " (--tag-output=false passes output through).

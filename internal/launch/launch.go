@@ -24,6 +24,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"time"
 )
@@ -355,6 +356,13 @@ func childEnv(env []string, np int, rendezvous, secret, id string) []string {
 		if !contains(drop, k) {
 			out = append(out, kv)
 		}
+	}
+	if lookup(env, "GOMAXPROCS") == "" {
+		// Each rank gets its share of the CPUs, as an MPI launcher that
+		// binds ranks to cores would give: Go programs otherwise run as
+		// many threads as there are CPUs in every rank, which measured
+		// markedly slower for ranks that outnumber half the CPUs.
+		out = append(out, fmt.Sprintf("GOMAXPROCS=%d", max(1, runtime.NumCPU()/np)))
 	}
 	return append(out,
 		fmt.Sprintf("%s=%d", EnvSize, np),

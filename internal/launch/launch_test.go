@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -59,7 +60,7 @@ func child(mode string) int {
 			fmt.Printf("r=%d i=%d\n", rank, i)
 		}
 	case "env":
-		for _, k := range append([]string{EnvRank, EnvSize, EnvRendezvous, EnvSecret, EnvJob, "LAUNCH_TEST_KEEP"}, foreignRankVars...) {
+		for _, k := range append([]string{EnvRank, EnvSize, EnvRendezvous, EnvSecret, EnvJob, "LAUNCH_TEST_KEEP", "GOMAXPROCS"}, foreignRankVars...) {
 			v, ok := os.LookupEnv(k)
 			if !ok {
 				v = "<unset>"
@@ -304,7 +305,7 @@ func TestLaunchEnv(t *testing.T) {
 		secret     string // "" for a fresh one
 	}{
 		{"default", foreign, "", ""},
-		{"inherited secret", append(foreign, "SCOLL_SECRET=s3cret"), "tcp:127.0.0.1:7000", "s3cret"},
+		{"inherited secret", append(foreign, "SCOLL_SECRET=s3cret", "GOMAXPROCS=7"), "tcp:127.0.0.1:7000", "s3cret"},
 		{"file rendezvous", foreign, "file:" + t.TempDir(), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -332,6 +333,14 @@ func TestLaunchEnv(t *testing.T) {
 				if e["LAUNCH_TEST_KEEP"] != "kept" {
 					t.Errorf("rank %d: inherited variable lost: %q", r, e["LAUNCH_TEST_KEEP"])
 				}
+			}
+			// GOMAXPROCS: the user's, else each rank's share of the CPUs.
+			wantProcs := strconv.Itoa(max(1, runtime.NumCPU()/np))
+			if tc.secret != "" {
+				wantProcs = "7"
+			}
+			if e0["GOMAXPROCS"] != wantProcs {
+				t.Errorf("GOMAXPROCS=%q, want %s", e0["GOMAXPROCS"], wantProcs)
 			}
 			if tc.secret != "" && e0[EnvSecret] != tc.secret {
 				t.Errorf("secret %q, want the inherited %q", e0[EnvSecret], tc.secret)
