@@ -147,3 +147,23 @@ func ExampleDefaultGrid() {
 	fmt.Println(scoll.DefaultGrid(512, 3), scoll.DefaultGrid(128, 3), scoll.DefaultGrid(12, 2))
 	// Output: [8 8 8] [4 4 8] [3 4]
 }
+
+// Init makes the program one rank of a job of processes: started by
+// "scoll run --np 4", mpirun or srun it gets its rank of 4; run alone, as
+// here, it is a job of one rank.
+func ExampleInit() {
+	ctx := context.Background()
+	c, err := scoll.Init(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+	sum := []int64{int64(c.Rank() + 1)}
+	if err := scoll.Allreduce(ctx, c, nil, sum, scoll.Sum); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("rank %d of %d: sum %d\n", c.Rank(), c.Size(), sum[0])
+	// Output: rank 0 of 1: sum 1
+}

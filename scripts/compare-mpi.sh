@@ -9,66 +9,95 @@
 #      transports.
 #
 # Same sizes, same timing method (warm-up, barrier, back-to-back calls; the
-# mean over ranks of each rank's average per call). Needs Go, mpicc and
-# mpirun (Debian: apt-get install openmpi-bin libopenmpi-dev).
+# mean over ranks of each rank's average per call). Every measurement is
+# repeated REPS times, the four kinds interleaved, and the median is shown,
+# since one run on a shared machine can be off by tens of percent.
+# Needs Go, mpicc and mpirun (Debian: apt-get install openmpi-bin
+# libopenmpi-dev).
 #
-#   scripts/compare-mpi.sh                  # np 2 and 4; 8 B, 64 KiB, 1 MiB, 16 MiB
-#   NPS="2" SIZES="1048576 16777216" OPS="allreduce" scripts/compare-mpi.sh
+#   scripts/compare-mpi.sh
+#   NPS="2" SIZES="1048576 16777216" OPS="allreduce allgather" REPS=5 scripts/compare-mpi.sh
 #
-# scoll rows use scoll's default algorithm choice ("auto", column scoll-tcp)
-# and, in the column "best", the fastest of the algorithms listed below.
-set -euo pipefail
+# Columns: scoll-tcp is scoll's default algorithm choice ("auto"), best the
+# fastest of the algorithms listed below (median per algorithm first).
+set -uo pipefail
 cd "$(dirname "$0")/.."
 NPS=${NPS:-"2 4"}
-SIZES=${SIZES:-"8 65536 1048576 16777216"}
+SIZES=${SIZES:-"8 1048576 16777216"}
 OPS=${OPS:-"allreduce allgather bcast"}
-# Algorithms tried per collective (the "best" column); auto is scoll's choice.
+REPS=${REPS:-3}
+TIME=${TIME:-300ms}
 algs_allreduce=${ALGS_ALLREDUCE:-"auto,ring,rabenseifner,recursive-doubling"}
 algs_allgather=${ALGS_ALLGATHER:-"auto,ring,recursive-doubling,bruck,neighbor-exchange"}
 algs_bcast=${ALGS_BCAST:-"auto,binomial,pipeline,scatter-allgather,two-tree"}
-TIME=${TIME:-1s}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 
+set -e
 go build -o "$work/scoll" ./cmd/scoll
 go build -tags mpi -o "$work/scoll-mpi" ./cmd/scoll
 mpicc -O2 -o "$work/mpibench" scripts/mpibench.c
+set +e
 mpirun --version | head -1
-
 sizes_csv=$(echo $SIZES | tr ' ' ',')
 
-# scoll bench --world under a launcher; prints op,np,bytes,auto_us,best_us,best_alg
-scoll_rows() { # launcher... -- binary
+# scoll bench --world under a launcher; appends "bytes,algorithm,us" lines.
+scoll_run() { # out launcher...
+	local out=$1
+	shift
 	"$@" bench --world --op "$op" --type float64 --sizes "$sizes_csv" --time "$TIME" \
-		--algorithm "$(eval echo \$algs_$op)" --format csv --progress never 2>/dev/null |
-		sed 's/^\[0\] //' | awk -F, -v op="$op" -v np="$np" '
-			$1 == op { us = $9 + 0
-				if ($2 == "auto") auto[$5] = us
-				if (!($5 in best) || us < best[$5]) { best[$5] = us; alg[$5] = $2 } }
-			END { for (b in best) printf "%s,%s,%s,%.2f,%.2f,%s\n", op, np, b, auto[b], best[b], alg[b] }'
+		--algorithm "$(eval echo \$algs_$op)" --format csv --progress never 2>>"$work/errors" |
+		sed 's/^\[0\] //' | awk -F, -v op="$op" '$1 == op { print $5 "," $2 "," $9 }' >>"$out" ||
+		echo "scoll bench $op np=$np failed (see below)" >>"$work/errors"
 }
 
-mpi_rows() { # mpirun options...
-	mpirun "$@" -np "$np" "$work/mpibench" "$op" $SIZES
+# mpibench under mpirun; appends "bytes,native,us" lines.
+mpi_run() { # out mpirun-options...
+	local out=$1
+	shift
+	mpirun "$@" -np "$np" "$work/mpibench" "$op" $SIZES 2>>"$work/errors" |
+		awk -F, '{ print $3 ",native," $5 }' >>"$out"
 }
 
-printf "\n%-9s %3s %9s | %12s %12s %-20s %12s %6s | %12s %12s %6s\n" \
-	op np bytes "scoll-tcp" "scoll-best" "(algorithm)" "ompi-tcp" "ratio" "scoll-mpi" "mpi-native" "ratio"
+# median of the values per (bytes, algorithm): prints "bytes,algorithm,median"
+medians() {
+	sort -t, -k1,1n -k2,2 -k3,3g "$1" | awk -F, '
+		{ k = $1 "," $2; v[k, ++n[k]] = $3; if (!(k in seen)) { seen[k] = 1; keys[++m] = k } }
+		END { for (i = 1; i <= m; i++) { k = keys[i]; c = n[k]; printf "%s,%s\n", k, v[k, int((c + 1) / 2)] } }'
+}
+
+printf "\n%-9s %3s %9s | %10s %10s %-20s %10s %6s | %10s %10s %6s\n" \
+	op np bytes "scoll-tcp" "best" "(algorithm)" "ompi-tcp" "ratio" "scoll-mpi" "mpi-native" "ratio"
 for np in $NPS; do
 	for op in $OPS; do
-		scoll_rows "$work/scoll" run --np "$np" -- "$work/scoll" | sort -t, -k3n >"$work/tcp"
-		mpi_rows --mca btl self,tcp >"$work/ompi"
-		scoll_rows mpirun -np "$np" "$work/scoll-mpi" | sort -t, -k3n >"$work/smpi"
-		mpi_rows >"$work/native"
-		join -t, -j1 <(awk -F, '{print $3","$4","$5","$6}' "$work/tcp" | sort -t, -k1,1) \
-			<(awk -F, '{print $3","$5}' "$work/ompi" | sort -t, -k1,1) |
-			join -t, -j1 - <(awk -F, '{print $3","$4}' "$work/smpi" | sort -t, -k1,1) |
-			join -t, -j1 - <(awk -F, '{print $3","$5}' "$work/native" | sort -t, -k1,1) |
-			sort -t, -k1n | awk -F, -v op="$op" -v np="$np" '{
-				printf "%-9s %3s %9s | %12.1f %12.1f %-20s %12.1f %6.2f | %12.1f %12.1f %6.2f\n",
-					op, np, $1, $2, $3, "(" $4 ")", $5, $3 / $5, $6, $7, $6 / $7 }'
+		: >"$work/tcp"; : >"$work/ompi"; : >"$work/smpi"; : >"$work/native"
+		for _ in $(seq "$REPS"); do
+			scoll_run "$work/tcp" "$work/scoll" run --np "$np" -- "$work/scoll"
+			mpi_run "$work/ompi" --mca btl self,tcp
+			scoll_run "$work/smpi" mpirun -np "$np" "$work/scoll-mpi"
+			mpi_run "$work/native"
+		done
+		for size in $SIZES; do
+			medians "$work/tcp" | awk -F, -v b="$size" '$1 == b' >"$work/t"
+			auto=$(awk -F, '$2 == "auto" { print $3 }' "$work/t")
+			best=$(sort -t, -k3,3g "$work/t" | head -1)
+			ompi=$(medians "$work/ompi" | awk -F, -v b="$size" '$1 == b { print $3 }')
+			smpi=$(medians "$work/smpi" | awk -F, -v b="$size" '$1 == b && $2 == "auto" { print $3 }')
+			native=$(medians "$work/native" | awk -F, -v b="$size" '$1 == b { print $3 }')
+			awk -v op="$op" -v np="$np" -v b="$size" -v auto="$auto" -v best="$best" -v ompi="$ompi" \
+				-v smpi="$smpi" -v native="$native" 'BEGIN {
+				split(best, x, ",")
+				r1 = (ompi > 0 && x[3] > 0) ? sprintf("%6.2f", x[3] / ompi) : "     -"
+				r2 = (native > 0 && smpi > 0) ? sprintf("%6.2f", smpi / native) : "     -"
+				printf "%-9s %3s %9s | %10.1f %10.1f %-20s %10.1f %s | %10.1f %10.1f %s\n",
+					op, np, b, auto, x[3], "(" x[2] ")", ompi, r1, smpi, native, r2 }'
+		done
 	done
 done
 echo
-echo "Times in µs per call. ratio = scoll-best / ompi-tcp and scoll-mpi / mpi-native (below 1: scoll faster)."
+echo "Times in µs per call, medians of $REPS runs. ratio = best / ompi-tcp and scoll-mpi / mpi-native (below 1: scoll faster)."
+if [ -s "$work/errors" ]; then
+	echo "Errors:"
+	cat "$work/errors"
+fi
