@@ -11,12 +11,20 @@
 // a message.
 //
 // Messages are frames with a fixed 56-byte header (frame.go). A message of
-// at most Config.EagerLimit bytes is sent at once and buffered by the
-// receiver if no receive is posted yet. A longer one is announced first and
-// sent when the receiver has posted its receive: the sender writes header
-// and payload with one vectored write straight from the send buffer, and the
-// receiver reads the payload straight into the posted buffer, so long
-// messages are never copied in user space and never buffered unasked.
+// at most Config.EagerLimit bytes (16 KiB) is sent at once and buffered by
+// the receiver if no receive is posted yet. A longer one is announced first
+// and sent when the receiver has posted its receive, in 256 KiB chunks that
+// the sender writes with vectored writes straight from the send buffer and
+// the receiver reads straight into the posted buffer: long messages are
+// never copied in user space and never buffered unasked. Control frames
+// (clear to send, acknowledgements, failures, heartbeats) go between chunks,
+// ahead of queued data.
+//
+// A send of a collective call completes only once the receiver has taken it
+// as a message of the same call (an acknowledgement, or a message of that
+// call from the receiver itself), so ranks that called different
+// collectives find out with errs.Mismatch instead of completing on messages
+// nobody receives.
 //
 // Liveness: each connection carries a heartbeat when idle, and a peer that
 // sends nothing for Config.Timeout (2 s by default) is declared failed, as
