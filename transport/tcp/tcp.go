@@ -273,16 +273,9 @@ func (t *Transport) isClosed() bool {
 
 // Isend posts a send of m.Buf to m.Peer.
 func (t *Transport) Isend(m *transport.Msg) error {
-	p, err := t.peerOf(m.Peer)
-	if err != nil {
+	p, err := t.admit(m)
+	if p == nil {
 		return err
-	}
-	if t.isDown.Load() {
-		return errs.Closed
-	}
-	if err := t.callErr(m.Key); err != nil {
-		complete(m, err)
-		return nil
 	}
 	if p.rank == t.rank {
 		t.selfSend(m)
@@ -293,18 +286,29 @@ func (t *Transport) Isend(m *transport.Msg) error {
 
 // Irecv posts a receive from m.Peer into m.Buf.
 func (t *Transport) Irecv(m *transport.Msg) error {
-	p, err := t.peerOf(m.Peer)
-	if err != nil {
+	p, err := t.admit(m)
+	if p == nil {
 		return err
 	}
+	return p.recv(m)
+}
+
+// admit checks an operation about to be posted and returns its peer, or
+// nil with the error to return (nil when m was failed at once because its
+// call was aborted).
+func (t *Transport) admit(m *transport.Msg) (*peer, error) {
+	p, err := t.peerOf(m.Peer)
+	if err != nil {
+		return nil, err
+	}
 	if t.isDown.Load() {
-		return errs.Closed
+		return nil, errs.Closed
 	}
 	if err := t.callErr(m.Key); err != nil {
 		complete(m, err)
-		return nil
+		return nil, nil
 	}
-	return p.recv(m)
+	return p, nil
 }
 
 // Cancel withdraws a receive that has not matched, or a send whose receiver
