@@ -29,8 +29,10 @@ import (
 // default when every rank can have a CPU and there are at most laneMaxRanks
 // ranks: with more ranks than CPUs waiters park, and the mailbox path, which
 // wakes exactly the waiter whose operation completed, is cheaper). Both ends
-// of a message apply the same rule, so they always meet on the same path. Keys of collective messages are unique per
-// pair, so lane messages need no ordering beyond the ring's.
+// of a message apply the same rule, so they always meet on the same path.
+// Messages leave a lane in the order they entered it: the ring's slots
+// first, then the overflow list, which later messages join while it is not
+// empty.
 const (
 	laneBytes    = 64
 	laneSlots    = 16
@@ -122,7 +124,10 @@ func (e *Endpoint) laneSend(m *transport.Msg) error {
 	if t-l.headCache >= laneSlots {
 		l.headCache = l.head.Load()
 	}
-	if t-l.headCache < laneSlots {
+	// Once messages wait in the overflow list, later ones queue behind
+	// them there until the receiver has taken them: messages with equal
+	// keys keep their order.
+	if t-l.headCache < laneSlots && !l.hasOverflow.Load() {
 		sl := &l.slots[t%laneSlots]
 		sl.key, sl.sig, sl.n, sl.big = m.Key, m.Sig, int32(len(m.Buf)), nil
 		if short {
@@ -140,11 +145,11 @@ func (e *Endpoint) laneSend(m *transport.Msg) error {
 		// Ring full: the receiver is behind. Publish by reference, so the
 		// send completes only when the message is taken; this bounds how
 		// far a sender can run ahead (a root that only sends, say).
-		l.pmu.Unlock()
 		l.omu.Lock()
 		l.overflow = append(l.overflow, earlyMsg{key: m.Key, sig: m.Sig, big: m})
 		l.hasOverflow.Store(true)
 		l.omu.Unlock()
+		l.pmu.Unlock()
 	}
 	ls := &w.lanes[m.Peer]
 	if ls.nparked.Load() > 0 {

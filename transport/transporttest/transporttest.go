@@ -181,6 +181,42 @@ func Run(t *testing.T, mk Factory) {
 		}
 	})
 
+	t.Run("OrderSameKeyMixedSizes", func(t *testing.T) {
+		// Small and large messages with one collective key (Seq ≠ 0),
+		// receives posted before or after: they match in posting order.
+		eps := group(t, 2)
+		var sizes []int // more than a small ring of slots holds
+		for i := range 40 {
+			sizes = append(sizes, []int{1 + i, 40000, 3, 300000}[i%4])
+		}
+		var recvs, sends []*transport.Msg
+		bufs := make([][]byte, len(sizes))
+		for _, recvFirst := range []bool{true, false} {
+			recvs, sends = nil, nil
+			postRecvs := func() {
+				for i, n := range sizes {
+					bufs[i] = make([]byte, n)
+					recvs = append(recvs, post(t, eps[1], false, 0, key(9, 2), bufs[i]))
+				}
+			}
+			if recvFirst {
+				postRecvs()
+			}
+			for i, n := range sizes {
+				sends = append(sends, post(t, eps[0], true, 1, key(9, 2), bytes.Repeat([]byte{byte(i + 1)}, n)))
+			}
+			if !recvFirst {
+				postRecvs()
+			}
+			wait(t, append(recvs, sends...)...) // receivers copy long messages
+			for i, n := range sizes {
+				if recvs[i].Err != nil || recvs[i].N != n || bufs[i][0] != byte(i+1) || bufs[i][n-1] != byte(i+1) {
+					t.Fatalf("receives first %v: receive %d (%d bytes): n=%d err=%v first=%d: order not kept", recvFirst, i, n, recvs[i].N, recvs[i].Err, bufs[i][0])
+				}
+			}
+		}
+	})
+
 	t.Run("MatchByKeyAndSource", func(t *testing.T) {
 		eps := group(t, 3)
 		b1, b2, b3 := make([]byte, 1), make([]byte, 1), make([]byte, 1)

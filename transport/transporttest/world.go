@@ -235,9 +235,8 @@ var worldChecks = []struct {
 	}},
 	{"OrderSameKey", func(t *testing.T, w *worldCase) {
 		// Small and large messages alternate, so that a transport with
-		// several protocols keeps the order across them. The keys are
-		// point-to-point ones (Seq 0), where equal keys repeat; a
-		// collective's keys are unique per pair.
+		// several protocols keeps the order across them; with
+		// point-to-point keys (Seq 0) and with a collective's (Seq 1).
 		const n, large = 40, 40000
 		size := func(i int) int {
 			if i%3 == 1 {
@@ -245,8 +244,8 @@ var worldChecks = []struct {
 			}
 			return 1 + i
 		}
-		for phase, sendFirst := range []bool{true, false} {
-			k := w.key(0, int64(phase))
+		for phase, sendFirst := range []bool{true, false, true, false} {
+			k := w.key(uint64(phase/2), int64(phase))
 			var sends, recvs []*transport.Msg
 			postSends := func() {
 				for i := range n {
