@@ -273,7 +273,7 @@ func prepare[T Number](cl *call, ctx context.Context, c *Comm, spec schedule.Spe
 	} else {
 		sel := p
 		sel.InPlace = false // every rank must pick the same algorithm
-		info = algorithms.Select(&sel, algorithms.InProcess)
+		info = algorithms.Select(&sel, c.machine)
 		if info == nil {
 			return fmt.Errorf("%w: %s: no registered algorithm fits", ErrUnsupported, coll)
 		}

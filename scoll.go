@@ -34,6 +34,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/scoll/scoll/algorithms"
 	"github.com/scoll/scoll/internal/errs"
 	"github.com/scoll/scoll/transport"
 	"github.com/scoll/scoll/transport/inproc"
@@ -111,6 +112,10 @@ type Comm struct {
 
 	release func() error // Close's work (Init, NewComm)
 
+	// machine is the cost model of the default algorithm choice: the
+	// transport's (transport.Modeler), else in-process ranks'.
+	machine algorithms.Machine
+
 	mu    sync.Mutex
 	plans map[planKey]*planEntry
 	last  atomic.Pointer[planEntry] // the plan used last, checked first
@@ -125,6 +130,10 @@ func (c *Comm) Size() int { return c.size }
 func newComm(t transport.Transport, id uint64, spin int) *Comm {
 	c := &Comm{t: t, id: id, rank: t.Rank(), size: t.Size(), plans: make(map[planKey]*planEntry)}
 	c.meeter, _ = t.(transport.Meeter)
+	c.machine = algorithms.InProcess
+	if m, ok := t.(transport.Modeler); ok {
+		c.machine.Alpha, c.machine.Beta = m.Model()
+	}
 	c.exchLimit = -1
 	if x, ok := t.(transport.Exchanger); ok && x.ExchangeLimit() >= 0 {
 		c.exchanger, c.exchLimit = x, x.ExchangeLimit()

@@ -134,6 +134,14 @@ type CallAborter interface {
 	AbortCall(comm, seq uint64, err error)
 }
 
+// Modeler is implemented by transports that tell the default algorithm
+// choice what a message costs on them: alpha seconds per message and beta
+// seconds per byte moved (the α and β of the α-β-γ model). Transports
+// without it are costed as in-process ranks.
+type Modeler interface {
+	Model() (alpha, beta float64)
+}
+
 // Combiner is implemented by transports that accept combining receives
 // (Msg.Combine). Executors emulate them on other transports.
 type Combiner interface {
