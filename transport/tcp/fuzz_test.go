@@ -95,13 +95,17 @@ func FuzzFrames(f *testing.F) {
 	f.Add(frame(header{kind: kindCTS, id: 5}, nil))
 	f.Add(frame(header{kind: kindFail, code: codeCanceled, key: k}, nil))
 	f.Add(frame(header{kind: kindGoodbye}, nil))
+	k2 := transport.Key{Comm: 1, Seq: 2}
+	f.Add(append(frame(header{kind: kindSync, len: 300000, key: k2, id: 4}, make([]byte, dataChunk)), frame(header{kind: kindData, len: 300000 - dataChunk, id: 4, key: transport.Key{Tag: dataChunk}}, make([]byte, 300000-dataChunk))...))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Skip(err)
 		}
+		// An eager limit above one chunk, so that chunked eager messages
+		// are reachable too.
 		tr, err := New(context.Background(), Config{Rank: 0, Size: 2, Secret: bytes.Repeat([]byte("s"), 32), Lazy: true,
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, ln, []string{ln.Addr().String(), "127.0.0.1:1"})
+			EagerLimit: 1 << 20, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, ln, []string{ln.Addr().String(), "127.0.0.1:1"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -115,6 +119,9 @@ func FuzzFrames(f *testing.F) {
 		r := &transport.Msg{Peer: 1, Key: k, Buf: make([]byte, 8), W: transport.NewWaiter(0)}
 		r.W.Add(1)
 		tr.Irecv(r)
+		big := &transport.Msg{Peer: 1, Key: transport.Key{Comm: 1, Seq: 2}, Buf: make([]byte, 300000), W: transport.NewWaiter(0)}
+		big.W.Add(1)
+		tr.Irecv(big)
 		p.start()
 		go io.Copy(io.Discard, c)
 		c.SetWriteDeadline(time.Now().Add(time.Second))
@@ -123,8 +130,10 @@ func FuzzFrames(f *testing.F) {
 		tr.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		if err := r.W.Wait(ctx); err != nil {
-			t.Fatalf("receive never completed: %v", err)
+		for _, m := range []*transport.Msg{r, big} {
+			if err := m.W.Wait(ctx); err != nil {
+				t.Fatalf("receive never completed: %v", err)
+			}
 		}
 	})
 }
