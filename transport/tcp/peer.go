@@ -46,14 +46,19 @@ type peer struct {
 	// of the call and sync sends of it need no ack.
 	proofKey callKey
 	proofSig uint64
-	data     map[uint64]*incoming // receives matched to an rts, waiting for data
-	nextID   uint64
-	out      []*frame // frames to write, in order
-	ctrl     []*frame // control frames, written before anything still in out
-	kick     chan struct{}
-	closing  bool // Close called: write what is queued, then goodbye
-	started  bool
-	writing  bool // a goroutine is writing to conn
+	// The collective call this rank last sent the peer a message of: that
+	// message proves this rank is in the call, so the peer's sync sends of
+	// it need no ack.
+	sentKey callKey
+	sentSig uint64
+	data    map[uint64]*incoming // receives matched to an rts, waiting for data
+	nextID  uint64
+	out     []*frame // frames to write, in order
+	ctrl    []*frame // control frames, written before anything still in out
+	kick    chan struct{}
+	closing bool // Close called: write what is queued, then goodbye
+	started bool
+	writing bool // a goroutine is writing to conn
 
 	lastWrite atomic.Int64 // unix ns of the last write
 	upOnce    sync.Once
@@ -476,6 +481,9 @@ func (p *peer) send(m *transport.Msg) error {
 		return nil
 	}
 	f := &frame{h: header{key: m.Key, sig: m.Sig, len: uint64(len(m.Buf))}, m: m}
+	if m.Key.Seq != 0 {
+		p.sentKey, p.sentSig = callKey{m.Key.Comm, m.Key.Seq}, m.Sig
+	}
 	if len(m.Buf) <= p.t.cfg.EagerLimit {
 		p.nextID++
 		f.h.kind, f.h.id, f.payload = kindEager, p.nextID, m.Buf
@@ -587,7 +595,8 @@ func (p *peer) recv(m *transport.Msg) error {
 			in.part.m = m // the reader completes m with the last chunk
 			p.mu.Unlock()
 		default:
-			if in.ack && in.sig == m.Sig {
+			ack := in.ack && in.sig == m.Sig && !p.sentProof(in.key, in.sig)
+			if ack {
 				p.control(header{kind: kindAck, id: in.id})
 			}
 			p.mu.Unlock()
@@ -886,11 +895,23 @@ func (p *peer) complete(x *incoming) {
 	}
 	if x.ack && m.Err == nil {
 		p.mu.Lock()
-		p.control(header{kind: kindAck, id: x.id})
+		ack := !p.sentProof(x.key, x.sig)
+		if ack {
+			p.control(header{kind: kindAck, id: x.id})
+		}
 		p.mu.Unlock()
-		p.wake()
+		if ack {
+			p.wake()
+		}
 	}
 	p.t.finish(m, nil)
+}
+
+// sentProof reports whether this rank has sent the peer a message of call
+// k with signature sig, which serves the peer as an ack of its sync sends of
+// the call. Called with p.mu held.
+func (p *peer) sentProof(k transport.Key, sig uint64) bool {
+	return k.Seq != 0 && p.sentKey == callKey{k.Comm, k.Seq} && p.sentSig == sig
 }
 
 // readChunk reads the n bytes at offset off of a message into buf, keeping
