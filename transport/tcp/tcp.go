@@ -11,7 +11,7 @@
 // a message.
 //
 // Messages are frames with a fixed 56-byte header (frame.go). A message of
-// at most Config.EagerLimit bytes (16 KiB) is sent at once and buffered by
+// at most Config.EagerLimit bytes (64 KiB) is sent at once and buffered by
 // the receiver if no receive is posted yet. A longer one is announced first
 // and sent when the receiver has posted its receive, in 256 KiB chunks that
 // the sender writes with vectored writes straight from the send buffer and
@@ -76,7 +76,7 @@ type Config struct {
 	// Lazy opens connections on first use instead of at start.
 	Lazy bool
 	// EagerLimit is the largest message sent without waiting for the
-	// receiver to post its receive (default 16 KiB, at most 16 MiB); an
+	// receiver to post its receive (default 64 KiB, at most 16 MiB); an
 	// early message up to this size is buffered by the receiver. All ranks
 	// must use the same.
 	EagerLimit int
@@ -94,7 +94,7 @@ type Config struct {
 const (
 	defaultTimeout        = 2 * time.Second
 	defaultConnectTimeout = 60 * time.Second
-	defaultEagerLimit     = 16 << 10
+	defaultEagerLimit     = 64 << 10
 	maxEagerLimit         = 16 << 20
 	defaultMaxMessage     = 1 << 40
 	defaultSocketBuffer   = 1 << 20
