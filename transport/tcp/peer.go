@@ -157,7 +157,9 @@ func (p *peer) failSyncs(match func(*transport.Msg) bool, err error) []*transpor
 	}
 	var out []*transport.Msg
 	for id, s := range p.acks {
-		if !match(s.m) {
+		if !match(s.m) || s.acked {
+			// An acknowledged send was received: it completes when the
+			// writer is done with it, failure or not.
 			continue
 		}
 		s.err = err
@@ -367,17 +369,21 @@ func (p *peer) down(cause error) {
 	}
 	p.state, p.err = stateDown, cause
 	conn := p.conn
+	fail := p.failure() // the error every operation with the peer gets
+	if p.closing || p.t.isClosed() {
+		fail = errs.Closed
+	}
 	var failed []*transport.Msg
 	failed = append(failed, p.posted...)
 	for _, m := range p.rts {
 		failed = append(failed, m)
 	}
 	for id := range p.data {
-		if m := p.drop(id, cause); m != nil {
+		if m := p.drop(id, fail); m != nil {
 			failed = append(failed, m)
 		}
 	}
-	failed = append(failed, p.failSyncs(func(*transport.Msg) bool { return true }, cause)...)
+	failed = append(failed, p.failSyncs(func(*transport.Msg) bool { return true }, fail)...)
 	for _, f := range p.out {
 		if f.done() { // the others are in p.rts or p.acks
 			failed = append(failed, f.m)
@@ -405,17 +411,13 @@ func (p *peer) down(cause error) {
 	if !closing && !t.isClosed() && !errors.Is(cause, errGoodbye) {
 		t.log.Warn("scoll: peer failed", "peer", p.rank, "err", cause)
 	}
-	err := p.failure()
-	if closing || t.isClosed() {
-		err = errs.Closed
-	}
 	keys := make([]transport.Key, len(failed))
 	for i, m := range failed {
 		keys[i] = m.Key
-		complete(m, err)
+		complete(m, fail)
 	}
 	for _, k := range keys {
-		t.failCallOf(k, err)
+		t.failCallOf(k, fail)
 	}
 }
 
@@ -520,7 +522,7 @@ func (p *peer) send(m *transport.Msg) error {
 		if f.h.kind == kindSync {
 			if s := p.acks[f.h.id]; s != nil {
 				s.written = true
-				if err != nil {
+				if err != nil && !s.acked {
 					s.err = err
 				}
 				sync = p.settle(f.h.id)
@@ -1197,7 +1199,7 @@ func (p *peer) written(batch []*frame, err error) {
 		}
 		if s := p.acks[f.h.id]; s != nil {
 			s.written = true
-			if err != nil {
+			if err != nil && !s.acked {
 				s.err = err
 			}
 			if s := p.settle(f.h.id); s != nil {
