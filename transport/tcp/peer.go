@@ -56,9 +56,12 @@ type peer struct {
 	out     []*frame // frames to write, in order
 	ctrl    []*frame // control frames, written before anything still in out
 	kick    chan struct{}
-	closing bool // Close called: write what is queued, then goodbye
-	started bool
-	writing bool // a goroutine is writing to conn
+	// postedSig is signalled when a receive is posted (a reader may be
+	// waiting for one: awaitPosted).
+	postedSig chan struct{}
+	closing   bool // Close called: write what is queued, then goodbye
+	started   bool
+	writing   bool // a goroutine is writing to conn
 
 	lastWrite atomic.Int64 // unix ns of the last write
 	upOnce    sync.Once
@@ -214,7 +217,7 @@ func newPeer(t *Transport, r int) *peer {
 	return &peer{
 		t: t, rank: r, up: make(chan struct{}),
 		rts: map[uint64]*transport.Msg{}, data: map[uint64]*incoming{}, acks: map[uint64]*syncSend{},
-		kick: make(chan struct{}, 1), readDone: make(chan struct{}),
+		kick: make(chan struct{}, 1), readDone: make(chan struct{}), postedSig: make(chan struct{}, 1),
 	}
 }
 
@@ -617,6 +620,10 @@ func (p *peer) recv(m *transport.Msg) error {
 		return nil
 	}
 	p.posted = append(p.posted, m)
+	select {
+	case p.postedSig <- struct{}{}:
+	default:
+	}
 	idle := p.state == stateIdle
 	p.mu.Unlock()
 	if idle {
@@ -838,6 +845,9 @@ func (p *peer) onEager(conn net.Conn, br *bufio.Reader, h *header) error {
 	for _, m := range proved {
 		t.finish(m, nil)
 	}
+	if x.m == nil && h.len > eagerWaitFrom {
+		x.m = p.awaitPosted(h.key)
+	}
 	if x.m != nil && x.m.Sig == h.sig && x.m.Combine == nil {
 		x.buf, x.direct = x.m.Buf, true
 	} else {
@@ -873,6 +883,36 @@ func (p *peer) onEager(conn net.Conn, br *bufio.Reader, h *header) error {
 	}
 	p.complete(x)
 	return nil
+}
+
+// eagerWaitFrom is the size from which an eager message that finds no
+// receive waits up to eagerWait for one to be posted (the data waits in the
+// socket) rather than being buffered and copied: in exchanges the receive
+// usually follows within microseconds. Frames behind it wait as long.
+const (
+	eagerWaitFrom = 64 << 10
+	eagerWait     = 300 * time.Microsecond
+)
+
+// awaitPosted waits up to eagerWait for a receive with key k to be posted
+// and takes it, or returns nil.
+func (p *peer) awaitPosted(k transport.Key) *transport.Msg {
+	timer := time.NewTimer(eagerWait)
+	defer timer.Stop()
+	for {
+		select {
+		case <-p.postedSig:
+		case <-timer.C:
+			return nil
+		}
+		p.mu.Lock()
+		m := p.takePosted(k)
+		down := p.state == stateDown
+		p.mu.Unlock()
+		if m != nil || down {
+			return m
+		}
+	}
 }
 
 // complete delivers a message whose last chunk has arrived (x is no longer

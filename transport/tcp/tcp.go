@@ -11,8 +11,9 @@
 // a message.
 //
 // Messages are frames with a fixed 56-byte header (frame.go). A message of
-// at most Config.EagerLimit bytes (64 KiB) is sent at once and buffered by
-// the receiver if no receive is posted yet. A longer one is announced first
+// at most Config.EagerLimit bytes (1 MiB) is sent at once; a receiver that
+// has no receive posted for it yet waits briefly for one (the data waits in
+// the socket, frames behind it too) and then buffers it. A longer one is announced first
 // and sent when the receiver has posted its receive, in 256 KiB chunks that
 // the sender writes with vectored writes straight from the send buffer and
 // the receiver reads straight into the posted buffer: long messages are
@@ -76,7 +77,7 @@ type Config struct {
 	// Lazy opens connections on first use instead of at start.
 	Lazy bool
 	// EagerLimit is the largest message sent without waiting for the
-	// receiver to post its receive (default 64 KiB, at most 16 MiB); an
+	// receiver to post its receive (default 1 MiB, at most 16 MiB); an
 	// early message up to this size is buffered by the receiver. All ranks
 	// must use the same.
 	EagerLimit int
@@ -94,7 +95,7 @@ type Config struct {
 const (
 	defaultTimeout        = 2 * time.Second
 	defaultConnectTimeout = 60 * time.Second
-	defaultEagerLimit     = 64 << 10
+	defaultEagerLimit     = 1 << 20
 	maxEagerLimit         = 16 << 20
 	defaultMaxMessage     = 1 << 40
 	defaultSocketBuffer   = 1 << 20
