@@ -13,13 +13,13 @@
 // Messages are frames with a fixed 56-byte header (frame.go). A message of
 // at most Config.EagerLimit bytes (1 MiB) is sent at once; a receiver that
 // has no receive posted for it yet waits briefly for one (the data waits in
-// the socket, frames behind it too) and then buffers it. A longer one is announced first
-// and sent when the receiver has posted its receive, in 256 KiB chunks that
-// the sender writes with vectored writes straight from the send buffer and
-// the receiver reads straight into the posted buffer: long messages are
-// never copied in user space and never buffered unasked. Control frames
-// (clear to send, acknowledgements, failures, heartbeats) go between chunks,
-// ahead of queued data.
+// the socket, frames behind it too) and then buffers it. A longer one is
+// announced first and sent when the receiver has posted its receive, in
+// 256 KiB chunks that the sender writes with vectored writes straight from
+// the send buffer and the receiver reads straight into the posted buffer:
+// long messages are never copied in user space and never buffered unasked.
+// Control frames (clear to send, acknowledgements, failures, heartbeats) go
+// between chunks, ahead of queued data.
 //
 // A send of a collective call completes only once the receiver has taken it
 // as a message of the same call (an acknowledgement, or a message of that
