@@ -175,19 +175,7 @@ func waitAll(t *testing.T, ms ...*transport.Msg) {
 
 func post(t *testing.T, tr *Transport, send bool, peer int, key transport.Key, buf []byte) *transport.Msg {
 	t.Helper()
-	m := &transport.Msg{Peer: peer, Key: key, Buf: buf, W: transport.NewWaiter(0)}
-	m.W.SetPoller(tr)
-	m.W.Add(1)
-	var err error
-	if send {
-		err = tr.Isend(m)
-	} else {
-		err = tr.Irecv(m)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
+	return transporttest.Post(t, tr, send, peer, key, buf)
 }
 
 // TestCancelLargeSend cancels a large send nobody has received: the send

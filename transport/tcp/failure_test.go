@@ -11,6 +11,7 @@ import (
 
 	"github.com/scoll/scoll/internal/errs"
 	"github.com/scoll/scoll/transport"
+	"github.com/scoll/scoll/transport/transporttest"
 )
 
 // crash drops every connection of t without a goodbye, as a process that
@@ -38,27 +39,7 @@ func quietGroup(t *testing.T, n int) []*Transport {
 
 func post(t *testing.T, tr *Transport, send bool, peer int, k transport.Key, buf []byte) *transport.Msg {
 	t.Helper()
-	m := &transport.Msg{Peer: peer, Key: k, Buf: buf, W: transport.NewWaiter(0)}
-	m.W.Add(1)
-	var err error
-	if send {
-		err = tr.Isend(m)
-	} else {
-		err = tr.Irecv(m)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
-func waitMsg(t *testing.T, m *transport.Msg) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := m.W.Wait(ctx); err != nil {
-		t.Fatalf("operation never completed: %v", err)
-	}
+	return transporttest.Post(t, tr, send, peer, k, buf)
 }
 
 // TestPeerCrashAbortsCall: rank 2 dies while rank 0 waits for it and rank 1
@@ -76,13 +57,13 @@ func TestPeerCrashAbortsCall(t *testing.T) {
 	r1 := post(t, eps[1], false, 0, tag(call, 2), make([]byte, 4))
 	eps[2].crash()
 	for name, m := range map[string]*transport.Msg{"rank 0 receive": r0, "rank 0 long send": long, "rank 1 receive": r1} {
-		waitMsg(t, m)
+		transporttest.Wait(t, m)
 		if !errors.Is(m.Err, errs.PeerFailed) {
 			t.Errorf("%s: %v, want PeerFailed", name, m.Err)
 		}
 	}
 	late := post(t, eps[1], true, 0, call, []byte("x"))
-	waitMsg(t, late)
+	transporttest.Wait(t, late)
 	if !errors.Is(late.Err, errs.PeerFailed) {
 		t.Errorf("operation of the aborted call posted later: %v", late.Err)
 	}
@@ -90,13 +71,13 @@ func TestPeerCrashAbortsCall(t *testing.T) {
 	s := post(t, eps[1], true, 0, next, []byte("ok"))
 	buf := make([]byte, 2)
 	r := post(t, eps[0], false, 1, next, buf)
-	waitMsg(t, s)
-	waitMsg(t, r)
+	transporttest.Wait(t, s)
+	transporttest.Wait(t, r)
 	if r.Err != nil || string(buf) != "ok" {
 		t.Fatalf("next call: %v %q", r.Err, buf)
 	}
 	dead := post(t, eps[0], true, 2, next, []byte("x"))
-	waitMsg(t, dead)
+	transporttest.Wait(t, dead)
 	if !errors.Is(dead.Err, errs.PeerFailed) {
 		t.Fatalf("send to the dead rank: %v", dead.Err)
 	}
@@ -118,7 +99,7 @@ func TestMismatchAbortsEverywhere(t *testing.T) {
 	r.W.Add(1)
 	eps[1].Irecv(r)
 	for name, m := range map[string]*transport.Msg{"receiver": r, "sender": s, "sender's receive": waiting} {
-		waitMsg(t, m)
+		transporttest.Wait(t, m)
 		if !errors.Is(m.Err, errs.Mismatch) {
 			t.Errorf("%s: %v, want Mismatch", name, m.Err)
 		}
@@ -136,13 +117,13 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 		ms = append(ms, post(t, eps[r], true, 0, k, make([]byte, 3<<20)), post(t, eps[0], false, r, k, make([]byte, 3<<20)))
 	}
 	for _, m := range ms {
-		waitMsg(t, m)
+		transporttest.Wait(t, m)
 	}
 	pending := post(t, eps[1], false, 2, k, make([]byte, 1)) // outstanding at Close
 	for _, e := range eps {
 		e.Close()
 	}
-	waitMsg(t, pending)
+	transporttest.Wait(t, pending)
 	if !errors.Is(pending.Err, errs.Closed) {
 		t.Fatalf("receive outstanding at Close: %v", pending.Err)
 	}

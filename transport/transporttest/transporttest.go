@@ -21,7 +21,10 @@ type Factory func(t *testing.T, size int) []transport.Transport
 
 const waitLimit = 10 * time.Second
 
-func post(t *testing.T, tr transport.Transport, send bool, peer int, key transport.Key, buf []byte) *transport.Msg {
+// Post posts a send (send true) or a receive of buf with peer and key on tr,
+// with a waiter of its own that polls tr when tr progresses by polling, and
+// fails the test if tr refuses it.
+func Post(t testing.TB, tr transport.Transport, send bool, peer int, key transport.Key, buf []byte) *transport.Msg {
 	t.Helper()
 	m := &transport.Msg{Peer: peer, Key: key, Buf: buf, W: newWaiter(tr, 0)}
 	m.W.Add(1)
@@ -46,7 +49,9 @@ func newWaiter(tr transport.Transport, spin int) *transport.Waiter {
 	return w
 }
 
-func wait(t *testing.T, ms ...*transport.Msg) {
+// Wait waits up to 10 s for each of ms to complete and fails the test if
+// one does not.
+func Wait(t testing.TB, ms ...*transport.Msg) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
@@ -81,10 +86,10 @@ func Run(t *testing.T, mk Factory) {
 
 	t.Run("SendFirst", func(t *testing.T) {
 		eps := group(t, 2)
-		s := post(t, eps[0], true, 1, key(1, 0), []byte("hello"))
+		s := Post(t, eps[0], true, 1, key(1, 0), []byte("hello"))
 		buf := make([]byte, 5)
-		r := post(t, eps[1], false, 0, key(1, 0), buf)
-		wait(t, s, r)
+		r := Post(t, eps[1], false, 0, key(1, 0), buf)
+		Wait(t, s, r)
 		if r.N != 5 || string(buf) != "hello" || r.Err != nil || s.Err != nil {
 			t.Fatalf("got %q n=%d err=%v/%v", buf, r.N, r.Err, s.Err)
 		}
@@ -93,9 +98,9 @@ func Run(t *testing.T, mk Factory) {
 	t.Run("RecvFirst", func(t *testing.T) {
 		eps := group(t, 2)
 		buf := make([]byte, 8)
-		r := post(t, eps[1], false, 0, key(1, 0), buf)
-		s := post(t, eps[0], true, 1, key(1, 0), []byte("abc"))
-		wait(t, s, r)
+		r := Post(t, eps[1], false, 0, key(1, 0), buf)
+		s := Post(t, eps[0], true, 1, key(1, 0), []byte("abc"))
+		Wait(t, s, r)
 		if r.N != 3 || string(buf[:3]) != "abc" {
 			t.Fatalf("got %q n=%d", buf, r.N)
 		}
@@ -112,13 +117,13 @@ func Run(t *testing.T, mk Factory) {
 			buf := make([]byte, n)
 			var s, r *transport.Msg
 			if sendFirst {
-				s = post(t, eps[0], true, 1, key(3, 0), data)
-				r = post(t, eps[1], false, 0, key(3, 0), buf)
+				s = Post(t, eps[0], true, 1, key(3, 0), data)
+				r = Post(t, eps[1], false, 0, key(3, 0), buf)
 			} else {
-				r = post(t, eps[1], false, 0, key(3, 0), buf)
-				s = post(t, eps[0], true, 1, key(3, 0), data)
+				r = Post(t, eps[1], false, 0, key(3, 0), buf)
+				s = Post(t, eps[0], true, 1, key(3, 0), data)
 			}
-			wait(t, r, s)
+			Wait(t, r, s)
 			if !bytes.Equal(buf, data) || r.N != n {
 				t.Fatalf("sendFirst=%v: data differs (n=%d)", sendFirst, r.N)
 			}
@@ -143,8 +148,8 @@ func Run(t *testing.T, mk Factory) {
 			if err := eps[1].Irecv(r); err != nil {
 				t.Fatal(err)
 			}
-			s := post(t, eps[0], true, 1, key(4, 0), bytes.Repeat([]byte{5}, n))
-			wait(t, r, s)
+			s := Post(t, eps[0], true, 1, key(4, 0), bytes.Repeat([]byte{5}, n))
+			Wait(t, r, s)
 			if r.Err != nil || buf[0] != 7 || buf[n-1] != 7 {
 				t.Fatalf("n=%d: got %d..%d err=%v, want 7 (local left)", n, buf[0], buf[n-1], r.Err)
 			}
@@ -153,9 +158,9 @@ func Run(t *testing.T, mk Factory) {
 
 	t.Run("ZeroLength", func(t *testing.T) {
 		eps := group(t, 2)
-		r := post(t, eps[1], false, 0, key(1, 0), nil)
-		s := post(t, eps[0], true, 1, key(1, 0), nil)
-		wait(t, s, r)
+		r := Post(t, eps[1], false, 0, key(1, 0), nil)
+		s := Post(t, eps[0], true, 1, key(1, 0), nil)
+		Wait(t, s, r)
 		if r.N != 0 || r.Err != nil {
 			t.Fatalf("n=%d err=%v", r.N, r.Err)
 		}
@@ -167,13 +172,13 @@ func Run(t *testing.T, mk Factory) {
 		var sends, recvs []*transport.Msg
 		bufs := make([][]byte, n)
 		for i := range n {
-			sends = append(sends, post(t, eps[0], true, 1, key(1, 0), []byte{byte(i)}))
+			sends = append(sends, Post(t, eps[0], true, 1, key(1, 0), []byte{byte(i)}))
 		}
 		for i := range n {
 			bufs[i] = make([]byte, 1)
-			recvs = append(recvs, post(t, eps[1], false, 0, key(1, 0), bufs[i]))
+			recvs = append(recvs, Post(t, eps[1], false, 0, key(1, 0), bufs[i]))
 		}
-		wait(t, append(sends, recvs...)...)
+		Wait(t, append(sends, recvs...)...)
 		for i := range n {
 			if bufs[i][0] != byte(i) {
 				t.Fatalf("message %d holds %d: order not kept", i, bufs[i][0])
@@ -196,19 +201,19 @@ func Run(t *testing.T, mk Factory) {
 			postRecvs := func() {
 				for i, n := range sizes {
 					bufs[i] = make([]byte, n)
-					recvs = append(recvs, post(t, eps[1], false, 0, key(9, 2), bufs[i]))
+					recvs = append(recvs, Post(t, eps[1], false, 0, key(9, 2), bufs[i]))
 				}
 			}
 			if recvFirst {
 				postRecvs()
 			}
 			for i, n := range sizes {
-				sends = append(sends, post(t, eps[0], true, 1, key(9, 2), bytes.Repeat([]byte{byte(i + 1)}, n)))
+				sends = append(sends, Post(t, eps[0], true, 1, key(9, 2), bytes.Repeat([]byte{byte(i + 1)}, n)))
 			}
 			if !recvFirst {
 				postRecvs()
 			}
-			wait(t, append(recvs, sends...)...) // receivers copy long messages
+			Wait(t, append(recvs, sends...)...) // receivers copy long messages
 			for i, n := range sizes {
 				if recvs[i].Err != nil || recvs[i].N != n || bufs[i][0] != byte(i+1) || bufs[i][n-1] != byte(i+1) {
 					t.Fatalf("receives first %v: receive %d (%d bytes): n=%d err=%v first=%d: order not kept", recvFirst, i, n, recvs[i].N, recvs[i].Err, bufs[i][0])
@@ -220,13 +225,13 @@ func Run(t *testing.T, mk Factory) {
 	t.Run("MatchByKeyAndSource", func(t *testing.T) {
 		eps := group(t, 3)
 		b1, b2, b3 := make([]byte, 1), make([]byte, 1), make([]byte, 1)
-		r1 := post(t, eps[2], false, 0, key(2, 1), b1)
-		r2 := post(t, eps[2], false, 1, key(2, 1), b2)
-		r3 := post(t, eps[2], false, 0, key(1, 1), b3)
-		s1 := post(t, eps[1], true, 2, key(2, 1), []byte{'b'})
-		s2 := post(t, eps[0], true, 2, key(1, 1), []byte{'c'})
-		s3 := post(t, eps[0], true, 2, key(2, 1), []byte{'a'})
-		wait(t, r1, r2, r3, s1, s2, s3)
+		r1 := Post(t, eps[2], false, 0, key(2, 1), b1)
+		r2 := Post(t, eps[2], false, 1, key(2, 1), b2)
+		r3 := Post(t, eps[2], false, 0, key(1, 1), b3)
+		s1 := Post(t, eps[1], true, 2, key(2, 1), []byte{'b'})
+		s2 := Post(t, eps[0], true, 2, key(1, 1), []byte{'c'})
+		s3 := Post(t, eps[0], true, 2, key(2, 1), []byte{'a'})
+		Wait(t, r1, r2, r3, s1, s2, s3)
 		if string(b1)+string(b2)+string(b3) != "abc" {
 			t.Fatalf("got %q %q %q", b1, b2, b3)
 		}
@@ -234,9 +239,9 @@ func Run(t *testing.T, mk Factory) {
 
 	t.Run("Truncation", func(t *testing.T) {
 		eps := group(t, 2)
-		r := post(t, eps[1], false, 0, key(1, 0), make([]byte, 2))
-		s := post(t, eps[0], true, 1, key(1, 0), []byte("long message"))
-		wait(t, s, r)
+		r := Post(t, eps[1], false, 0, key(1, 0), make([]byte, 2))
+		s := Post(t, eps[0], true, 1, key(1, 0), []byte("long message"))
+		Wait(t, s, r)
 		if !errors.Is(r.Err, errs.InvalidArgument) {
 			t.Fatalf("truncated receive: err=%v", r.Err)
 		}
@@ -244,15 +249,15 @@ func Run(t *testing.T, mk Factory) {
 
 	t.Run("CancelUnmatched", func(t *testing.T) {
 		eps := group(t, 2)
-		r := post(t, eps[1], false, 0, key(1, 0), make([]byte, 2))
+		r := Post(t, eps[1], false, 0, key(1, 0), make([]byte, 2))
 		if !eps[1].Cancel(r) {
 			t.Fatal("unmatched receive not cancelled")
 		}
 		// A later send must not land in the cancelled receive.
 		buf := make([]byte, 2)
-		r2 := post(t, eps[1], false, 0, key(1, 0), buf)
-		s := post(t, eps[0], true, 1, key(1, 0), []byte("ok"))
-		wait(t, s, r2)
+		r2 := Post(t, eps[1], false, 0, key(1, 0), buf)
+		s := Post(t, eps[0], true, 1, key(1, 0), []byte("ok"))
+		Wait(t, s, r2)
 		if string(buf) != "ok" || r.N != 0 {
 			t.Fatalf("got %q, cancelled n=%d", buf, r.N)
 		}
@@ -276,9 +281,9 @@ func Run(t *testing.T, mk Factory) {
 
 	t.Run("PeerClosed", func(t *testing.T) {
 		eps := group(t, 2)
-		r := post(t, eps[1], false, 0, key(1, 0), make([]byte, 1))
+		r := Post(t, eps[1], false, 0, key(1, 0), make([]byte, 1))
 		eps[0].Close()
-		wait(t, r)
+		Wait(t, r)
 		if !errors.Is(r.Err, errs.PeerFailed) && !errors.Is(r.Err, errs.Closed) {
 			t.Fatalf("receive from closed peer: %v", r.Err)
 		}

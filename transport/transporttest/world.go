@@ -358,7 +358,7 @@ var worldChecks = []struct {
 		}
 	}},
 	{"CancelUnmatched", func(t *testing.T, w *worldCase) {
-		r := post(t, w.tr, false, w.left, w.key(1, 0), make([]byte, 2))
+		r := Post(t, w.tr, false, w.left, w.key(1, 0), make([]byte, 2))
 		if !w.tr.Cancel(r) {
 			t.Fatal("unmatched receive not cancelled")
 		}
