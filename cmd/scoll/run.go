@@ -20,8 +20,9 @@ func newRunCmd() *cobra.Command {
 // when the job fails (tests pass their own).
 func newRunCmdExit(exit func(code int)) *cobra.Command {
 	var (
-		job launch.Job
-		tag bool
+		job  launch.Job
+		tag  bool
+		bind bool
 	)
 	cmd := &cobra.Command{
 		Use:   "run --np N [flags] -- PROGRAM [ARGS...]",
@@ -33,6 +34,11 @@ the end), SCOLL_SECRET (kept when set, else 32 random bytes in hex, the same
 for every rank), SCOLL_JOB (a random job id) and, unless set, GOMAXPROCS (the
 CPUs divided among the ranks, at least 1); the Open MPI, PMI and Slurm rank
 variables are removed. Children get no standard input.
+
+On Linux, when there are at least as many CPUs as ranks, each rank is bound
+to its own equal share of the CPUs (rank r to the r-th block), as mpirun binds
+ranks to cores; --bind=false leaves them free, which is better when several
+jobs share the machine.
 
 Each line a rank writes to stdout or stderr is printed on run's stdout or
 stderr prefixed with "[RANK] " (--tag-output=false passes output through).
@@ -61,6 +67,7 @@ is what gets signalled.`,
 			job.Program, job.Args = args[0], args[1:]
 			job.Stdout, job.Stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
 			job.Untagged = !tag
+			job.NoBind = !bind
 
 			// Stop the job on SIGINT and SIGTERM, remembering which came.
 			ctx, cancel := context.WithCancel(cmd.Context())
@@ -114,6 +121,7 @@ is what gets signalled.`,
 	f.StringVar(&job.Rendezvous, "rendezvous", "", "SCOLL_RENDEZVOUS for the ranks: file:DIR or tcp:HOST:PORT (default: file: and a fresh temporary directory)")
 	f.DurationVar(&job.Timeout, "timeout", 0, "stop the whole job after this long (0: no limit)")
 	f.DurationVar(&job.Grace, "grace", launch.DefaultGrace, "time between SIGTERM and SIGKILL when stopping the ranks")
+	f.BoolVar(&bind, "bind", true, "bind each rank to its own share of the CPUs when there are at least as many CPUs as ranks (Linux)")
 	f.BoolVar(&tag, "tag-output", true, `prefix each output line with "[RANK] "`)
 	return cmd
 }

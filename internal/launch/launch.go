@@ -126,6 +126,14 @@ type Job struct {
 	// Rand is the source of the secret and the job id; nil means
 	// crypto/rand.
 	Rand io.Reader
+	// NoBind leaves every rank free to run on any CPU. By default, on
+	// Linux, when the launcher may use at least as many CPUs as there are
+	// ranks, each rank is bound to its own equal share of them (rank r to
+	// the r-th block, in CPU number order), as MPI launchers bind ranks
+	// to cores: ranks then neither migrate nor meet on one CPU while
+	// another idles. Jobs that share a machine with other bound jobs
+	// should set NoBind, since every job starts binding at the first CPU.
+	NoBind bool
 }
 
 // Run starts the children, waits for all of them to exit, and returns the
@@ -222,14 +230,11 @@ type exit struct {
 
 func (r *runner) run(ctx context.Context) (int, error) {
 	exits := make(chan exit, r.job.NP)
+	reapedAll := make(chan struct{})
+	defer close(reapedAll)
 	var startErr error
-	for rank := range r.job.NP {
-		cmd, err := r.start(rank)
-		if err != nil {
-			startErr = fmt.Errorf("launch: starting rank %d: %w", rank, err)
-			break
-		}
-		r.procs = append(r.procs, cmd)
+	r.procs, startErr = r.startAll(reapedAll)
+	for rank, cmd := range r.procs {
 		go func() {
 			cmd.Wait() // the status is in cmd.ProcessState
 			exits <- exit{rank, cmd.ProcessState}
@@ -305,6 +310,64 @@ func (r *runner) signal(reaped []bool, sig stopSignal) {
 			signalGroup(cmd.Process, sig)
 		}
 	}
+}
+
+// startAll starts the children in rank order until one fails to start.
+// Bound children are started from a thread of their own, bound in turn to
+// each rank's CPUs (a child inherits the mask of the thread that forks it);
+// that thread lives until done is closed, after the children are reaped,
+// since the kernel sends their parent-death signal when it ends.
+func (r *runner) startAll(done <-chan struct{}) ([]*exec.Cmd, error) {
+	plan := bindPlan(r.job.NP, allowedCPUs())
+	if r.job.NoBind || plan == nil {
+		return r.startRanks(nil)
+	}
+	type result struct {
+		procs []*exec.Cmd
+		err   error
+	}
+	res := make(chan result)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		procs, err := r.startRanks(func(rank int) {
+			bindThread(plan[rank]) // unbound if the kernel refuses
+		})
+		res <- result{procs, err}
+		<-done
+	}()
+	x := <-res
+	return x.procs, x.err
+}
+
+// startRanks starts the children in rank order, calling before (when not
+// nil) ahead of each, until one fails to start.
+func (r *runner) startRanks(before func(rank int)) ([]*exec.Cmd, error) {
+	var procs []*exec.Cmd
+	for rank := range r.job.NP {
+		if before != nil {
+			before(rank)
+		}
+		cmd, err := r.start(rank)
+		if err != nil {
+			return procs, fmt.Errorf("launch: starting rank %d: %w", rank, err)
+		}
+		procs = append(procs, cmd)
+	}
+	return procs, nil
+}
+
+// bindPlan divides cpus into np equal blocks in order, the CPUs of each
+// rank, or returns nil when there are fewer CPUs than ranks.
+func bindPlan(np int, cpus []int) [][]int {
+	k := len(cpus) / max(np, 1)
+	if k < 1 {
+		return nil
+	}
+	plan := make([][]int, np)
+	for r := range plan {
+		plan[r] = cpus[r*k : (r+1)*k : (r+1)*k]
+	}
+	return plan
 }
 
 // start starts the child of one rank with its output pumps.

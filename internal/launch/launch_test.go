@@ -59,6 +59,13 @@ func child(mode string) int {
 		for i := range 500 {
 			fmt.Printf("r=%d i=%d\n", rank, i)
 		}
+	case "affinity":
+		status, _ := os.ReadFile("/proc/self/status")
+		for _, line := range strings.Split(string(status), "\n") {
+			if v, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok {
+				fmt.Printf("CPUS=%s\n", strings.TrimSpace(v))
+			}
+		}
 	case "env":
 		for _, k := range append([]string{EnvRank, EnvSize, EnvRendezvous, EnvSecret, EnvJob, "LAUNCH_TEST_KEEP", "GOMAXPROCS"}, foreignRankVars...) {
 			v, ok := os.LookupEnv(k)

@@ -96,7 +96,8 @@ func FuzzFrames(f *testing.F) {
 	f.Add(frame(header{kind: kindFail, code: codeCanceled, key: k}, nil))
 	f.Add(frame(header{kind: kindGoodbye}, nil))
 	k2 := transport.Key{Comm: 1, Seq: 2}
-	f.Add(append(frame(header{kind: kindSync, len: 300000, key: k2, id: 4}, make([]byte, dataChunk)), frame(header{kind: kindData, len: 300000 - dataChunk, id: 4, key: transport.Key{Tag: dataChunk}}, make([]byte, 300000-dataChunk))...))
+	const bigLen = dataChunk + dataChunk/2 // a chunked eager message
+	f.Add(append(frame(header{kind: kindSync, len: bigLen, key: k2, id: 4}, make([]byte, dataChunk)), frame(header{kind: kindData, len: bigLen - dataChunk, id: 4, key: transport.Key{Tag: dataChunk}}, make([]byte, bigLen-dataChunk))...))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -105,7 +106,7 @@ func FuzzFrames(f *testing.F) {
 		// An eager limit above one chunk, so that chunked eager messages
 		// are reachable too.
 		tr, err := New(context.Background(), Config{Rank: 0, Size: 2, Secret: bytes.Repeat([]byte("s"), 32), Lazy: true,
-			EagerLimit: 1 << 20, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, ln, []string{ln.Addr().String(), "127.0.0.1:1"})
+			EagerLimit: 2 * dataChunk, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, ln, []string{ln.Addr().String(), "127.0.0.1:1"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,7 +120,7 @@ func FuzzFrames(f *testing.F) {
 		r := &transport.Msg{Peer: 1, Key: k, Buf: make([]byte, 8), W: transport.NewWaiter(0)}
 		r.W.Add(1)
 		tr.Irecv(r)
-		big := &transport.Msg{Peer: 1, Key: transport.Key{Comm: 1, Seq: 2}, Buf: make([]byte, 300000), W: transport.NewWaiter(0)}
+		big := &transport.Msg{Peer: 1, Key: transport.Key{Comm: 1, Seq: 2}, Buf: make([]byte, bigLen), W: transport.NewWaiter(0)}
 		big.W.Add(1)
 		tr.Irecv(big)
 		p.start()

@@ -1136,8 +1136,11 @@ func (p *peer) writeLoop() {
 // dataChunk is the largest payload of one frame: the writer sends a longer
 // message as chunks (an eager or sync frame with the first chunk, then data
 // frames) and slips pending control frames in between, so that an answer
-// (clear to send, ack) never waits for more than one chunk.
-const dataChunk = 256 << 10
+// (clear to send, ack) never waits for more than one chunk. Fewer, larger
+// chunks cost fewer system calls and frames: 2-process allgather over
+// loopback, 1 MiB 418-446 µs with 256 KiB chunks against 411-412 with
+// 1 MiB, 16 MiB 11.7-12.2 ms against 11.6-11.7.
+const dataChunk = 1 << 20
 
 // frameWriter gathers frames into vectored writes of about dataChunk
 // bytes.

@@ -15,7 +15,7 @@
 // has no receive posted for it yet waits briefly for one (the data waits in
 // the socket, frames behind it too) and then buffers it. A longer one is
 // announced first and sent when the receiver has posted its receive, in
-// 256 KiB chunks that the sender writes with vectored writes straight from
+// 1 MiB chunks that the sender writes with vectored writes straight from
 // the send buffer and the receiver reads straight into the posted buffer:
 // long messages are never copied in user space and never buffered unasked.
 // Control frames (clear to send, acknowledgements, failures, heartbeats) go
