@@ -9,6 +9,10 @@
 // child to fail stops the others (SIGTERM, then SIGKILL after a grace
 // period) and decides the exit status, as mpirun and srun do.
 //
+// On Linux, when there are at least as many CPUs as ranks, each child is
+// bound to its own equal share of the launcher's CPUs, as MPI launchers
+// bind ranks to cores (Job.NoBind turns this off).
+//
 // Each child runs in its own process group, which is what the launcher
 // signals, so helpers a rank starts stop with it; on Linux a child is also
 // killed when the launcher dies (Pdeathsig).
