@@ -21,6 +21,7 @@ import (
 
 	"github.com/scoll/scoll/internal/errs"
 	"github.com/scoll/scoll/transport"
+	"github.com/scoll/scoll/transport/transporttest"
 )
 
 // logBuf is a concurrency-safe log sink.
@@ -119,16 +120,12 @@ func TestGarbageConnection(t *testing.T) {
 		conn.Close()
 	}
 	// The real pair still works.
-	s := &transport.Msg{Peer: 0, Key: transport.Key{Comm: 1, Seq: 1}, Buf: []byte("ok"), W: transport.NewWaiter(0)}
-	r := &transport.Msg{Peer: 1, Key: transport.Key{Comm: 1, Seq: 1}, Buf: make([]byte, 2), W: transport.NewWaiter(0)}
-	s.W.Add(1)
-	r.W.Add(1)
-	eps[1].Isend(s)
-	eps[0].Irecv(r)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := r.W.Wait(ctx); err != nil || string(r.Buf) != "ok" {
-		t.Fatalf("after junk connections: %v %q", err, r.Buf)
+	k := transport.Key{Comm: 1, Seq: 1}
+	transporttest.Post(t, eps[1], true, 0, k, []byte("ok"))
+	r := transporttest.Post(t, eps[0], false, 1, k, make([]byte, 2))
+	transporttest.Wait(t, r)
+	if r.Err != nil || string(r.Buf) != "ok" {
+		t.Fatalf("after junk connections: %v %q", r.Err, r.Buf)
 	}
 }
 
@@ -267,16 +264,12 @@ func TestMutualTLS(t *testing.T) {
 		defer e.Close()
 	}
 	data := bytes.Repeat([]byte("tls"), 100000) // long: rendezvous path
-	s := &transport.Msg{Peer: 2, Key: transport.Key{Comm: 1, Seq: 1}, Buf: data, W: transport.NewWaiter(0)}
-	r := &transport.Msg{Peer: 0, Key: transport.Key{Comm: 1, Seq: 1}, Buf: make([]byte, len(data)), W: transport.NewWaiter(0)}
-	s.W.Add(1)
-	r.W.Add(1)
-	eps[0].Isend(s)
-	eps[2].Irecv(r)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := r.W.Wait(ctx); err != nil || !bytes.Equal(r.Buf, data) || r.Err != nil {
-		t.Fatalf("over TLS: %v %v", err, r.Err)
+	k := transport.Key{Comm: 1, Seq: 1}
+	transporttest.Post(t, eps[0], true, 2, k, data)
+	r := transporttest.Post(t, eps[2], false, 0, k, make([]byte, len(data)))
+	transporttest.Wait(t, r)
+	if !bytes.Equal(r.Buf, data) || r.Err != nil {
+		t.Fatalf("over TLS: %v", r.Err)
 	}
 
 	t0, addrs, logs := startRank0(t, Config{Secret: secret("a"), TLS: good})
