@@ -129,6 +129,9 @@ type call struct {
 	send   []byte
 	recv   []byte
 	sig    uint64
+	// peers translates the plan's ranks into transport ranks (nil on the
+	// world; see exec.Call.Peers).
+	peers []int32
 	// meet: run as a shared-memory meeting instead of the plan (see meet.go).
 	meet bool
 	// exch: run a blocking call as a shared-memory exchange (exchange.go).
@@ -166,10 +169,11 @@ func placeKey(pl *algorithms.Placement) string {
 }
 
 type planEntry struct {
-	key  planKey
-	plan *exec.Plan
-	info *algorithms.Info
-	sig  uint64
+	key   planKey
+	plan  *exec.Plan
+	info  *algorithms.Info
+	sig   uint64
+	peers []int32
 }
 
 // parseOptions applies opts. Without options nothing is allocated.
@@ -202,6 +206,15 @@ func prepare[T Number](cl *call, ctx context.Context, c *Comm, spec schedule.Spe
 	cfg := parseOptions(opts)
 	coll := spec.Coll
 	spec.Size = c.size
+	// A derived communicator's own grid and placement are the defaults.
+	// They are not part of the plan key: the cache is per communicator.
+	cfgGrid, cfgPlace := cfg.grid, cfg.place
+	if cfg.grid == nil {
+		cfg.grid = c.grid
+	}
+	if cfg.place == nil {
+		cfg.place = c.place
+	}
 	var kernel exec.Kernel
 	var z T
 	kernel.ElemSize = int(sizeOf(z))
@@ -234,7 +247,7 @@ func prepare[T Number](cl *call, ctx context.Context, c *Comm, spec schedule.Spe
 			return fmt.Errorf("%s: %w", coll, err)
 		}
 	}
-	key := planKey{coll, cfg.alg, spec.Root, spec.Count, spec.InPlaceAt(c.rank), commutative, cfg.radix, seg, kernel.ElemSize, opID, gridKey(cfg.grid), placeKey(cfg.place)}
+	key := planKey{coll, cfg.alg, spec.Root, spec.Count, spec.InPlaceAt(c.rank), commutative, cfg.radix, seg, kernel.ElemSize, opID, gridKey(cfgGrid), placeKey(cfgPlace)}
 	cacheable := !coll.Vector()
 	if cacheable {
 		e := c.last.Load()
@@ -247,7 +260,7 @@ func prepare[T Number](cl *call, ctx context.Context, c *Comm, spec schedule.Spe
 			}
 		}
 		if e != nil {
-			*cl = call{c: c, info: e.info, plan: e.plan, kernel: kernel, sig: e.sig,
+			*cl = call{c: c, info: e.info, plan: e.plan, kernel: kernel, sig: e.sig, peers: e.peers,
 				send: kernels.Bytes(send), recv: kernels.Bytes(recv), coll: coll}
 			cl.exch = cfg.alg == "" && c.exchangeable(coll, spec.Count*kernel.ElemSize)
 			cl.meet = !cl.exch && cfg.alg == "" && c.meetable(coll, spec.Count*kernel.ElemSize)
@@ -298,12 +311,19 @@ func prepare[T Number](cl *call, ctx context.Context, c *Comm, spec schedule.Spe
 		return fmt.Errorf("%w: %s/%s: %w", ErrInvalidArgument, coll, info.Name, err)
 	}
 	cl.plan = exec.NewPlan(s)
+	if c.grp != nil {
+		ranks := cl.plan.Peers()
+		cl.peers = make([]int32, len(ranks))
+		if err := c.grp.Resolve(ctx, ranks, cl.peers); err != nil {
+			return fmt.Errorf("%s/%s: %w", coll, info.Name, err)
+		}
+	}
 	if cacheable {
 		c.mu.Lock()
 		if len(c.plans) > 256 {
 			clear(c.plans)
 		}
-		c.plans[key] = &planEntry{key: key, plan: cl.plan, info: info, sig: cl.sig}
+		c.plans[key] = &planEntry{key: key, plan: cl.plan, info: info, sig: cl.sig, peers: cl.peers}
 		c.mu.Unlock()
 	}
 	cl.exch = cfg.alg == "" && c.exchangeable(coll, spec.Count*kernel.ElemSize)
@@ -341,13 +361,12 @@ func (h *hash) ints(xs []int) {
 // wait, by the transport's Checker.
 func (cl *call) start(ec *exec.Call) error {
 	c := cl.c
-	if c.closed.Load() {
+	if c.isClosed() {
 		return ErrClosed
 	}
 	seq := c.seq.Add(1)
 	*ec = exec.Call{T: c.t, Comm: c.id, Seq: seq, Plan: cl.plan, Send: cl.send, Recv: cl.recv,
-		Kernel: cl.kernel, Spin: c.spin, Sig: cl.sig}
-	ec.Checker, _ = c.t.(transport.Checker)
+		Kernel: cl.kernel, Spin: c.spin, Sig: cl.sig, Peers: cl.peers, Checker: c.checker}
 	return nil
 }
 
@@ -377,7 +396,7 @@ type Request struct {
 
 func (cl *call) launch(ctx context.Context) (*Request, error) {
 	if cl.meet {
-		if cl.c.closed.Load() {
+		if cl.c.isClosed() {
 			return nil, ErrClosed
 		}
 		seq := cl.c.seq.Add(1)
@@ -525,7 +544,7 @@ func blocking(ctx context.Context, c *Comm, cl *call, err error) error {
 // a context already ended): it claims the call's sequence number and aborts
 // it, so the others' part of the call fails instead of waiting.
 func (c *Comm) abandon(err error) {
-	if c == nil || c.closed.Load() {
+	if c == nil || c.isClosed() {
 		return
 	}
 	if a, ok := c.t.(transport.CallAborter); ok {

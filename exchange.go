@@ -73,7 +73,7 @@ const exchangeMark = 0x65786368616e6765 // "exchange"
 // runExchange runs a prepared blocking call as an exchange.
 func (cl *call) runExchange(ctx context.Context) error {
 	c := cl.c
-	if c.closed.Load() {
+	if c.isClosed() {
 		return ErrClosed
 	}
 	var in []byte

@@ -190,11 +190,18 @@ func NewComm(t transport.Transport, opts ...Option) *Comm {
 	return c
 }
 
-// Close releases a communicator made by Init or NewComm: later calls fail
-// with ErrClosed, peers' calls that still need this rank fail with
-// ErrPeerFailed, and the transport's connections close. Every rank should
-// call it when done. Closing a communicator of Run only marks it closed.
-// Close is idempotent.
+// Close releases a communicator: later calls on it fail with ErrClosed.
+//
+// Closing a world communicator (made by Init or NewComm) closes its
+// transport: peers' calls that still need this rank fail with
+// ErrPeerFailed, the connections close, and every communicator derived
+// from it fails with ErrClosed. Every rank should call it when done.
+// Closing a world communicator of Run only marks it closed.
+//
+// Closing a derived communicator (Split, Dup, Create, SplitGrid) frees
+// what it holds on this rank and does not affect the communicators derived
+// from it, as MPI_Comm_free: a program may duplicate, split, then close
+// the duplicate. Close is local and idempotent.
 func (c *Comm) Close() error {
 	if c == nil {
 		return fmt.Errorf("%w: nil communicator", ErrInvalidArgument)
@@ -202,6 +209,17 @@ func (c *Comm) Close() error {
 	if c.closed.Swap(true) {
 		return nil
 	}
+	if c.grp != nil {
+		if c.view != nil {
+			c.view.Leave()
+		}
+		c.rs.release(c.cid)
+		c.mu.Lock()
+		clear(c.plans)
+		c.mu.Unlock()
+		return nil
+	}
+	c.rs.closed.Store(true)
 	if c.release != nil {
 		return c.release()
 	}

@@ -78,7 +78,7 @@ func (cl *call) runMeet(ctx context.Context, seq uint64) error {
 	key := transport.Key{Comm: cl.c.id, Seq: seq}
 	// Ranks that took a message schedule for this call (a mismatch) find
 	// this record when they wait, fail, and so end the meeting.
-	if ch, ok := cl.c.t.(transport.Checker); ok {
+	if ch := cl.c.checker; ch != nil {
 		ch.RecordCall(cl.c.id, seq, cl.sig)
 	}
 	if err := cl.c.meeter.Meet(ctx, key, cl.sig, meetArg{in: in, out: cl.recv}, fn); err != nil {

@@ -36,6 +36,7 @@ import (
 
 	"github.com/scoll/scoll/algorithms"
 	"github.com/scoll/scoll/internal/errs"
+	"github.com/scoll/scoll/split"
 	"github.com/scoll/scoll/transport"
 	"github.com/scoll/scoll/transport/inproc"
 )
@@ -95,6 +96,7 @@ func WithSpin(n int) Option { return func(c *runConfig) { c.spin = n } }
 // every rank.
 type Comm struct {
 	t      transport.Transport
+	rs     *rankState // shared by every communicator of this rank
 	id     uint64
 	rank   int
 	size   int
@@ -102,7 +104,26 @@ type Comm struct {
 	seq    atomic.Uint64
 	closed atomic.Bool
 
-	meeter transport.Meeter // nil unless ranks share memory
+	// A derived communicator's membership (nil for the world, whose
+	// ranks are the transport's), its context id (cid) and the transport
+	// address of its rank 0 (leader), which together make id.
+	grp    split.Group
+	cid    uint32
+	leader int32
+	view   transport.GroupView // the transport's per-communicator state, if any
+	// rev maps transport addresses to ranks of a derived communicator
+	// whose members are known, made by the first TranslateRanks into it.
+	revOnce sync.Once
+	rev     map[int32]int
+
+	// Defaults of the topology-aware algorithms: the process grid (from
+	// SplitGrid; nil: DefaultGrid) and where the ranks sit on the
+	// machine (a derived communicator's members; nil: rank r on node r).
+	grid  []int
+	place *algorithms.Placement
+
+	checker transport.Checker // nil unless the transport checks calls
+	meeter  transport.Meeter  // nil unless ranks share memory
 
 	// Exchanges (see exchange.go): the transport's, its payload limit (-1:
 	// none), and the record blocking calls reuse (one at a time).
@@ -129,6 +150,8 @@ func (c *Comm) Size() int { return c.size }
 
 func newComm(t transport.Transport, id uint64, spin int) *Comm {
 	c := &Comm{t: t, id: id, rank: t.Rank(), size: t.Size(), plans: make(map[planKey]*planEntry)}
+	c.rs = &rankState{cids: map[uint32]bool{}}
+	c.checker, _ = t.(transport.Checker)
 	c.meeter, _ = t.(transport.Meeter)
 	c.machine = algorithms.InProcess
 	if m, ok := t.(transport.Modeler); ok {
@@ -193,6 +216,7 @@ func Run(ctx context.Context, p int, fn func(ctx context.Context, c *Comm) error
 					fail(fmt.Errorf("%w: rank %d panicked: %v\n%s", ErrPeerFailed, r, v, debug.Stack()))
 				}
 				c.closed.Store(true)
+				c.rs.closed.Store(true)
 				w.Exit(r)
 			}()
 			if err := fn(ctx, c); err != nil {
@@ -209,7 +233,7 @@ func (c *Comm) usable(ctx context.Context) error {
 	if c == nil {
 		return fmt.Errorf("%w: nil communicator", ErrInvalidArgument)
 	}
-	if c.closed.Load() {
+	if c.isClosed() {
 		return ErrClosed
 	}
 	if ctx == nil {
@@ -235,7 +259,11 @@ func (c *Comm) Send(ctx context.Context, dst, tag int, buf []byte) error {
 	if dst < 0 || dst >= c.size || tag < 0 {
 		return fmt.Errorf("%w: send to rank %d with tag %d (size %d)", ErrInvalidArgument, dst, tag, c.size)
 	}
-	return c.p2p(ctx, &transport.Msg{Peer: dst, Key: c.p2pKey(tag), Buf: buf, Eager: true}, true)
+	peer, err := c.addr(ctx, dst)
+	if err != nil {
+		return err
+	}
+	return c.p2p(ctx, &transport.Msg{Peer: peer, Key: c.p2pKey(tag), Buf: buf, Eager: true}, true)
 }
 
 // Recv receives a message from rank src with the given tag into buf and
@@ -248,8 +276,12 @@ func (c *Comm) Recv(ctx context.Context, src, tag int, buf []byte) (int, error) 
 	if src < 0 || src >= c.size || tag < 0 {
 		return 0, fmt.Errorf("%w: receive from rank %d with tag %d (size %d)", ErrInvalidArgument, src, tag, c.size)
 	}
-	m := &transport.Msg{Peer: src, Key: c.p2pKey(tag), Buf: buf}
-	err := c.p2p(ctx, m, false)
+	peer, err := c.addr(ctx, src)
+	if err != nil {
+		return 0, err
+	}
+	m := &transport.Msg{Peer: peer, Key: c.p2pKey(tag), Buf: buf}
+	err = c.p2p(ctx, m, false)
 	return m.N, err
 }
 

@@ -112,6 +112,20 @@ func NewPlan(s *schedule.Schedule) *Plan {
 	return p
 }
 
+// Peers returns the peer of every communication operation of the
+// schedule, in order: the ranks Call.Peers translates.
+func (p *Plan) Peers() []int {
+	out := make([]int, 0, len(p.tags))
+	for _, r := range p.Sched.Rounds {
+		for _, o := range r {
+			if o.Kind.IsComm() {
+				out = append(out, o.Peer)
+			}
+		}
+	}
+	return out
+}
+
 // Kernel combines elements held in byte slices.
 type Kernel struct {
 	// ElemSize is the element size in bytes.
@@ -137,6 +151,11 @@ type Call struct {
 	Spin int
 	// Sig is the call's signature, carried by every message.
 	Sig uint64
+	// Peers, when set, translates the schedule's ranks (the communicator's)
+	// into transport ranks: Peers[i] is the transport rank of the peer of
+	// the i-th communication operation of the schedule (Plan.Peers order).
+	// Nil means the communicator is the transport's whole group.
+	Peers []int32
 	// Checker, if set, records the call when it starts and is asked once,
 	// the first time the call would park its goroutine, whether the ranks
 	// agree on it; an error aborts the call.
@@ -282,7 +301,11 @@ func run(ctx context.Context, c *Call) error {
 				continue
 			}
 			m := &st.msgs[nc]
-			*m = transport.Msg{Peer: o.Peer, W: st.w, Sig: c.Sig, Key: transport.Key{Comm: c.Comm, Seq: c.Seq, Tag: c.Plan.tags[ti]}}
+			peer := o.Peer
+			if c.Peers != nil {
+				peer = int(c.Peers[ti])
+			}
+			*m = transport.Msg{Peer: peer, W: st.w, Sig: c.Sig, Key: transport.Key{Comm: c.Comm, Seq: c.Seq, Tag: c.Plan.tags[ti]}}
 			ti++
 			st.recv[nc] = o.Kind.IsRecv()
 			var err error
@@ -346,7 +369,7 @@ func run(ctx context.Context, c *Call) error {
 					return m.Err
 				}
 				if st.recv[i] && m.N != len(m.Buf) {
-					return fmt.Errorf("%w: received %d bytes from rank %d, expected %d", errs.Mismatch, m.N, m.Peer, len(m.Buf))
+					return fmt.Errorf("%w: received %d bytes from transport rank %d, expected %d", errs.Mismatch, m.N, m.Peer, len(m.Buf))
 				}
 				if m.Local != nil && m.Combine == nil {
 					// emulated combining receive; Dst of the op is found again

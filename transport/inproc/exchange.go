@@ -79,8 +79,7 @@ var (
 //
 // Invariant: slot 2r+b is written only by rank r's goroutine.
 type exchTable struct {
-	comm    uint64
-	_       [56]byte
+	_       [64]byte
 	nparked atomic.Int32 // ranks parked in an exchange of this table
 	_       [60]byte
 	ranks   []exchRank
@@ -108,22 +107,18 @@ func (e *Endpoint) ExchangeLimit() int {
 	return exchBytes
 }
 
-func (e *Endpoint) exchTable(comm uint64) *exchTable {
-	t := e.xtable.Load()
-	if t == nil || t.comm != comm {
-		v, ok := e.w.exchs.Load(comm)
-		if !ok {
-			n := e.w.size
-			nt := &exchTable{comm: comm, ranks: make([]exchRank, n), slots: make([]exchSlot, 2*n)}
-			for r := range nt.ranks {
-				nt.ranks[r].wake = make(chan struct{}, 1)
-			}
-			v, _ = e.w.exchs.LoadOrStore(comm, nt)
-		}
-		t = v.(*exchTable)
-		e.xtable.Store(t)
+// exchTable returns the communicator's exchange memory, made on first use.
+func (cs *commState) exchTable() *exchTable {
+	if t := cs.exch.Load(); t != nil {
+		return t
 	}
-	return t
+	n := cs.size
+	nt := &exchTable{ranks: make([]exchRank, n), slots: make([]exchSlot, 2*n)}
+	for r := range nt.ranks {
+		nt.ranks[r].wake = make(chan struct{}, 1)
+	}
+	cs.exch.CompareAndSwap(nil, nt)
+	return cs.exch.Load()
 }
 
 // kick wakes the ranks parked in an exchange of t.
@@ -141,14 +136,38 @@ func (t *exchTable) kick() {
 
 // exchExit wakes every parked exchange so that it sees that rank r exited.
 func (w *World) exchExit(int) {
-	w.exchs.Range(func(_, v any) bool {
-		v.(*exchTable).kick()
+	w.comms.Range(func(_, v any) bool {
+		if t := v.(*commState).exch.Load(); t != nil {
+			t.kick()
+		}
 		return true
 	})
 }
 
 // Exchange implements transport.Exchanger.
 func (e *Endpoint) Exchange(ctx context.Context, x *transport.Exchange) error {
+	return e.worldMember(x.Comm).exchange(ctx, x)
+}
+
+// ExchangeLimit implements transport.Exchanger: the world's limit for a
+// group whose members are known, else -1.
+func (v *View) ExchangeLimit() int {
+	if !v.m.cs.known {
+		return -1
+	}
+	return v.m.e.ExchangeLimit()
+}
+
+// Exchange implements transport.Exchanger.
+func (v *View) Exchange(ctx context.Context, x *transport.Exchange) error {
+	if !v.m.cs.known {
+		return fmt.Errorf("%w: exchanges on a communicator whose members are not known here", errs.Unsupported)
+	}
+	return v.m.exchange(ctx, x)
+}
+
+func (m member) exchange(ctx context.Context, x *transport.Exchange) error {
+	e := m.e
 	w := e.w
 	if !w.exchOn {
 		return fmt.Errorf("%w: exchanges are off", errs.Unsupported)
@@ -159,32 +178,33 @@ func (e *Endpoint) Exchange(ctx context.Context, x *transport.Exchange) error {
 	if w.exited[e.rank].Load() {
 		return e.gone(e.rank)
 	}
-	t := e.exchTable(x.Comm)
-	me := &t.ranks[e.rank]
+	t := m.cs.exchTable()
+	me := &t.ranks[m.rank]
 	b := int(me.count & 1)
 	me.count++
 	if me.dirty {
-		if err := e.settle(ctx, t, me, x); err != nil {
+		if err := m.settle(ctx, t, me, x); err != nil {
 			me.prev = x.Seq // this exchange is started (and abandoned) too
 			return err
 		}
 	}
 	me.prev = x.Seq
-	s := &t.slots[2*e.rank+b]
+	s := &t.slots[2*m.rank+b]
 	s.sig, s.n = x.Sig, len(x.Payload)
 	copy(s.data[:], x.Payload)
 	s.seq.Store(x.Seq)
 	if t.nparked.Load() != 0 {
 		t.kick()
 	}
-	if len(x.Data) < w.size {
-		x.Data = make([][]byte, w.size)
+	size := m.cs.size
+	if len(x.Data) < size {
+		x.Data = make([][]byte, size)
 	}
 
 	// Poll every peer's slot, then park if that takes too long.
 	i := 0
-	for r := range w.size {
-		if r == e.rank {
+	for r := range size {
+		if r == m.rank {
 			continue
 		}
 		ps := &t.slots[2*r+b]
@@ -195,12 +215,12 @@ func (e *Endpoint) Exchange(ctx context.Context, x *transport.Exchange) error {
 					runtime.Gosched() // a rank sharing this thread may be the one we wait for
 					if ctx.Err() != nil {
 						me.dirty = true
-						return e.exchFail(x, transport.CtxErr(ctx))
+						return m.exchFail(x, transport.CtxErr(ctx))
 					}
 				}
 				continue
 			}
-			if err := e.exchPark(ctx, t, me, b, x); err != nil {
+			if err := m.exchPark(ctx, t, me, b, x); err != nil {
 				me.dirty = true
 				return err
 			}
@@ -210,10 +230,10 @@ func (e *Endpoint) Exchange(ctx context.Context, x *transport.Exchange) error {
 	me.dirty = false
 
 	// Everyone has published: compare signatures and expose the payloads.
-	for r := range w.size {
+	for r := range size {
 		ps := &t.slots[2*r+b]
 		if ps.sig != x.Sig {
-			return fmt.Errorf("%w: collective #%d: rank %d called it with other arguments than rank %d", errs.Mismatch, x.Seq, r, e.rank)
+			return fmt.Errorf("%w: collective #%d: rank %d called it with other arguments than rank %d", errs.Mismatch, x.Seq, r, m.rank)
 		}
 		x.Data[r] = ps.data[:ps.n:ps.n]
 	}
@@ -223,11 +243,11 @@ func (e *Endpoint) Exchange(ctx context.Context, x *transport.Exchange) error {
 // exchPark waits, parked between polls, until every peer has published
 // exchange x in slots of parity b, or the exchange fails. Peers that
 // publish kick it, and so does Exit.
-func (e *Endpoint) exchPark(ctx context.Context, t *exchTable, me *exchRank, b int, x *transport.Exchange) error {
+func (m member) exchPark(ctx context.Context, t *exchTable, me *exchRank, b int, x *transport.Exchange) error {
 	// Ranks that run a message schedule for this call check the record
 	// when they wait, as this rank checks theirs below: whichever of two
 	// such ranks checks second sees the other's record.
-	e.RecordCall(x.Comm, x.Seq, x.Sig)
+	m.recordCall(x.Seq, x.Sig)
 	me.parked.Store(true)
 	t.nparked.Add(1)
 	defer func() {
@@ -236,25 +256,24 @@ func (e *Endpoint) exchPark(ctx context.Context, t *exchTable, me *exchRank, b i
 	}()
 	done := ctx.Done()
 	for {
-		ready, err := e.exchPoll(t, b, x)
+		ready, err := m.exchPoll(t, b, x)
 		if err != nil || ready {
 			return err
 		}
 		select {
 		case <-me.wake:
 		case <-done:
-			return e.exchFail(x, transport.CtxErr(ctx))
+			return m.exchFail(x, transport.CtxErr(ctx))
 		}
 	}
 }
 
 // exchPoll reports whether every peer has published exchange x in slots
 // of parity b, or why it never will.
-func (e *Endpoint) exchPoll(t *exchTable, b int, x *transport.Exchange) (bool, error) {
-	w := e.w
+func (m member) exchPoll(t *exchTable, b int, x *transport.Exchange) (bool, error) {
 	ready := true
-	for r := range w.size {
-		if r == e.rank {
+	for r := range m.cs.size {
+		if r == m.rank {
 			continue
 		}
 		// Load the other parity first: a peer publishes this exchange
@@ -270,19 +289,19 @@ func (e *Endpoint) exchPoll(t *exchTable, b int, x *transport.Exchange) (bool, e
 		case s > x.Seq || other > x.Seq:
 			return false, fmt.Errorf("%w: collective #%d: rank %d went past it without taking part", errs.Mismatch, x.Seq, r)
 		}
-		if w.exited[r].Load() {
+		if m.exited(r) {
 			// A peer publishes before it exits; look once more.
 			if t.slots[2*r+b].seq.Load() == x.Seq {
 				continue
 			}
-			return false, e.exchFail(x, e.gone(r))
+			return false, m.exchFail(x, m.e.gone(m.cs.world(r)))
 		}
 		ready = false
 	}
 	if ready {
 		return true, nil
 	}
-	if err := e.CheckCall(x.Comm, x.Seq, x.Sig, true); err != nil {
+	if err := m.checkCall(x.Seq, x.Sig, true); err != nil {
 		return false, err
 	}
 	return false, nil
@@ -290,9 +309,9 @@ func (e *Endpoint) exchPoll(t *exchTable, b int, x *transport.Exchange) (bool, e
 
 // exchFail prefers a mismatch report, if the call records show one, to the
 // error err it caused (a rank that ran another call, then failed or left).
-func (e *Endpoint) exchFail(x *transport.Exchange, err error) error {
-	e.RecordCall(x.Comm, x.Seq, x.Sig) // for the peers' own reports
-	if cerr := e.CheckCall(x.Comm, x.Seq, x.Sig, true); cerr != nil {
+func (m member) exchFail(x *transport.Exchange, err error) error {
+	m.recordCall(x.Seq, x.Sig) // for the peers' own reports
+	if cerr := m.checkCall(x.Seq, x.Sig, true); cerr != nil {
 		return fmt.Errorf("%w (then: %w)", cerr, err)
 	}
 	return err
@@ -302,11 +321,10 @@ func (e *Endpoint) exchFail(x *transport.Exchange, err error) error {
 // the parity it is about to write: until every peer has published an
 // exchange numbered me.prev (the last this rank started) or later, or has
 // exited. Only a rank whose last exchange ended early needs it.
-func (e *Endpoint) settle(ctx context.Context, t *exchTable, me *exchRank, x *transport.Exchange) error {
-	w := e.w
+func (m member) settle(ctx context.Context, t *exchTable, me *exchRank, x *transport.Exchange) error {
 	settled := func() bool {
-		for r := range w.size {
-			if r == e.rank || w.exited[r].Load() {
+		for r := range m.cs.size {
+			if r == m.rank || m.exited(r) {
 				continue
 			}
 			if max(t.slots[2*r].seq.Load(), t.slots[2*r+1].seq.Load()) < me.prev {

@@ -29,9 +29,8 @@ type World struct {
 	closed atomic.Bool
 	spin   int
 
-	calls    sync.Map // comm id → *callTable
+	comms    sync.Map // comm id → *commState
 	meets    sync.Map // meetKey → *meeting
-	exchs    sync.Map // comm id → *exchTable
 	baseDone <-chan struct{}
 	lanes    []laneState
 
@@ -147,8 +146,7 @@ type Endpoint struct {
 	w    *World
 	rank int
 
-	table  atomic.Pointer[callTable] // cache of the last communicator's table
-	xtable atomic.Pointer[exchTable] // the same for exchanges
+	last atomic.Pointer[commState] // the world communicator used last
 }
 
 var (
@@ -323,7 +321,6 @@ func (e *Endpoint) Cancel(m *transport.Msg) bool {
 // own ring (no shared cache lines on the fast path); a rank that has to wait
 // reads the others'.
 type callTable struct {
-	comm  uint64
 	ranks [][callRing]sigSlot
 }
 
@@ -335,17 +332,10 @@ type sigSlot struct {
 	_   [48]byte
 }
 
-func (e *Endpoint) callTable(comm uint64) *callTable {
-	t := e.table.Load()
-	if t == nil || t.comm != comm {
-		v, ok := e.w.calls.Load(comm)
-		if !ok {
-			v, _ = e.w.calls.LoadOrStore(comm, &callTable{comm: comm, ranks: make([][callRing]sigSlot, e.w.size)})
-		}
-		t = v.(*callTable)
-		e.table.Store(t)
-	}
-	return t
+// worldMember returns this rank's view of communicator comm of the whole
+// world in world order.
+func (e *Endpoint) worldMember(comm uint64) member {
+	return member{e: e, cs: e.worldState(comm), rank: e.rank}
 }
 
 // RecordCall notes that this rank starts collective seq of comm with
@@ -354,39 +344,11 @@ func (e *Endpoint) RecordCall(comm, seq, sig uint64) {
 	if e.w.size == 1 {
 		return
 	}
-	sl := &e.callTable(comm).ranks[e.rank][seq%callRing]
-	// seq is cleared first so that a reader never pairs a sequence number
-	// with the signature of another call (CheckCall re-reads seq).
-	sl.seq.Store(0)
-	sl.sig.Store(sig)
-	sl.seq.Store(seq)
+	e.worldMember(comm).recordCall(seq, sig)
 }
 
 // CheckCall fails with errs.Mismatch when a rank has recorded collective seq
-// of comm with another signature. Unless full, only the two neighbouring
-// ranks are looked at (a mismatch anywhere makes some pair of neighbours
-// differ, and one of them sees it when it waits). The check is best effort:
-// ranks that have not started the collective yet, or are more than a ring
-// ahead, are not seen.
+// of comm with another signature (see member.checkCall).
 func (e *Endpoint) CheckCall(comm, seq, sig uint64, full bool) error {
-	t := e.callTable(comm)
-	P := len(t.ranks)
-	for i := range P {
-		r := i
-		if !full {
-			if i >= 2 {
-				break
-			}
-			r = (e.rank + P - 1 + 2*i) % P // rank-1, rank+1
-		}
-		sl := &t.ranks[r][seq%callRing]
-		if sl.seq.Load() != seq {
-			continue
-		}
-		other := sl.sig.Load()
-		if sl.seq.Load() == seq && other != sig {
-			return fmt.Errorf("%w: collective #%d: rank %d called it with other arguments than rank %d", errs.Mismatch, seq, r, e.rank)
-		}
-	}
-	return nil
+	return e.worldMember(comm).checkCall(seq, sig, full)
 }

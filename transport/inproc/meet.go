@@ -22,6 +22,7 @@ import (
 //
 // Invariant: state moves from open to running or failed exactly once.
 type meeting struct {
+	cs      *commState
 	vals    []any
 	sigs    []uint64
 	joined  []atomic.Bool // set after vals and sigs
@@ -41,6 +42,20 @@ type meetKey struct{ comm, seq uint64 }
 
 // Meet implements transport.Meeter.
 func (e *Endpoint) Meet(ctx context.Context, key transport.Key, sig uint64, val any, fn func(vals []any) error) error {
+	return e.worldMember(key.Comm).meet(ctx, key, sig, val, fn)
+}
+
+// Meet implements transport.Meeter for a communicator whose members are
+// known (errs.Unsupported otherwise).
+func (v *View) Meet(ctx context.Context, key transport.Key, sig uint64, val any, fn func(vals []any) error) error {
+	if !v.m.cs.known {
+		return fmt.Errorf("%w: meetings on a communicator whose members are not known here", errs.Unsupported)
+	}
+	return v.m.meet(ctx, key, sig, val, fn)
+}
+
+func (mb member) meet(ctx context.Context, key transport.Key, sig uint64, val any, fn func(vals []any) error) error {
+	e, cs := mb.e, mb.cs
 	w := e.w
 	if w.exited[e.rank].Load() {
 		return e.gone(e.rank)
@@ -48,12 +63,12 @@ func (e *Endpoint) Meet(ctx context.Context, key transport.Key, sig uint64, val 
 	k := meetKey{key.Comm, key.Seq}
 	v, ok := w.meets.Load(k)
 	if !ok {
-		v, _ = w.meets.LoadOrStore(k, &meeting{vals: make([]any, w.size), sigs: make([]uint64, w.size),
-			joined: make([]atomic.Bool, w.size), done: make(chan struct{})})
+		v, _ = w.meets.LoadOrStore(k, &meeting{cs: cs, vals: make([]any, cs.size), sigs: make([]uint64, cs.size),
+			joined: make([]atomic.Bool, cs.size), done: make(chan struct{})})
 	}
 	m := v.(*meeting)
-	m.vals[e.rank], m.sigs[e.rank] = val, sig
-	m.joined[e.rank].Store(true)
+	m.vals[mb.rank], m.sigs[mb.rank] = val, sig
+	m.joined[mb.rank].Store(true)
 	if w.baseDone != nil {
 		select {
 		case <-w.baseDone: // ended before this meeting was seen by SetContext's sweep
@@ -61,7 +76,7 @@ func (e *Endpoint) Meet(ctx context.Context, key transport.Key, sig uint64, val 
 		default:
 		}
 	}
-	if int(m.arrived.Add(1)) == w.size {
+	if int(m.arrived.Add(1)) == cs.size {
 		w.meets.Delete(k)
 		if !m.state.CompareAndSwap(meetOpen, meetRunning) {
 			<-m.done
@@ -69,7 +84,7 @@ func (e *Endpoint) Meet(ctx context.Context, key transport.Key, sig uint64, val 
 		}
 		for r, s := range m.sigs {
 			if s != sig {
-				m.err = fmt.Errorf("%w: collective #%d: rank %d called it with other arguments than rank %d", errs.Mismatch, key.Seq, r, e.rank)
+				m.err = fmt.Errorf("%w: collective #%d: rank %d called it with other arguments than rank %d", errs.Mismatch, key.Seq, r, mb.rank)
 				break
 			}
 		}
@@ -81,8 +96,8 @@ func (e *Endpoint) Meet(ctx context.Context, key transport.Key, sig uint64, val 
 	}
 	// Exit checks meetings after marking a rank exited; check again here so
 	// that a meeting created after that sweep still fails.
-	for r := range w.size {
-		if w.exited[r].Load() && !m.joined[r].Load() {
+	for r := range cs.size {
+		if mb.exited(r) && !m.joined[r].Load() {
 			m.fail(fmt.Errorf("%w: rank %d has exited", errs.PeerFailed, r))
 			break
 		}
@@ -134,7 +149,7 @@ func (w *World) meetExit(r int) {
 	err := fmt.Errorf("%w: rank %d has exited", errs.PeerFailed, r)
 	w.meets.Range(func(_, v any) bool {
 		m := v.(*meeting)
-		if !m.joined[r].Load() {
+		if gr := m.cs.rankOf(r); gr >= 0 && !m.joined[gr].Load() {
 			m.fail(err)
 		}
 		return true

@@ -1,0 +1,210 @@
+package scoll
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/scoll/scoll/algorithms"
+	"github.com/scoll/scoll/split"
+	"github.com/scoll/scoll/transport"
+)
+
+// Undefined is the color of a rank that joins no communicator in Split
+// (any negative color does), like MPI_UNDEFINED.
+const Undefined = -1
+
+// Communicators derived from the world.
+//
+// A derived communicator shares its rank's transport endpoint with the
+// world. It has its own context id, agreed by the ranks of its parent (see
+// agree), so its messages never match another communicator's; its members
+// are a split.Group (a replicated table or Sack's distributed table), and
+// every call translates its ranks into transport addresses before it posts
+// (a plan's peers are resolved once, when the plan is made).
+//
+// Context ids. id = cid<<32 | (leader+1), where cid is a number every
+// member had free when the communicator was made and leader is the
+// transport address of its rank 0. Siblings made by one Split share cid
+// but not leader; communicators with a member in common never share cid
+// while both live, because that member reserved it for the first. The world
+// is cid 0, leader 0: id 1. Bit 63 marks point-to-point messages and bit 62
+// the messages of a split running on the communicator.
+const (
+	p2pBit   = 1 << 63
+	splitBit = 1 << 62
+	maxCID   = 1<<30 - 1
+)
+
+// rankState is what the communicators of one rank share.
+type rankState struct {
+	closed atomic.Bool // the world was closed: every derived communicator fails
+
+	mu   sync.Mutex
+	cids map[uint32]bool // context ids in use by this rank's communicators
+}
+
+// reserveFrom reserves and returns the lowest free context id ≥ from, or
+// 0 when none is left.
+func (rs *rankState) reserveFrom(from uint32) uint32 {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	for c := max(from, 1); c <= maxCID; c++ {
+		if !rs.cids[c] {
+			rs.cids[c] = true
+			return c
+		}
+	}
+	return 0
+}
+
+// reserve reserves cid if it is free and reports whether it did.
+func (rs *rankState) reserve(cid uint32) bool {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if cid == 0 || cid > maxCID || rs.cids[cid] {
+		return false
+	}
+	rs.cids[cid] = true
+	return true
+}
+
+// release frees cid.
+func (rs *rankState) release(cid uint32) {
+	if cid == 0 {
+		return
+	}
+	rs.mu.Lock()
+	delete(rs.cids, cid)
+	rs.mu.Unlock()
+}
+
+// isClosed reports whether c or its world was closed.
+func (c *Comm) isClosed() bool { return c.closed.Load() || c.rs.closed.Load() }
+
+// addr returns the transport address of rank r of c.
+func (c *Comm) addr(ctx context.Context, r int) (int, error) {
+	if c.grp == nil {
+		return r, nil
+	}
+	if a, ok := c.grp.Addr(r); ok {
+		return int(a), nil
+	}
+	var out [1]int32
+	if err := c.grp.Resolve(ctx, []int{r}, out[:]); err != nil {
+		return 0, err
+	}
+	return int(out[0]), nil
+}
+
+// agreement is one rank's input to agree.
+type agreement struct {
+	// sig must be equal on every rank (the operation and its options).
+	sig uint64
+	// bad is this rank's error with its own arguments, or nil.
+	bad error
+}
+
+// agree runs the collective part every communicator constructor starts
+// with, over c: it checks that every rank called the same constructor
+// with the same options and that none had bad arguments (each error
+// reaches every rank), and agrees on a context id free on every rank of c,
+// which it leaves reserved on every rank.
+//
+// Each round is one Allreduce(Max) of a rank's lowest free id ≥ a
+// starting point, with its negation (to learn the minimum too), the
+// signature both ways and the error flag. When every rank proposed the
+// same id, that is the id (the usual case: one round). Otherwise every
+// rank tries to reserve the largest proposal and an Allreduce(Min) tells
+// whether all could; if not, the next round starts above it (Open MPI's
+// next-cid search).
+func (c *Comm) agree(ctx context.Context, a agreement) (uint32, error) {
+	from := uint32(1)
+	for {
+		cand := c.rs.reserveFrom(from)
+		sig := int64(a.sig >> 1)
+		bad := int64(0)
+		if a.bad != nil {
+			bad = 1
+		}
+		v := []int64{int64(cand), -int64(cand), sig, -sig, bad}
+		if err := Allreduce(ctx, c, nil, v, Max); err != nil {
+			c.rs.release(cand)
+			return 0, err
+		}
+		hi, lo := uint32(v[0]), uint32(-v[1])
+		switch {
+		case a.bad != nil:
+			c.rs.release(cand)
+			return 0, a.bad
+		case v[4] != 0:
+			c.rs.release(cand)
+			return 0, fmt.Errorf("%w: another rank passed bad arguments", ErrInvalidArgument)
+		case v[2] != -v[3]:
+			c.rs.release(cand)
+			return 0, fmt.Errorf("%w: ranks created communicators with different operations or options", ErrMismatch)
+		case lo == 0:
+			c.rs.release(cand)
+			return 0, fmt.Errorf("%w: a rank has no free context id left", ErrUnsupported)
+		case hi == lo:
+			return cand, nil
+		}
+		c.rs.release(cand)
+		mine := c.rs.reserve(hi)
+		ok := []int64{0}
+		if mine {
+			ok[0] = 1
+		}
+		if err := Allreduce(ctx, c, nil, ok, Min); err != nil {
+			if mine {
+				c.rs.release(hi)
+			}
+			return 0, err
+		}
+		if ok[0] == 1 {
+			return hi, nil
+		}
+		if mine {
+			c.rs.release(hi)
+		}
+		from = hi + 1
+	}
+}
+
+// derive makes the communicator of group g with context id cid.
+func (c *Comm) derive(cid uint32, leader int32, g split.Group) *Comm {
+	d := &Comm{t: c.t, rs: c.rs, rank: g.Rank(), size: g.Size(), spin: c.spin,
+		grp: g, cid: cid, leader: leader, machine: c.machine, plans: make(map[planKey]*planEntry)}
+	d.id = uint64(cid)<<32 | (uint64(uint32(leader)) + 1)
+	d.exchLimit = -1
+	if gr, ok := c.t.(transport.Grouper); ok {
+		d.view = gr.Join(transport.Group{Comm: d.id, Rank: d.rank, Size: d.size, Members: g.Members()})
+		d.checker, _ = d.view.(transport.Checker)
+		d.meeter, _ = d.view.(transport.Meeter)
+		if x, ok := d.view.(transport.Exchanger); ok && x.ExchangeLimit() >= 0 {
+			d.exchanger, d.exchLimit = x, x.ExchangeLimit()
+		}
+	} else {
+		// Call records keyed by context id need no membership.
+		d.checker, _ = c.t.(transport.Checker)
+	}
+	if m := g.Members(); m != nil {
+		nodes := make([]int, len(m))
+		for i, a := range m {
+			nodes[i] = int(a)
+		}
+		d.place = &algorithms.Placement{Machine: c.machineDims(), Nodes: nodes}
+	}
+	return d
+}
+
+// machineDims returns the machine the ranks of c's world sit on: the grid
+// of the whole world (DefaultGrid of the world's size in 3 dimensions, or
+// the grid a SplitGrid of the world named).
+func (c *Comm) machineDims() []int {
+	if c.place != nil {
+		return c.place.Machine
+	}
+	return algorithms.DefaultGrid(c.size, 3)
+}

@@ -1,0 +1,514 @@
+package scoll
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/scoll/scoll/split"
+	"github.com/scoll/scoll/transport"
+)
+
+// SplitOption configures Split.
+type SplitOption func(*splitConfig)
+
+type splitConfig struct {
+	opts  split.Options
+	stats *SplitStats
+}
+
+// WithSplitAlgorithm picks the split algorithm by name: "allgather" (the
+// conventional one of MPICH and Open MPI), "merge" or "cheng" (Sack's); see
+// SplitAlgorithms. Every rank must pick the same.
+func WithSplitAlgorithm(name string) SplitOption {
+	return func(c *splitConfig) { c.opts.Algorithm = name }
+}
+
+// WithSorters sets the number of sorting ranks of the cheng algorithm (at
+// most the parent's size; 0 picks the default).
+func WithSorters(p int) SplitOption { return func(c *splitConfig) { c.opts.Sorters = p } }
+
+// WithDistributedGroup makes the new communicators keep their membership
+// in Sack's distributed table: groups of groupSize ranks share one table,
+// each rank holding about 1/groupSize of it and asking the owner for an
+// address it does not hold (answers are cached). groupSize 1 asks for a
+// replicated table (every rank holds every address); 0 lets the size
+// decide (the default).
+func WithDistributedGroup(groupSize int) SplitOption {
+	return func(c *splitConfig) { c.opts.GroupSize = groupSize }
+}
+
+// WithSplitStats makes Split fill s with this rank's part of the split.
+func WithSplitStats(s *SplitStats) SplitOption { return func(c *splitConfig) { c.stats = s } }
+
+// SplitStats describe one rank's part of a Split.
+type SplitStats struct {
+	// Algorithm is the split algorithm that ran.
+	Algorithm string
+	// Messages and Bytes count what this rank sent in the split algorithm
+	// (not in the agreement on options and context id that precedes it).
+	Messages, Bytes int64
+	// Phases are the algorithm's phases on this rank with their times.
+	Phases []SplitPhase
+	// Total is the time of the whole call on this rank.
+	Total time.Duration
+	// Group names the representation of the new communicator ("table",
+	// "distributed:16"; "" for an undefined color) and GroupBytes is the
+	// memory it holds on this rank.
+	Group      string
+	GroupBytes int
+}
+
+// SplitPhase is a named part of a split and its time on this rank.
+type SplitPhase struct {
+	Name string
+	Time time.Duration
+}
+
+// SplitAlgorithmInfo describes a registered split algorithm.
+type SplitAlgorithmInfo struct {
+	Name, Doc, Source string
+}
+
+// SplitAlgorithms lists the registered split algorithms by name.
+func SplitAlgorithms() []SplitAlgorithmInfo {
+	var out []SplitAlgorithmInfo
+	for _, in := range split.List() {
+		out = append(out, SplitAlgorithmInfo{Name: in.Name, Doc: in.Doc, Source: in.Source})
+	}
+	return out
+}
+
+// Signatures of the constructors, so that ranks calling different ones
+// (or one with different options) find out.
+const (
+	sigSplit  = 0x73706c6974 // "split"
+	sigDup    = 0x647570     // "dup"
+	sigCreate = 0x637265617465
+)
+
+// Split partitions c: the ranks that pass the same color form one new
+// communicator, ordered by key and, for equal keys, by rank in c. A rank
+// with a negative color (Undefined) gets (nil, nil). Split is collective
+// over c: every rank must call it, with the same options. The new
+// communicators are full communicators (every collective and algorithm,
+// point-to-point messages, Close) with their own message space: messages
+// of different communicators never match.
+//
+// Errors reach every rank: bad options on one rank fail the call on all
+// (ErrInvalidArgument), and so do options that differ between ranks
+// (ErrMismatch).
+func (c *Comm) Split(ctx context.Context, color, key int, opts ...SplitOption) (*Comm, error) {
+	var cfg splitConfig
+	for _, o := range opts {
+		if o != nil {
+			o(&cfg)
+		}
+	}
+	return c.split(ctx, color, key, &cfg, newHash())
+}
+
+// split runs Split with the signature h of what the caller agreed on
+// besides the options.
+func (c *Comm) split(ctx context.Context, color, key int, cfg *splitConfig, h hash) (*Comm, error) {
+	start := time.Now()
+	if err := c.usable(ctx); err != nil {
+		return nil, err
+	}
+	h.add(sigSplit, uint64(cfg.opts.Sorters), uint64(cfg.opts.GroupSize))
+	h.str(cfg.opts.Algorithm)
+	bad := cfg.opts.Check(c.size)
+	if bad == nil && cfg.opts.Sorters > c.size {
+		bad = fmt.Errorf("%w: split: %d sorters for %d ranks", ErrInvalidArgument, cfg.opts.Sorters, c.size)
+	}
+	if color < 0 {
+		color = Undefined
+	}
+	cid, err := c.agree(ctx, agreement{sig: uint64(h), bad: bad})
+	if err != nil {
+		return nil, fmt.Errorf("split: %w", err)
+	}
+	me, err := c.entry(color, key)
+	if err != nil {
+		c.rs.release(cid)
+		return nil, err
+	}
+	res, err := split.Run(ctx, c.splitConn(uint64(h)), me, cfg.opts)
+	if err != nil {
+		c.rs.release(cid)
+		return nil, fmt.Errorf("split: %w", err)
+	}
+	if st := cfg.stats; st != nil {
+		*st = SplitStats{Algorithm: cfg.opts.Algorithm, Messages: res.Stats.Messages, Bytes: res.Stats.Bytes, GroupBytes: res.Stats.GroupBytes}
+		if st.Algorithm == "" {
+			st.Algorithm = split.DefaultAlgorithm(c.size)
+		}
+		for _, p := range res.Stats.Phases {
+			st.Phases = append(st.Phases, SplitPhase{Name: p.Name, Time: p.Time})
+		}
+	}
+	var d *Comm
+	if res.Group == nil {
+		c.rs.release(cid)
+	} else {
+		leader, err := c.leaderOf(ctx, res.Group)
+		if err != nil {
+			c.rs.release(cid)
+			return nil, err
+		}
+		d = c.derive(cid, leader, res.Group)
+	}
+	if st := cfg.stats; st != nil {
+		st.Total = time.Since(start)
+		if d != nil {
+			st.Group = res.Group.Kind()
+		}
+	}
+	return d, nil
+}
+
+// leaderOf returns the transport address of rank 0 of g.
+func (c *Comm) leaderOf(ctx context.Context, g split.Group) (int32, error) {
+	if a, ok := g.Addr(0); ok {
+		return a, nil
+	}
+	var out [1]int32
+	err := g.Resolve(ctx, []int{0}, out[:])
+	return out[0], err
+}
+
+// entry returns this rank's entry of a split.
+func (c *Comm) entry(color, key int) (split.Entry, error) {
+	a, err := c.addr(context.Background(), c.rank)
+	if err != nil {
+		return split.Entry{}, err
+	}
+	return split.Entry{Color: int64(color), Key: int64(key), Rank: int32(c.rank), Addr: int32(a)}, nil
+}
+
+// Dup returns a communicator with the same ranks in the same order and a
+// message space of its own. It is collective over c.
+func (c *Comm) Dup(ctx context.Context) (*Comm, error) {
+	if err := c.usable(ctx); err != nil {
+		return nil, err
+	}
+	cid, err := c.agree(ctx, agreement{sig: sigDup})
+	if err != nil {
+		return nil, fmt.Errorf("dup: %w", err)
+	}
+	g := c.grp
+	leader := c.leader
+	if g == nil {
+		g = worldGroup(c.rank, c.size)
+		leader = 0
+	}
+	d := c.derive(cid, leader, g)
+	d.grid = c.grid
+	if c.place != nil {
+		d.place = c.place
+	}
+	return d, nil
+}
+
+// worldGroup returns the membership of a world of size ranks as a table.
+func worldGroup(rank, size int) split.Group {
+	addrs := make([]int32, size)
+	for i := range addrs {
+		addrs[i] = int32(i)
+	}
+	return split.NewTable(rank, addrs)
+}
+
+// Create returns the communicator of the ranks of c listed in ranks: rank i
+// of the result is ranks[i] of c. Every rank of c must call it with the
+// same list of distinct ranks; the ranks not in the list get (nil, nil).
+// Lists that are invalid on some rank fail on every rank
+// (ErrInvalidArgument), and lists that differ between ranks fail with
+// ErrMismatch.
+func (c *Comm) Create(ctx context.Context, ranks []int) (*Comm, error) {
+	if err := c.usable(ctx); err != nil {
+		return nil, err
+	}
+	h := newHash()
+	h.add(sigCreate)
+	h.ints(ranks)
+	var bad error
+	seen := make(map[int]bool, len(ranks))
+	me := -1
+	for i, r := range ranks {
+		switch {
+		case r < 0 || r >= c.size:
+			bad = fmt.Errorf("%w: create: rank %d out of range [0,%d)", ErrInvalidArgument, r, c.size)
+		case seen[r]:
+			bad = fmt.Errorf("%w: create: rank %d listed twice", ErrInvalidArgument, r)
+		}
+		if bad != nil {
+			break
+		}
+		seen[r] = true
+		if r == c.rank {
+			me = i
+		}
+	}
+	cid, err := c.agree(ctx, agreement{sig: uint64(h), bad: bad})
+	if err != nil {
+		return nil, fmt.Errorf("create: %w", err)
+	}
+	if me < 0 {
+		c.rs.release(cid)
+		return nil, nil
+	}
+	addrs := make([]int32, len(ranks))
+	if c.grp == nil {
+		for i, r := range ranks {
+			addrs[i] = int32(r)
+		}
+	} else if err := c.grp.Resolve(ctx, ranks, addrs); err != nil {
+		c.rs.release(cid)
+		return nil, fmt.Errorf("create: %w", err)
+	}
+	return c.derive(cid, addrs[0], split.NewTable(me, addrs)), nil
+}
+
+// TranslateRanks returns the ranks in other of the ranks of c listed in
+// ranks (MPI_Group_translate_ranks): Undefined for those that are not
+// members of other. It is local (it sends nothing unless c keeps its
+// members in a distributed table, whose owners it then asks). Translating
+// into a communicator whose members are kept in a distributed table is
+// not supported unless it is the world.
+func (c *Comm) TranslateRanks(ranks []int, other *Comm) ([]int, error) {
+	if c == nil || other == nil {
+		return nil, fmt.Errorf("%w: translate ranks: nil communicator", ErrInvalidArgument)
+	}
+	if c.rs != other.rs {
+		return nil, fmt.Errorf("%w: translate ranks: communicators of different worlds", ErrInvalidArgument)
+	}
+	for _, r := range ranks {
+		if r < 0 || r >= c.size {
+			return nil, fmt.Errorf("%w: translate ranks: rank %d out of range [0,%d)", ErrInvalidArgument, r, c.size)
+		}
+	}
+	addrs := make([]int32, len(ranks))
+	if c.grp == nil {
+		for i, r := range ranks {
+			addrs[i] = int32(r)
+		}
+	} else if err := c.grp.Resolve(context.Background(), ranks, addrs); err != nil {
+		return nil, fmt.Errorf("translate ranks: %w", err)
+	}
+	out := make([]int, len(ranks))
+	if other.grp == nil {
+		for i, a := range addrs {
+			out[i] = int(a)
+		}
+		return out, nil
+	}
+	members := other.grp.Members()
+	if members == nil {
+		return nil, fmt.Errorf("%w: translate ranks into a communicator kept in a distributed table", ErrUnsupported)
+	}
+	other.revOnce.Do(func() {
+		other.rev = make(map[int32]int, len(members))
+		for r, a := range members {
+			other.rev[a] = r
+		}
+	})
+	for i, a := range addrs {
+		r, ok := other.rev[a]
+		if !ok {
+			r = Undefined
+		}
+		out[i] = r
+	}
+	return out, nil
+}
+
+// SplitGrid splits c, seen as a row-major process grid of the sizes dims
+// (the last dimension varying fastest, as MPI's Cartesian topologies
+// number ranks), into the sub-grids that keep the dimensions marked in
+// keep (MPI_Cart_sub): with dims {R, C}, keep {false, true} gives each
+// rank its row's communicator, {true, false} its column's. The ranks of a
+// sub-grid are numbered row-major in the kept dimensions, and the
+// topology-aware algorithms know its grid (WithGrid is its default). It is
+// collective over c.
+func (c *Comm) SplitGrid(ctx context.Context, dims []int, keep []bool) (*Comm, error) {
+	if err := c.usable(ctx); err != nil {
+		return nil, err
+	}
+	var bad error
+	prod := 1
+	for _, d := range dims {
+		if d < 1 {
+			bad = fmt.Errorf("%w: split grid: dimension %d", ErrInvalidArgument, d)
+			break
+		}
+		prod *= d
+	}
+	if bad == nil && prod != c.size {
+		bad = fmt.Errorf("%w: split grid: dimensions %v hold %d ranks, the communicator %d", ErrInvalidArgument, dims, prod, c.size)
+	}
+	if bad == nil && len(keep) != len(dims) {
+		bad = fmt.Errorf("%w: split grid: %d dimensions, %d keep flags", ErrInvalidArgument, len(dims), len(keep))
+	}
+	if bad != nil {
+		// Fail on every rank: the agreement carries the error.
+		_, err := c.agree(ctx, agreement{sig: sigSplit, bad: bad})
+		return nil, fmt.Errorf("split grid: %w", err)
+	}
+	// Row-major coordinates of this rank; color from the dropped
+	// dimensions, key from the kept ones.
+	coord := make([]int, len(dims))
+	r := c.rank
+	for i := len(dims) - 1; i >= 0; i-- {
+		coord[i] = r % dims[i]
+		r /= dims[i]
+	}
+	color, key := 0, 0
+	var sub []int
+	for i, d := range dims {
+		if keep[i] {
+			key = key*d + coord[i]
+			sub = append(sub, d)
+		} else {
+			color = color*d + coord[i]
+		}
+	}
+	h := newHash()
+	h.ints(dims)
+	for _, k := range keep {
+		if k {
+			h.add(1)
+		} else {
+			h.add(0)
+		}
+	}
+	d, err := c.split(ctx, color, key, &splitConfig{}, h)
+	if err != nil || d == nil {
+		return d, err
+	}
+	// The algorithms number grids first dimension fastest.
+	slices.Reverse(sub)
+	if len(sub) > 0 {
+		d.grid = sub
+	}
+	if c.grp == nil && d.place != nil {
+		// The world seen as this grid is the machine its ranks sit on.
+		m := slices.Clone(dims)
+		slices.Reverse(m)
+		d.place.Machine = m
+	}
+	return d, nil
+}
+
+// splitConn carries a split's messages on c's point-to-point layer, in a
+// message space of their own: (c's id with the split bit, the call's
+// sequence number on c).
+type splitConn struct {
+	c   *Comm
+	seq uint64
+	sig uint64
+	w   *transport.Waiter
+
+	msgs  []transport.Msg
+	ranks []int
+	addrs []int32
+}
+
+// splitConn claims the next sequence number of c for a split.
+func (c *Comm) splitConn(sig uint64) *splitConn {
+	w := transport.NewWaiter(c.spin)
+	if p, ok := c.t.(transport.Poller); ok {
+		w.SetPoller(p)
+	}
+	return &splitConn{c: c, seq: c.seq.Add(1), sig: sig, w: w}
+}
+
+func (s *splitConn) Rank() int { return s.c.rank }
+func (s *splitConn) Size() int { return s.c.size }
+
+// Round implements split.Conn.
+func (s *splitConn) Round(ctx context.Context, sends []split.Send, recvs []split.Recv) error {
+	c := s.c
+	if c.isClosed() {
+		return ErrClosed
+	}
+	n := len(sends) + len(recvs)
+	s.ranks = s.ranks[:0]
+	for _, m := range sends {
+		s.ranks = append(s.ranks, m.To)
+	}
+	for _, m := range recvs {
+		s.ranks = append(s.ranks, m.From)
+	}
+	for _, r := range s.ranks {
+		if r < 0 || r >= c.size {
+			return fmt.Errorf("%w: split: message to rank %d of %d", ErrInvalidArgument, r, c.size)
+		}
+	}
+	s.addrs = slices.Grow(s.addrs[:0], n)[:n]
+	if c.grp == nil {
+		for i, r := range s.ranks {
+			s.addrs[i] = int32(r)
+		}
+	} else if err := c.grp.Resolve(ctx, s.ranks, s.addrs); err != nil {
+		return err
+	}
+	if cap(s.msgs) < n {
+		s.msgs = make([]transport.Msg, n)
+	}
+	msgs := s.msgs[:n]
+	comm := c.id | splitBit
+	posted := 0
+	var err error
+	for i := range n {
+		m := &msgs[i]
+		*m = transport.Msg{Peer: int(s.addrs[i]), W: s.w, Sig: s.sig, Key: transport.Key{Comm: comm, Seq: s.seq}}
+		s.w.Add(1)
+		if i < len(sends) {
+			m.Key.Tag, m.Buf = int64(sends[i].Tag), sends[i].Data
+			err = c.t.Isend(m)
+		} else {
+			r := &recvs[i-len(sends)]
+			m.Key.Tag, m.Buf = int64(r.Tag), r.Buf
+			err = c.t.Irecv(m)
+		}
+		if err != nil {
+			s.w.Done()
+			break
+		}
+		posted++
+	}
+	if err == nil {
+		err = s.w.Wait(ctx)
+	}
+	if err != nil {
+		s.abort(msgs[:posted], err)
+		return err
+	}
+	for i := range msgs {
+		if msgs[i].Err != nil {
+			s.abort(nil, msgs[i].Err)
+			return msgs[i].Err
+		}
+		if i >= len(sends) {
+			recvs[i-len(sends)].N = msgs[i].N
+		}
+	}
+	return nil
+}
+
+// abort withdraws posted operations, waits for those it could not, and
+// tells the other ranks that this rank gave up the split.
+func (s *splitConn) abort(posted []transport.Msg, err error) {
+	c := s.c
+	if a, ok := c.t.(transport.CallAborter); ok {
+		a.AbortCall(c.id|splitBit, s.seq, err)
+	}
+	for i := range posted {
+		if c.t.Cancel(&posted[i]) {
+			s.w.Done()
+		}
+	}
+	s.w.WaitAll()
+}

@@ -1,0 +1,286 @@
+// Package split holds scoll's communicator split algorithms and the group
+// representations they produce (Sack's thesis, chapter 2).
+//
+// A split is collective over a parent communicator: every rank brings an
+// Entry (its color, its key, its rank in the parent and its transport
+// address) and leaves with its new communicator's Group — the ordered
+// members of its color, sorted by (key, parent rank) — or with nothing
+// when its color is negative (undefined).
+//
+// The algorithms are ordinary code over the parent's point-to-point layer
+// (Conn), not static schedules: how much each rank sends depends on the
+// colors and keys. They register in a registry like the collectives' one:
+//
+//	allgather  every rank gathers every entry (Bruck), keeps its color, sorts
+//	           (MPICH, Open MPI): O(n) memory, O(n lg n) time per rank
+//	merge      the same gather, each step merging the sorted table received
+//	           into the own one (Sack 2.3.1): O(n) time
+//	cheng      gather to p sorting ranks, Cheng et al.'s exact splitters,
+//	           exchange among the sorters, lg p merge stages, then build the
+//	           result (Sack 2.3.1)
+//
+// Groups come in two representations: Table (each rank holds every
+// member's address) and Distributed (Sack 2.3.2: groups of P' ranks share
+// one table, each rank holding n/P' rows and asking the owners of the
+// others).
+package split
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+	"unsafe"
+
+	"github.com/scoll/scoll/internal/errs"
+)
+
+// Undefined is the color of a rank that joins no new communicator (any
+// negative color is).
+const Undefined = -1
+
+// Entry is one rank's contribution to a split.
+type Entry struct {
+	// Color selects the new communicator; negative means none.
+	Color int64
+	// Key orders the members of a new communicator; ties keep parent order.
+	Key int64
+	// Rank is the rank in the parent communicator.
+	Rank int32
+	// Addr is the rank's transport address (its world rank).
+	Addr int32
+}
+
+// entryBytes is the size of an Entry on the wire (host byte order, as every
+// scoll message).
+const entryBytes = int(unsafe.Sizeof(Entry{}))
+
+var _ = [1]struct{}{}[entryBytes-24]
+
+// compare orders entries by color, key, then parent rank.
+func compare(a, b Entry) int {
+	if c := cmp.Compare(a.Color, b.Color); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Key, b.Key); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Rank, b.Rank)
+}
+
+// entryBytesOf views entries as bytes (no copy).
+func entryBytesOf(es []Entry) []byte {
+	if len(es) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(es))), len(es)*entryBytes)
+}
+
+// Send is one message of a round.
+type Send struct {
+	To, Tag int
+	Data    []byte
+}
+
+// Recv is one receive of a round; Round sets N to the bytes received.
+type Recv struct {
+	From, Tag int
+	Buf       []byte
+	N         int
+}
+
+// Conn is one rank's point-to-point link to the other ranks of the parent
+// communicator while a split runs. Ranks are the parent's.
+type Conn interface {
+	Rank() int
+	Size() int
+	// Round posts every send and receive and waits until all complete
+	// (sends complete when their receiver has taken them). A message
+	// longer than its receive buffer is an error. Messages between a pair
+	// of ranks with equal tags are received in the order they were sent.
+	Round(ctx context.Context, sends []Send, recvs []Recv) error
+}
+
+// Options configure a split. The zero value picks defaults.
+type Options struct {
+	// Algorithm is a registered algorithm's name; "" picks the default.
+	Algorithm string
+	// Sorters is the number of sorting ranks of cheng (0: the default).
+	Sorters int
+	// GroupSize is P' of the distributed table: groups of GroupSize ranks
+	// share one table. 0 picks the representation by size (DefaultGroup);
+	// 1 asks for a replicated table.
+	GroupSize int
+}
+
+// Stats describe one rank's part of a split.
+type Stats struct {
+	// Messages and Bytes count what this rank sent.
+	Messages, Bytes int64
+	// Phases are the wall-clock times of the algorithm's phases on this
+	// rank, in the order they ran.
+	Phases []Phase
+	// GroupBytes is the memory the resulting group representation holds.
+	GroupBytes int
+}
+
+// Phase is a named span of a split on one rank.
+type Phase struct {
+	Name string
+	Time time.Duration
+	// CPU is the phase's time when only this rank's work counts (for
+	// phases run by a subset of the ranks); zero when not measured apart.
+	CPU time.Duration
+}
+
+// phase adds the time since *t to the named phase and resets *t.
+func (s *Stats) phase(name string, t *time.Time) {
+	now := time.Now()
+	s.Phases = append(s.Phases, Phase{Name: name, Time: now.Sub(*t)})
+	*t = now
+}
+
+// Info describes a registered split algorithm.
+type Info struct {
+	Name, Doc, Source string
+	// Run computes this rank's group (nil for an undefined color).
+	Run func(ctx context.Context, c Conn, me Entry, o *Options, st *Stats) (*Sorted, error)
+}
+
+var registry []*Info
+
+// Register adds an algorithm; it panics on a duplicate or malformed entry
+// (a programming error caught by every test run).
+func Register(in Info) {
+	if in.Name == "" || in.Run == nil || in.Doc == "" || in.Source == "" || in.Name != strings.ToLower(in.Name) {
+		panic(fmt.Sprintf("split: bad registration %q", in.Name))
+	}
+	if _, ok := Lookup(in.Name); ok {
+		panic("split: duplicate " + in.Name)
+	}
+	p := in
+	registry = append(registry, &p)
+}
+
+// List returns the registered algorithms sorted by name.
+func List() []*Info {
+	out := slices.Clone(registry)
+	slices.SortFunc(out, func(a, b *Info) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// Lookup returns the algorithm called name.
+func Lookup(name string) (*Info, bool) {
+	for _, in := range registry {
+		if in.Name == name {
+			return in, true
+		}
+	}
+	return nil, false
+}
+
+// Names lists the registered names, sorted.
+func Names() []string {
+	var out []string
+	for _, in := range List() {
+		out = append(out, in.Name)
+	}
+	return out
+}
+
+// DefaultAlgorithm is the algorithm a split of n ranks uses without an
+// Algorithm option.
+func DefaultAlgorithm(n int) string {
+	return "merge"
+}
+
+// Check validates options for a parent of n ranks; every rank must pass the
+// same.
+func (o *Options) Check(n int) error {
+	if o.Algorithm != "" {
+		if _, ok := Lookup(o.Algorithm); !ok {
+			return fmt.Errorf("%w: split: unknown algorithm %q (have %s)", errs.InvalidArgument, o.Algorithm, strings.Join(Names(), ", "))
+		}
+	}
+	if o.Sorters < 0 {
+		return fmt.Errorf("%w: split: %d sorters", errs.InvalidArgument, o.Sorters)
+	}
+	if o.GroupSize < 0 {
+		return fmt.Errorf("%w: split: distributed group of %d ranks", errs.InvalidArgument, o.GroupSize)
+	}
+	return nil
+}
+
+// Result is one rank's outcome of a split.
+type Result struct {
+	// Group is the rank's new communicator, nil for an undefined color.
+	Group Group
+	Stats Stats
+}
+
+// Run runs the split algorithm o.Algorithm (or the default) on this rank
+// and builds the group representation.
+func Run(ctx context.Context, c Conn, me Entry, o Options) (*Result, error) {
+	if err := o.Check(c.Size()); err != nil {
+		return nil, err
+	}
+	name := o.Algorithm
+	if name == "" {
+		name = DefaultAlgorithm(c.Size())
+	}
+	in, _ := Lookup(name)
+	res := &Result{}
+	s, err := in.Run(ctx, c, me, &o, &res.Stats)
+	if err != nil {
+		return nil, err
+	}
+	if s == nil {
+		return res, nil
+	}
+	start := time.Now()
+	res.Group, err = s.build(ctx, c, &o, &res.Stats)
+	if err != nil {
+		return nil, err
+	}
+	res.Stats.phase("build", &start)
+	res.Stats.GroupBytes = res.Group.Bytes()
+	return res, nil
+}
+
+// Sorted is what an algorithm leaves on a rank whose color is defined: its
+// new rank and size and its color's members' addresses in new-rank order.
+type Sorted struct {
+	Rank, Size int
+	table      []int32
+}
+
+// build makes the group representation.
+func (s *Sorted) build(ctx context.Context, c Conn, o *Options, st *Stats) (Group, error) {
+	return NewTable(s.Rank, s.table), nil
+}
+
+// sortedOf returns the result of a rank whose color's entries, sorted, are
+// seg, or nil for an undefined color.
+func sortedOf(me Entry, seg []Entry) *Sorted {
+	if me.Color < 0 {
+		return nil
+	}
+	out := &Sorted{Size: len(seg), table: make([]int32, len(seg))}
+	for i, e := range seg {
+		out.table[i] = e.Addr
+		if e.Rank == me.Rank {
+			out.Rank = i
+		}
+	}
+	return out
+}
+
+// colorRange returns the entries of color col in the sorted table.
+func colorRange(sorted []Entry, col int64) []Entry {
+	lo := sort.Search(len(sorted), func(i int) bool { return sorted[i].Color >= col })
+	hi := sort.Search(len(sorted), func(i int) bool { return sorted[i].Color > col })
+	return sorted[lo:hi]
+}
