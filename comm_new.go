@@ -411,8 +411,10 @@ type splitConn struct {
 	w   *transport.Waiter
 
 	msgs  []transport.Msg
-	ranks []int
-	addrs []int32
+	ranks []int   // the parent ranks of a round's messages
+	idx   []int   // where each goes in addrs
+	res   []int32 // their addresses
+	addrs []int32 // every message's transport address
 }
 
 // splitConn claims the next sequence number of c for a split.
@@ -434,25 +436,46 @@ func (s *splitConn) Round(ctx context.Context, sends []split.Send, recvs []split
 		return ErrClosed
 	}
 	n := len(sends) + len(recvs)
-	s.ranks = s.ranks[:0]
-	for _, m := range sends {
-		s.ranks = append(s.ranks, m.To)
+	// Parent ranks are translated (all at once: one lookup round on a
+	// distributed parent); direct ones are transport addresses already.
+	s.ranks, s.idx = s.ranks[:0], s.idx[:0]
+	s.addrs = slices.Grow(s.addrs[:0], n)[:n]
+	peer := func(i, r int, direct bool) {
+		if direct {
+			s.addrs[i] = int32(r)
+			return
+		}
+		s.ranks = append(s.ranks, r)
+		s.idx = append(s.idx, i)
 	}
-	for _, m := range recvs {
-		s.ranks = append(s.ranks, m.From)
+	for i, m := range sends {
+		peer(i, m.To, m.Direct)
+	}
+	for i, m := range recvs {
+		peer(len(sends)+i, m.From, m.Direct)
 	}
 	for _, r := range s.ranks {
 		if r < 0 || r >= c.size {
 			return fmt.Errorf("%w: split: message to rank %d of %d", ErrInvalidArgument, r, c.size)
 		}
 	}
-	s.addrs = slices.Grow(s.addrs[:0], n)[:n]
 	if c.grp == nil {
-		for i, r := range s.ranks {
-			s.addrs[i] = int32(r)
+		for k, r := range s.ranks {
+			s.addrs[s.idx[k]] = int32(r)
 		}
-	} else if err := c.grp.Resolve(ctx, s.ranks, s.addrs); err != nil {
-		return err
+	} else if len(s.ranks) > 0 {
+		s.res = slices.Grow(s.res[:0], len(s.ranks))[:len(s.ranks)]
+		if err := c.grp.Resolve(ctx, s.ranks, s.res); err != nil {
+			return err
+		}
+		for k, a := range s.res {
+			s.addrs[s.idx[k]] = a
+		}
+	}
+	for _, a := range s.addrs {
+		if a < 0 || int(a) >= c.t.Size() {
+			return fmt.Errorf("%w: split: message to transport address %d", ErrInvalidArgument, a)
+		}
 	}
 	if cap(s.msgs) < n {
 		s.msgs = make([]transport.Msg, n)

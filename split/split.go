@@ -79,17 +79,22 @@ func entryBytesOf(es []Entry) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(es))), len(es)*entryBytes)
 }
 
-// Send is one message of a round.
+// Send is one message of a round. To is a rank of the parent, or a
+// transport address when Direct is set (members of a new communicator
+// address each other so before it exists).
 type Send struct {
 	To, Tag int
 	Data    []byte
+	Direct  bool
 }
 
 // Recv is one receive of a round; Round sets N to the bytes received.
+// From is a rank of the parent, or a transport address when Direct is set.
 type Recv struct {
 	From, Tag int
 	Buf       []byte
 	N         int
+	Direct    bool
 }
 
 // Conn is one rank's point-to-point link to the other ranks of the parent
@@ -251,15 +256,33 @@ func Run(ctx context.Context, c Conn, me Entry, o Options) (*Result, error) {
 }
 
 // Sorted is what an algorithm leaves on a rank whose color is defined: its
-// new rank and size and its color's members' addresses in new-rank order.
+// new rank and size and its color's members' addresses in new-rank order,
+// or the group representation already built.
 type Sorted struct {
 	Rank, Size int
 	table      []int32
+	group      Group
 }
 
-// build makes the group representation.
+// build makes the group representation: a replicated table, or a
+// distributed one when the split asks for groups of more than one rank.
 func (s *Sorted) build(ctx context.Context, c Conn, o *Options, st *Stats) (Group, error) {
+	if s.group != nil {
+		return s.group, nil
+	}
+	if p := o.groupSize(c.Size()); p > 1 {
+		return DistributedFromTable(s.Rank, s.table, p), nil
+	}
 	return NewTable(s.Rank, s.table), nil
+}
+
+// groupSize returns P' for a split of a parent of n ranks: the option, or
+// DefaultGroupSize(n). 1 means a replicated table.
+func (o *Options) groupSize(n int) int {
+	if o.GroupSize > 0 {
+		return o.GroupSize
+	}
+	return DefaultGroupSize(n)
 }
 
 // sortedOf returns the result of a rank whose color's entries, sorted, are

@@ -1,0 +1,270 @@
+package split
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math/bits"
+	"sync"
+
+	"github.com/scoll/scoll/internal/errs"
+)
+
+// Distributed tables (Sack 2.3.2).
+//
+// The m members of a communicator are cut into G = min(P', m) blocks of
+// consecutive ranks, as even as possible. Rank j of block k, at offset o,
+// holds the rows of its block (the addresses of its block's members) and
+// its column: for every block k', the address of the member of k' at
+// offset min(o, len(k')−1), the owner it asks for rows of k'. The G
+// members at one offset thus share one whole table, each holding about
+// m/P' rows: memory per rank m/P' + P' addresses, m²/P' + m·P' in all.
+//
+//	block 0: ranks 0 1 2 3      rank 5 holds rows 4..7 and column {1, 5, 9}:
+//	block 1: ranks 4 5 6 7      to find rank 10 it asks rank 9, the member
+//	block 2: ranks 8 9 10       of block 2 at its own offset
+//
+// A rank answers its column-mates' lookups from its rows while it is busy
+// in its own calls: the transport's responder runs Answer (see the root
+// package). Answers are cached.
+
+// DefaultGroupSize is the P' a split of n ranks uses without a GroupSize
+// option: a replicated table below 4,096 ranks, above it a distributed
+// table shared by max(16, ⌈√n⌉) ranks (memory per rank about 2√n
+// addresses).
+func DefaultGroupSize(n int) int {
+	if n < 4096 {
+		return 1
+	}
+	s := 1
+	for s*s < n {
+		s++
+	}
+	return max(16, s)
+}
+
+// layout is the block structure of a distributed table of m members in g
+// blocks.
+type layout struct{ m, g int }
+
+// start returns the first rank of block k.
+func (l layout) start(k int) int { return k*(l.m/l.g) + min(k, l.m%l.g) }
+
+// length returns the number of members of block k.
+func (l layout) length(k int) int { return l.m/l.g + btoi(k < l.m%l.g) }
+
+// block returns the block of rank j.
+func (l layout) block(j int) int {
+	q, r := l.m/l.g, l.m%l.g
+	if j < r*(q+1) {
+		return j / (q + 1)
+	}
+	return r + (j-r*(q+1))/q
+}
+
+// owner returns the rank of block k that the member at offset o asks.
+func (l layout) owner(k, o int) int { return l.start(k) + min(o, l.length(k)-1) }
+
+// Asker sends lookup requests of a distributed table to the owners (as
+// transport addresses) and waits for the replies; the root package
+// implements it over the transport's responder.
+type Asker interface {
+	Ask(ctx context.Context, to []int32, reqs, replies [][]byte) error
+}
+
+// Distributed is Sack's distributed table, one rank's part.
+type Distributed struct {
+	rank   int
+	lay    layout
+	p      int     // P', the group size asked for
+	rows   []int32 // the own block's members' addresses
+	column []int32 // per block, the owner this rank asks
+
+	asker Asker
+
+	mu    sync.Mutex
+	cache map[int32]int32 // rank → address, bounded by cacheSize
+	// Lookups counts the ranks this rank has asked owners for.
+	lookups int64
+}
+
+// cacheSize bounds a distributed table's cache of answers.
+const cacheSize = 1024
+
+// newDistributed returns rank's part of the distributed table of m
+// members shared by groups of p ranks.
+func newDistributed(rank, m, p int, rows, column []int32) *Distributed {
+	return &Distributed{rank: rank, lay: layout{m: m, g: min(p, m)}, p: p, rows: rows, column: column, cache: map[int32]int32{}}
+}
+
+// DistributedFromTable returns rank's part of the distributed table shared
+// by groups of p ranks built from the whole table (the gathering
+// algorithms hold it anyway; only the part is kept).
+func DistributedFromTable(rank int, table []int32, p int) *Distributed {
+	m := len(table)
+	lay := layout{m: m, g: min(p, m)}
+	k := lay.block(rank)
+	rows := append([]int32(nil), table[lay.start(k):lay.start(k)+lay.length(k)]...)
+	o := rank - lay.start(k)
+	col := make([]int32, lay.g)
+	for b := range col {
+		col[b] = table[lay.owner(b, o)]
+	}
+	return newDistributed(rank, m, p, rows, col)
+}
+
+// Attach sets how the table sends its lookups.
+func (d *Distributed) Attach(a Asker) { d.asker = a }
+
+// Clone returns a part with the same rows and column and an empty cache,
+// for a duplicate of the communicator.
+func (d *Distributed) Clone() *Distributed {
+	return newDistributed(d.rank, d.lay.m, d.p, d.rows, d.column)
+}
+
+// Size implements Group.
+func (d *Distributed) Size() int { return d.lay.m }
+
+// Rank implements Group.
+func (d *Distributed) Rank() int { return d.rank }
+
+// Members implements Group: a distributed table is never whole here.
+func (d *Distributed) Members() []int32 { return nil }
+
+// Kind implements Group.
+func (d *Distributed) Kind() string { return fmt.Sprintf("distributed:%d", d.p) }
+
+// Bytes implements Group: rows, column and the cache.
+func (d *Distributed) Bytes() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return 4*(len(d.rows)+len(d.column)) + 8*len(d.cache)
+}
+
+// Lookups returns how many ranks this part has asked owners for.
+func (d *Distributed) Lookups() int64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.lookups
+}
+
+// own returns the address of rank r if it is in this rank's block.
+func (d *Distributed) own(r int) (int32, bool) {
+	s := d.lay.start(d.lay.block(d.rank))
+	if r >= s && r < s+len(d.rows) {
+		return d.rows[r-s], true
+	}
+	return 0, false
+}
+
+// Addr implements Group: the own block's rows, the column's owners and
+// cached answers.
+func (d *Distributed) Addr(r int) (int32, bool) {
+	if r < 0 || r >= d.lay.m {
+		return 0, false
+	}
+	if a, ok := d.own(r); ok {
+		return a, true
+	}
+	k := d.lay.block(r)
+	if r == d.lay.owner(k, d.rank-d.lay.start(d.lay.block(d.rank))) {
+		return d.column[k], true
+	}
+	d.mu.Lock()
+	a, ok := d.cache[int32(r)]
+	d.mu.Unlock()
+	return a, ok
+}
+
+// Resolve implements Group: what is not held locally is asked of the
+// owners, one request per owner, all at once.
+func (d *Distributed) Resolve(ctx context.Context, ranks []int, out []int32) error {
+	var (
+		owners []int32
+		reqs   [][]byte
+		asked  [][]int // per owner, indices into ranks
+		byOwn  map[int32]int
+	)
+	for i, r := range ranks {
+		if r < 0 || r >= d.lay.m {
+			return fmt.Errorf("%w: rank %d out of range [0,%d)", errs.InvalidArgument, r, d.lay.m)
+		}
+		if a, ok := d.Addr(r); ok {
+			out[i] = a
+			continue
+		}
+		own := d.column[d.lay.block(r)]
+		if byOwn == nil {
+			byOwn = map[int32]int{}
+		}
+		k, ok := byOwn[own]
+		if !ok {
+			k = len(owners)
+			byOwn[own] = k
+			owners = append(owners, own)
+			reqs = append(reqs, nil)
+			asked = append(asked, nil)
+		}
+		reqs[k] = binary.LittleEndian.AppendUint32(reqs[k], uint32(r))
+		asked[k] = append(asked[k], i)
+	}
+	if len(owners) == 0 {
+		return nil
+	}
+	if d.asker == nil {
+		return fmt.Errorf("%w: distributed table has no way to ask its owners", errs.Unsupported)
+	}
+	replies := make([][]byte, len(owners))
+	for k := range replies {
+		replies[k] = make([]byte, len(reqs[k]))
+	}
+	if err := d.asker.Ask(ctx, owners, reqs, replies); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for k, rep := range replies {
+		if len(rep) != len(reqs[k]) {
+			return fmt.Errorf("%w: the owner at address %d did not answer a lookup of %d ranks", errs.PeerFailed, owners[k], len(reqs[k])/4)
+		}
+		for j, i := range asked[k] {
+			a := int32(binary.LittleEndian.Uint32(rep[4*j:]))
+			out[i] = a
+			d.lookups++
+			if len(d.cache) >= cacheSize {
+				for key := range d.cache { // evict one, whichever
+					delete(d.cache, key)
+					break
+				}
+			}
+			d.cache[int32(ranks[i])] = a
+		}
+	}
+	return nil
+}
+
+// Answer answers a lookup request: the addresses of the ranks it lists,
+// all of which must be in this rank's block. A request it cannot answer
+// gets an empty reply.
+func (d *Distributed) Answer(req []byte) []byte {
+	if len(req)%4 != 0 {
+		return nil
+	}
+	out := make([]byte, 0, len(req))
+	for i := 0; i < len(req); i += 4 {
+		a, ok := d.own(int(int32(binary.LittleEndian.Uint32(req[i:]))))
+		if !ok {
+			return nil
+		}
+		out = binary.LittleEndian.AppendUint32(out, uint32(a))
+	}
+	return out
+}
+
+// ceilLog2 returns ⌈lg n⌉ for n ≥ 1.
+func ceilLog2(n int) int {
+	if n <= 1 {
+		return 0
+	}
+	return bits.Len(uint(n - 1))
+}

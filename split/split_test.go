@@ -1,0 +1,252 @@
+package split
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+// memNet is an in-memory network for the algorithms' unit tests: sends are
+// buffered (eager), receives match by (source, destination, tag) in order.
+type memNet struct {
+	mu    sync.Mutex
+	cond  *sync.Cond
+	queue map[[3]int][][]byte
+}
+
+func newMemNet() *memNet {
+	n := &memNet{queue: map[[3]int][][]byte{}}
+	n.cond = sync.NewCond(&n.mu)
+	return n
+}
+
+type memConn struct {
+	net        *memNet
+	rank, size int
+}
+
+func (c *memConn) Rank() int { return c.rank }
+func (c *memConn) Size() int { return c.size }
+
+func (c *memConn) Round(ctx context.Context, sends []Send, recvs []Recv) error {
+	n := c.net
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, s := range sends {
+		to := s.To
+		if s.Direct {
+			to -= 1000
+		}
+		if to < 0 || to >= c.size {
+			return fmt.Errorf("send to %d", to)
+		}
+		k := [3]int{c.rank, to, s.Tag}
+		n.queue[k] = append(n.queue[k], slices.Clone(s.Data))
+	}
+	n.cond.Broadcast()
+	deadline := time.Now().Add(20 * time.Second)
+	for i := range recvs {
+		r := &recvs[i]
+		from := r.From
+		if r.Direct {
+			from -= 1000
+		}
+		k := [3]int{from, c.rank, r.Tag}
+		for len(n.queue[k]) == 0 {
+			if time.Now().After(deadline) || ctx.Err() != nil {
+				return fmt.Errorf("rank %d: receive from %d tag %d never came", c.rank, r.From, r.Tag)
+			}
+			n.cond.Wait()
+		}
+		m := n.queue[k][0]
+		n.queue[k] = n.queue[k][1:]
+		if len(m) > len(r.Buf) {
+			return fmt.Errorf("rank %d: message of %d bytes into %d", c.rank, len(m), len(r.Buf))
+		}
+		r.N = copy(r.Buf, m)
+	}
+	return nil
+}
+
+// runSplit runs a split of the given entries' colors and keys on len(colors)
+// ranks and returns each rank's result.
+func runSplit(t testing.TB, colors, keys []int64, o Options) []*Result {
+	t.Helper()
+	n := len(colors)
+	net := newMemNet()
+	// Wake waiters periodically so that deadlines are noticed.
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		tk := time.NewTicker(50 * time.Millisecond)
+		defer tk.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tk.C:
+				net.mu.Lock()
+				net.cond.Broadcast()
+				net.mu.Unlock()
+			}
+		}
+	}()
+	res := make([]*Result, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for r := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			e := Entry{Color: colors[r], Key: keys[r], Rank: int32(r), Addr: int32(1000 + r)}
+			res[r], errs[r] = Run(context.Background(), &memConn{net: net, rank: r, size: n}, e, o)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	// Distributed tables ask their owners through the others' parts.
+	parts := map[int32]*Distributed{}
+	for r, rs := range res {
+		if d, ok := rs.Group.(*Distributed); ok {
+			parts[int32(1000+r)] = d
+		}
+	}
+	for _, d := range parts {
+		d.Attach(memAsker(parts))
+	}
+	return res
+}
+
+// memAsker answers lookups by calling the owners' Answer directly.
+type memAsker map[int32]*Distributed
+
+func (m memAsker) Ask(_ context.Context, to []int32, reqs, replies [][]byte) error {
+	for i, a := range to {
+		d, ok := m[a]
+		if !ok {
+			return fmt.Errorf("no part at address %d", a)
+		}
+		replies[i] = d.Answer(reqs[i])
+	}
+	return nil
+}
+
+// reference returns each rank's members (as addresses) in new-rank order.
+func reference(colors, keys []int64) [][]int32 {
+	n := len(colors)
+	out := make([][]int32, n)
+	for r := range n {
+		if colors[r] < 0 {
+			continue
+		}
+		var mem []int
+		for q := range n {
+			if colors[q] == colors[r] {
+				mem = append(mem, q)
+			}
+		}
+		slices.SortStableFunc(mem, func(a, b int) int {
+			if c := cmp.Compare(keys[a], keys[b]); c != 0 {
+				return c
+			}
+			return cmp.Compare(a, b)
+		})
+		for _, q := range mem {
+			out[r] = append(out[r], int32(1000+q))
+		}
+	}
+	return out
+}
+
+// checkResults compares every rank's group with the reference.
+func checkResults(t testing.TB, res []*Result, colors, keys []int64) {
+	t.Helper()
+	want := reference(colors, keys)
+	for r, rs := range res {
+		if want[r] == nil {
+			if rs.Group != nil {
+				t.Fatalf("rank %d: undefined color got a group", r)
+			}
+			continue
+		}
+		g := rs.Group
+		if g == nil {
+			t.Fatalf("rank %d: no group", r)
+		}
+		if g.Size() != len(want[r]) || want[r][g.Rank()] != int32(1000+r) {
+			t.Fatalf("rank %d: rank %d of %d, want a member of %v", r, g.Rank(), g.Size(), want[r])
+		}
+		got := make([]int32, g.Size())
+		idx := make([]int, g.Size())
+		for i := range idx {
+			idx[i] = i
+		}
+		if err := g.Resolve(context.Background(), idx, got); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, want[r]) {
+			t.Fatalf("rank %d: members %v, want %v", r, got, want[r])
+		}
+	}
+}
+
+func patterns(n int, rng *rand.Rand) map[string][2][]int64 {
+	mk := func(f func(r int) int64) []int64 {
+		s := make([]int64, n)
+		for r := range s {
+			s[r] = f(r)
+		}
+		return s
+	}
+	return map[string][2][]int64{
+		"random":    {mk(func(int) int64 { return rng.Int64N(5) - 1 }), mk(func(int) int64 { return rng.Int64N(7) })},
+		"one":       {mk(func(int) int64 { return 3 }), mk(func(r int) int64 { return int64(-r) })},
+		"same-keys": {mk(func(r int) int64 { return int64(r % 4) }), mk(func(int) int64 { return 9 })},
+		"unique":    {mk(func(r int) int64 { return int64(r) }), mk(func(r int) int64 { return rng.Int64() })},
+		"undefined": {mk(func(int) int64 { return Undefined }), mk(func(r int) int64 { return int64(r) })},
+		"extremes":  {mk(func(r int) int64 { return []int64{0, 1<<63 - 1}[r%2] }), mk(func(r int) int64 { return []int64{-1 << 63, 1<<63 - 1, 0}[r%3] })},
+	}
+}
+
+// TestAlgorithms checks every algorithm against the naive reference on
+// many sizes and color/key patterns, cheng with several sorter counts.
+func TestAlgorithms(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	sizes := []int{1, 2, 3, 4, 5, 7, 8, 9, 13, 16, 17, 31, 64, 100, 257}
+	for _, in := range List() {
+		sorters := []int{0}
+		if in.Name == "cheng" {
+			sorters = []int{1, 2, 3, 5, 8, 16}
+		}
+		for _, n := range sizes {
+			for name, pat := range patterns(n, rng) {
+				for _, p := range sorters {
+					for _, gs := range []int{1, 2, 3, 16} {
+						if p > n {
+							continue
+						}
+						o := Options{Algorithm: in.Name, Sorters: p, GroupSize: gs}
+						res := runSplit(t, pat[0], pat[1], o)
+						t.Run(fmt.Sprintf("%s/n=%d/%s/p=%d/P'=%d", in.Name, n, name, p, gs), func(t *testing.T) {
+							checkResults(t, res, pat[0], pat[1])
+							for r, rs := range res {
+								_, dist := rs.Group.(*Distributed)
+								if rs.Group != nil && dist != (gs > 1) {
+									t.Fatalf("rank %d: group %s with P'=%d", r, rs.Group.Kind(), gs)
+								}
+							}
+						})
+					}
+				}
+			}
+		}
+	}
+}
