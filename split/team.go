@@ -211,4 +211,4 @@ func scatter(ctx context.Context, c Conn, st *Stats, t team, p pieces, data []by
 
 // Little-endian helpers for the small records the algorithms exchange.
 func putI64(b []byte, v int64) []byte { return binary.LittleEndian.AppendUint64(b, uint64(v)) }
-func getI64(b []byte) int64          { return int64(binary.LittleEndian.Uint64(b)) }
+func getI64(b []byte) int64           { return int64(binary.LittleEndian.Uint64(b)) }
