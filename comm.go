@@ -29,28 +29,35 @@ const Undefined = -1
 // transport address of its rank 0. Siblings made by one Split share cid
 // but not leader; communicators with a member in common never share cid
 // while both live, because that member reserved it for the first. The world
-// is cid 0, leader 0: id 1. Bit 63 marks point-to-point messages and bit 62
-// the messages of a split running on the communicator.
+// is cid 0, leader 0: id 1. Bit 63 marks point-to-point messages, bit 62
+// the messages of a split running on the communicator and bit 61 the
+// lookups of its distributed table.
 const (
-	p2pBit   = 1 << 63
-	splitBit = 1 << 62
-	maxCID   = 1<<30 - 1
+	p2pBit     = 1 << 63
+	splitBit   = 1 << 62
+	serviceBit = 1 << 61
+	maxCID     = 1<<29 - 1
 )
 
 // rankState is what the communicators of one rank share.
 type rankState struct {
 	closed atomic.Bool // the world was closed: every derived communicator fails
 
-	mu   sync.Mutex
-	cids map[uint32]bool // context ids in use by this rank's communicators
+	// Context ids: those in use (reserved by an agreement under way, or
+	// held by a communicator), and the floor below which none is handed
+	// out again. Ids are never reused, so a transport's records of an old
+	// communicator's calls cannot meet a new one's.
+	mu    sync.Mutex
+	cids  map[uint32]bool
+	floor uint32
 }
 
-// reserveFrom reserves and returns the lowest free context id ≥ from, or
-// 0 when none is left.
+// reserveFrom reserves and returns the lowest id ≥ from that is free and
+// not below the floor, or 0 when none is left.
 func (rs *rankState) reserveFrom(from uint32) uint32 {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	for c := max(from, 1); c <= maxCID; c++ {
+	for c := max(from, rs.floor, 1); c <= maxCID; c++ {
 		if !rs.cids[c] {
 			rs.cids[c] = true
 			return c
@@ -59,15 +66,24 @@ func (rs *rankState) reserveFrom(from uint32) uint32 {
 	return 0
 }
 
-// reserve reserves cid if it is free and reports whether it did.
+// reserve reserves cid if it is free and not below the floor, and reports
+// whether it did.
 func (rs *rankState) reserve(cid uint32) bool {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	if cid == 0 || cid > maxCID || rs.cids[cid] {
+	if cid == 0 || cid > maxCID || cid < rs.floor || rs.cids[cid] {
 		return false
 	}
 	rs.cids[cid] = true
 	return true
+}
+
+// taken raises the floor above cid, which an agreement has given a
+// communicator.
+func (rs *rankState) taken(cid uint32) {
+	rs.mu.Lock()
+	rs.floor = max(rs.floor, cid+1)
+	rs.mu.Unlock()
 }
 
 // release frees cid.
@@ -113,8 +129,8 @@ type agreement struct {
 // which it leaves reserved on every rank.
 //
 // Each round is one Allreduce(Max) of a rank's lowest free id ≥ a
-// starting point, with its negation (to learn the minimum too), the
-// signature both ways and the error flag. When every rank proposed the
+// starting point (never one it used before), with its negation (to learn
+// the minimum too), the signature both ways and the error flag. When every rank proposed the
 // same id, that is the id (the usual case: one round). Otherwise every
 // rank tries to reserve the largest proposal and an Allreduce(Min) tells
 // whether all could; if not, the next round starts above it (Open MPI's
@@ -148,6 +164,7 @@ func (c *Comm) agree(ctx context.Context, a agreement) (uint32, error) {
 			c.rs.release(cand)
 			return 0, fmt.Errorf("%w: a rank has no free context id left", ErrUnsupported)
 		case hi == lo:
+			c.rs.taken(cand)
 			return cand, nil
 		}
 		c.rs.release(cand)
@@ -163,6 +180,7 @@ func (c *Comm) agree(ctx context.Context, a agreement) (uint32, error) {
 			return 0, err
 		}
 		if ok[0] == 1 {
+			c.rs.taken(hi)
 			return hi, nil
 		}
 		if mine {
@@ -189,6 +207,16 @@ func (c *Comm) derive(cid uint32, leader int32, g split.Group) *Comm {
 		// Call records keyed by context id need no membership.
 		d.checker, _ = c.t.(transport.Checker)
 	}
+	if dg, ok := g.(*split.Distributed); ok {
+		// Answer the column-mates' lookups from this rank's rows, and ask
+		// theirs through the transport's responder.
+		svc := d.id | serviceBit
+		if rs, ok := c.t.(transport.Responder); ok {
+			rs.Serve(svc, func(_ int, req []byte) []byte { return dg.Answer(req) })
+			d.unserve = func() { rs.Unserve(svc) }
+		}
+		dg.Attach(&asker{c: d, service: svc})
+	}
 	if m := g.Members(); m != nil {
 		nodes := make([]int, len(m))
 		for i, a := range m {
@@ -207,4 +235,78 @@ func (c *Comm) machineDims() []int {
 		return c.place.Machine
 	}
 	return algorithms.DefaultGrid(c.size, 3)
+}
+
+// asker sends a distributed table's lookups to the owners' responders.
+type asker struct {
+	c       *Comm
+	service uint64
+	next    atomic.Int64 // request tags
+}
+
+// maxAsk is the most ranks one request asks for.
+const maxAsk = transport.MaxRequest / 4
+
+// Ask implements split.Asker: every request (cut into pieces of at most
+// maxAsk ranks) goes out at once and every reply is awaited.
+func (a *asker) Ask(ctx context.Context, to []int32, reqs, replies [][]byte) error {
+	c := a.c
+	if c.isClosed() {
+		return ErrClosed
+	}
+	var msgs []transport.Msg
+	for i, req := range reqs {
+		for off := 0; off < len(req); off += 4 * maxAsk {
+			end := min(off+4*maxAsk, len(req))
+			k := transport.Key{Comm: a.service, Tag: a.next.Add(1) % transport.ReplyTag}
+			msgs = append(msgs,
+				transport.Msg{Peer: int(to[i]), Key: transport.ReplyKey(k), Buf: replies[i][off:end]},
+				transport.Msg{Peer: int(to[i]), Key: k, Buf: req[off:end], Eager: true})
+		}
+	}
+	w := transport.NewWaiter(c.spin)
+	if p, ok := c.t.(transport.Poller); ok {
+		w.SetPoller(p)
+	}
+	posted := 0
+	var err error
+	for i := range msgs {
+		m := &msgs[i]
+		m.W = w
+		w.Add(1)
+		if i%2 == 0 {
+			err = c.t.Irecv(m)
+		} else {
+			err = c.t.Isend(m)
+		}
+		if err != nil {
+			w.Done()
+			break
+		}
+		posted++
+	}
+	if err == nil {
+		err = w.Wait(ctx)
+	}
+	if err != nil {
+		for i := range msgs[:posted] {
+			if c.t.Cancel(&msgs[i]) {
+				w.Done()
+			}
+		}
+		w.WaitAll()
+		return fmt.Errorf("lookup: %w", err)
+	}
+	for i := 0; i < len(msgs); i += 2 {
+		if e := msgs[i].Err; e != nil {
+			return fmt.Errorf("lookup: %w", e)
+		}
+		if e := msgs[i+1].Err; e != nil {
+			return fmt.Errorf("lookup: %w", e)
+		}
+		if msgs[i].N != len(msgs[i+1].Buf) {
+			return fmt.Errorf("%w: lookup: transport rank %d does not hold the rows asked for (it left the communicator?)", ErrPeerFailed, msgs[i].Peer)
+		}
+	}
+	return nil
 }

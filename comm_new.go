@@ -122,6 +122,9 @@ func (c *Comm) split(ctx context.Context, color, key int, cfg *splitConfig, h ha
 	if bad == nil && cfg.opts.Sorters > c.size {
 		bad = fmt.Errorf("%w: split: %d sorters for %d ranks", ErrInvalidArgument, cfg.opts.Sorters, c.size)
 	}
+	if _, ok := c.t.(transport.Responder); bad == nil && !ok && cfg.opts.GroupFor(c.size) > 1 {
+		bad = fmt.Errorf("%w: split: distributed tables need a transport that answers lookups (transport.Responder)", ErrUnsupported)
+	}
 	if color < 0 {
 		color = Undefined
 	}
@@ -199,6 +202,9 @@ func (c *Comm) Dup(ctx context.Context) (*Comm, error) {
 	}
 	g := c.grp
 	leader := c.leader
+	if dg, ok := g.(*split.Distributed); ok {
+		g = dg.Clone() // its own cache and lookups
+	}
 	if g == nil {
 		g = worldGroup(c.rank, c.size)
 		leader = 0
@@ -509,6 +515,7 @@ func (s *splitConn) Round(ctx context.Context, sends []split.Send, recvs []split
 		s.abort(msgs[:posted], err)
 		return err
 	}
+	transport.EndRound(c.t, s.w)
 	for i := range msgs {
 		if msgs[i].Err != nil {
 			s.abort(nil, msgs[i].Err)

@@ -213,6 +213,9 @@ func (c *Comm) Close() error {
 		if c.view != nil {
 			c.view.Leave()
 		}
+		if c.unserve != nil {
+			c.unserve()
+		}
 		c.rs.release(c.cid)
 		c.mu.Lock()
 		clear(c.plans)

@@ -107,10 +107,11 @@ type Comm struct {
 	// A derived communicator's membership (nil for the world, whose
 	// ranks are the transport's), its context id (cid) and the transport
 	// address of its rank 0 (leader), which together make id.
-	grp    split.Group
-	cid    uint32
-	leader int32
-	view   transport.GroupView // the transport's per-communicator state, if any
+	grp     split.Group
+	cid     uint32
+	leader  int32
+	view    transport.GroupView // the transport's per-communicator state, if any
+	unserve func()              // stops answering lookups of a distributed table
 	// rev maps transport addresses to ranks of a derived communicator
 	// whose members are known, made by the first TranslateRanks into it.
 	revOnce sync.Once

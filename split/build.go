@@ -43,9 +43,12 @@ type pieceSummary struct {
 const summaryBytes = 40
 
 // recordLen returns the length in int32 words of a member's record for a
-// parent of n ranks and groups of p: new rank, size, 2⌈lg n⌉ partners and
-// up to min(p, n) column entries.
-func recordLen(n, p int) int { return 2 + 2*ceilLog2(n) + min(p, n) }
+// parent of n ranks and groups of p: new rank, size, the address of rank
+// 0, 2⌈lg n⌉ partners and up to min(p, n) column entries.
+func recordLen(n, p int) int { return recordHead + 2*ceilLog2(n) + min(p, n) }
+
+// recordHead is the words of a record before its addresses.
+const recordHead = 3
 
 // buildDistributed finishes cheng with distributed tables of groups of p
 // ranks. srt is nil on ranks that are not sorters.
@@ -76,7 +79,7 @@ func buildDistributed(ctx context.Context, c Conn, st *Stats, p int, me Entry, l
 	if me.Color < 0 {
 		return nil, nil
 	}
-	j, m := int(rec[0]), int(rec[1])
+	j, m, zero := int(rec[0]), int(rec[1]), rec[2]
 	if m < 1 || j < 0 || j >= m {
 		return nil, fmt.Errorf("%w: split: record of rank %d says rank %d of %d", errs.Mismatch, r, j, m)
 	}
@@ -84,14 +87,15 @@ func buildDistributed(ctx context.Context, c Conn, st *Stats, p int, me Entry, l
 	k := lay.block(j)
 	length, o := lay.length(k), j-lay.start(k)
 	steps := ceilLog2(length)
-	from, to := rec[2:2+steps], rec[2+steps:2+2*steps]
-	column := slices.Clone(rec[2+2*steps : 2+2*steps+lay.g])
+	h := recordHead
+	from, to := rec[h:h+steps], rec[h+steps:h+2*steps]
+	column := slices.Clone(rec[h+2*steps : h+2*steps+lay.g])
 	rows, err := blockRows(ctx, c, st, me.Addr, o, length, from, to)
 	if err != nil {
 		return nil, err
 	}
 	st.phase("rows", &t)
-	return &Sorted{Rank: j, Size: m, group: newDistributed(j, m, p, rows, column)}, nil
+	return &Sorted{Rank: j, Size: m, group: newDistributed(j, m, p, rows, column, zero)}, nil
 }
 
 // blockRows gathers the addresses of a block's members by Bruck's
@@ -220,6 +224,9 @@ func (s *sorter) records(ctx context.Context, p, rl int, lo []int, slots []byte)
 			for b := range mb.lay.g {
 				mb.need = append(mb.need, bd.start+int64(mb.lay.owner(b, o)))
 			}
+			if bd.start < s.first {
+				want = append(want, bd.start)
+			}
 			for _, q := range mb.need {
 				if q < s.first || q >= s.first+int64(len(s.list)) {
 					want = append(want, q)
@@ -248,10 +255,11 @@ func (s *sorter) records(ctx context.Context, p, rl int, lo []int, slots []byte)
 		rec := binary.LittleEndian.AppendUint32(perDest[d], uint32(mb.e.Rank))
 		rec = binary.LittleEndian.AppendUint32(rec, uint32(mb.j))
 		rec = binary.LittleEndian.AppendUint32(rec, uint32(mb.m))
+		rec = binary.LittleEndian.AppendUint32(rec, uint32(address(mb.start)))
 		for _, q := range mb.need {
 			rec = binary.LittleEndian.AppendUint32(rec, uint32(address(q)))
 		}
-		for range rl - 2 - len(mb.need) {
+		for range rl - recordHead - len(mb.need) {
 			rec = binary.LittleEndian.AppendUint32(rec, 0)
 		}
 		perDest[d] = rec

@@ -86,7 +86,7 @@ func runCheng(ctx context.Context, c Conn, me Entry, o *Options, st *Stats) (*So
 		}
 		t = time.Now()
 	}
-	if gs := o.groupSize(n); gs > 1 {
+	if gs := o.GroupFor(n); gs > 1 {
 		return buildDistributed(ctx, c, st, gs, me, lo, grp, srt)
 	}
 	return buildTables(ctx, c, st, me, lo, grp, srt)

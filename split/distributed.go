@@ -16,7 +16,8 @@ import (
 // consecutive ranks, as even as possible. Rank j of block k, at offset o,
 // holds the rows of its block (the addresses of its block's members) and
 // its column: for every block k', the address of the member of k' at
-// offset min(o, len(k')−1), the owner it asks for rows of k'. The G
+// offset min(o, len(k')−1), the owner it asks for rows of k'; and the
+// address of rank 0, the communicator's leader. The G
 // members at one offset thus share one whole table, each holding about
 // m/P' rows: memory per rank m/P' + P' addresses, m²/P' + m·P' in all.
 //
@@ -79,6 +80,7 @@ type Distributed struct {
 	p      int     // P', the group size asked for
 	rows   []int32 // the own block's members' addresses
 	column []int32 // per block, the owner this rank asks
+	zero   int32   // the address of rank 0 (the communicator's leader)
 
 	asker Asker
 
@@ -93,8 +95,8 @@ const cacheSize = 1024
 
 // newDistributed returns rank's part of the distributed table of m
 // members shared by groups of p ranks.
-func newDistributed(rank, m, p int, rows, column []int32) *Distributed {
-	return &Distributed{rank: rank, lay: layout{m: m, g: min(p, m)}, p: p, rows: rows, column: column, cache: map[int32]int32{}}
+func newDistributed(rank, m, p int, rows, column []int32, zero int32) *Distributed {
+	return &Distributed{rank: rank, lay: layout{m: m, g: min(p, m)}, p: p, rows: rows, column: column, zero: zero, cache: map[int32]int32{}}
 }
 
 // DistributedFromTable returns rank's part of the distributed table shared
@@ -110,7 +112,7 @@ func DistributedFromTable(rank int, table []int32, p int) *Distributed {
 	for b := range col {
 		col[b] = table[lay.owner(b, o)]
 	}
-	return newDistributed(rank, m, p, rows, col)
+	return newDistributed(rank, m, p, rows, col, table[0])
 }
 
 // Attach sets how the table sends its lookups.
@@ -119,7 +121,7 @@ func (d *Distributed) Attach(a Asker) { d.asker = a }
 // Clone returns a part with the same rows and column and an empty cache,
 // for a duplicate of the communicator.
 func (d *Distributed) Clone() *Distributed {
-	return newDistributed(d.rank, d.lay.m, d.p, d.rows, d.column)
+	return newDistributed(d.rank, d.lay.m, d.p, d.rows, d.column, d.zero)
 }
 
 // Size implements Group.
@@ -157,11 +159,14 @@ func (d *Distributed) own(r int) (int32, bool) {
 	return 0, false
 }
 
-// Addr implements Group: the own block's rows, the column's owners and
-// cached answers.
+// Addr implements Group: the own block's rows, the column's owners, rank 0
+// and cached answers.
 func (d *Distributed) Addr(r int) (int32, bool) {
 	if r < 0 || r >= d.lay.m {
 		return 0, false
+	}
+	if r == 0 {
+		return d.zero, true
 	}
 	if a, ok := d.own(r); ok {
 		return a, true

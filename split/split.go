@@ -270,15 +270,15 @@ func (s *Sorted) build(ctx context.Context, c Conn, o *Options, st *Stats) (Grou
 	if s.group != nil {
 		return s.group, nil
 	}
-	if p := o.groupSize(c.Size()); p > 1 {
+	if p := o.GroupFor(c.Size()); p > 1 {
 		return DistributedFromTable(s.Rank, s.table, p), nil
 	}
 	return NewTable(s.Rank, s.table), nil
 }
 
-// groupSize returns P' for a split of a parent of n ranks: the option, or
+// GroupFor returns P' for a split of a parent of n ranks: the option, or
 // DefaultGroupSize(n). 1 means a replicated table.
-func (o *Options) groupSize(n int) int {
+func (o *Options) GroupFor(n int) int {
 	if o.GroupSize > 0 {
 		return o.GroupSize
 	}

@@ -42,3 +42,38 @@ type GroupView interface {
 	// must not be used afterwards.
 	Leave()
 }
+
+// Responder is implemented by transports that answer requests addressed
+// to a rank while that rank is busy elsewhere (active messages, in the
+// role one-sided communication plays in MPI). It serves the lookups of
+// distributed group tables.
+//
+// A request is an eager message with Key{Comm: service, Seq: 0, Tag: t}
+// and 0 ≤ t < ReplyTag, sent to an endpoint that serves service. The transport does
+// not deliver it to a receive: it calls the service's handler with the
+// sender's rank and the request, on a goroutine of its own or of the
+// sender, and sends the handler's reply back to the sender as an eager
+// message with Key{Comm: service, Seq: 0, Tag: t | ReplyTag}, for which
+// the requester has posted a receive. Requests that arrive before Serve wait
+// for it; after Unserve they get an empty reply. Requests must be at most
+// MaxRequest bytes.
+type Responder interface {
+	// Serve makes h the handler of service at this endpoint. h must not
+	// block, and must not keep req or modify it.
+	Serve(service uint64, h func(src int, req []byte) []byte)
+	// Unserve removes the handler of service.
+	Unserve(service uint64)
+}
+
+// MaxRequest is the largest request a Responder must accept.
+const MaxRequest = 4096
+
+// ReplyTag marks the tags of replies to requests.
+const ReplyTag = 1 << 62
+
+// IsRequest reports whether a message with key k is a request to a
+// service (given that k.Comm is served).
+func IsRequest(k Key) bool { return k.Seq == 0 && k.Tag >= 0 && k.Tag < ReplyTag }
+
+// ReplyKey returns the key of the reply to a request with key k.
+func ReplyKey(k Key) Key { return Key{Comm: k.Comm, Tag: k.Tag | ReplyTag} }

@@ -863,6 +863,13 @@ func (p *peer) onEager(conn net.Conn, br *bufio.Reader, h *header) error {
 	if x.m == nil {
 		p.mu.Lock()
 		x.m = p.takePosted(h.key) // posted meanwhile
+		if x.m == nil && done {
+			if serve := t.handler(h.key); serve != nil {
+				p.mu.Unlock()
+				t.answer(p.rank, h.key, serve, x.buf)
+				return nil
+			}
+		}
 		if x.m == nil {
 			in := &inbound{key: h.key, sig: h.sig, buf: x.buf, ack: x.ack, id: h.id}
 			if !done {

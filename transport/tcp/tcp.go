@@ -130,6 +130,10 @@ type Transport struct {
 
 	done chan struct{} // closed by Close
 	wg   sync.WaitGroup
+
+	// Responder: handlers by service, and services no longer served.
+	services sync.Map // uint64 → func(int, []byte) []byte
+	unserved sync.Map // uint64 → struct{}
 }
 
 // maxCalls is how many started calls the mismatch check remembers.
@@ -140,6 +144,7 @@ var (
 	_ transport.CallAborter = (*Transport)(nil)
 	_ transport.Checker     = (*Transport)(nil)
 	_ transport.Modeler     = (*Transport)(nil)
+	_ transport.Responder   = (*Transport)(nil)
 )
 
 type callKey struct{ comm, seq uint64 }
@@ -547,6 +552,13 @@ func (t *Transport) selfSend(m *transport.Msg) {
 		e := r.Err
 		t.finish(r, nil)
 		t.finish(m, e)
+		return
+	}
+	if serve := t.handler(m.Key); serve != nil {
+		p.mu.Unlock()
+		req := append([]byte(nil), m.Buf...)
+		complete(m, nil)
+		t.answer(t.rank, m.Key, serve, req)
 		return
 	}
 	in := &inbound{key: m.Key, sig: m.Sig}

@@ -84,6 +84,14 @@ func Run(t *testing.T, mk Factory) {
 		return eps
 	}
 
+	t.Run("Responder", func(t *testing.T) {
+		eps := group(t, 3)
+		if _, ok := eps[0].(transport.Responder); !ok {
+			t.Skip("the transport has no responder")
+		}
+		RunResponder(t, eps)
+	})
+
 	t.Run("SendFirst", func(t *testing.T) {
 		eps := group(t, 2)
 		s := Post(t, eps[0], true, 1, key(1, 0), []byte("hello"))
@@ -350,4 +358,53 @@ func Run(t *testing.T, mk Factory) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// RunResponder checks a transport's transport.Responder on the endpoints
+// of one group of at least 2 ranks (all in this process): requests that
+// arrive before Serve, after it, to self, crossing requests between two
+// servers, and empty replies after Unserve.
+func RunResponder(t *testing.T, eps []transport.Transport) {
+	t.Helper()
+	const svc = 99<<32 | 5
+	ask := func(from, to int, tag int64, req []byte) (*transport.Msg, []byte) {
+		k := transport.Key{Comm: svc, Tag: tag}
+		buf := make([]byte, 64)
+		r := Post(t, eps[from], false, to, transport.ReplyKey(k), buf)
+		s := &transport.Msg{Peer: to, Key: k, Buf: req, Eager: true, W: newWaiter(eps[from], 0)}
+		s.W.Add(1)
+		if err := eps[from].Isend(s); err != nil {
+			t.Fatalf("request: %v", err)
+		}
+		Wait(t, s)
+		return r, buf
+	}
+	echo := func(me int) func(int, []byte) []byte {
+		return func(src int, req []byte) []byte { return append([]byte{byte(me), byte(src)}, req...) }
+	}
+	check := func(r *transport.Msg, buf []byte, want ...byte) {
+		t.Helper()
+		Wait(t, r)
+		if r.Err != nil || !bytes.Equal(buf[:r.N], want) {
+			t.Fatalf("reply %v (err %v), want %v", buf[:r.N], r.Err, want)
+		}
+	}
+	last := len(eps) - 1
+	early, eb := ask(last, 0, 1, []byte{7, 8})
+	eps[0].(transport.Responder).Serve(svc, echo(0))
+	check(early, eb, 0, byte(last), 7, 8)
+	late, lb := ask(1, 0, 2, []byte{9})
+	self, sb := ask(0, 0, 3, nil)
+	check(late, lb, 0, 1, 9)
+	check(self, sb, 0, 0)
+	// Two servers asking each other at once: replies are not requests.
+	eps[1].(transport.Responder).Serve(svc, echo(1))
+	a, ab := ask(0, 1, 4, []byte{1})
+	b, bb := ask(1, 0, 4, []byte{2})
+	check(a, ab, 1, 0, 1)
+	check(b, bb, 0, 1, 2)
+	eps[0].(transport.Responder).Unserve(svc)
+	gone, gb := ask(1, 0, 5, []byte{3})
+	check(gone, gb)
+	eps[1].(transport.Responder).Unserve(svc)
 }
