@@ -72,6 +72,10 @@ type Transport struct {
 	// positive. inflight counts payload requests (data moving).
 	active, inflight int
 	events           uint64 // completions seen, for the pump's back-off
+
+	// Responder: handlers by service, and services no longer served.
+	services map[uint64]func(int, []byte) []byte
+	unserved map[uint64]bool
 }
 
 var (

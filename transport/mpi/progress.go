@@ -307,6 +307,10 @@ func (t *Transport) header(i int, ds []*transport.Msg) []*transport.Msg {
 			deliver(m, a.sig, b[hdrSize:])
 			return t.done(m, ds)
 		}
+		if h := t.handler(key); h != nil {
+			t.answer(src, key, h, b[hdrSize:])
+			return ds
+		}
 		a.inline = true
 		a.data = append([]byte(nil), b[hdrSize:]...)
 		ap := new(arrival)

@@ -175,6 +175,37 @@ var worldChecks = []struct {
 	name string
 	fn   func(*testing.T, *worldCase)
 }{
+	{"Responder", func(t *testing.T, w *worldCase) {
+		rs, ok := w.tr.(transport.Responder)
+		if !ok {
+			t.Skip("the transport has no responder")
+		}
+		// Each rank asks its right neighbour before serving itself, so
+		// that requests arrive before Serve as well as after it.
+		svc := w.comm
+		echo := func(src int, req []byte) []byte { return append([]byte{byte(w.me), byte(src)}, req...) }
+		ask := func(tag int64) (*transport.Msg, []byte) {
+			k := transport.Key{Comm: svc, Tag: tag}
+			buf := make([]byte, 16)
+			r := w.post(t, false, w.right, transport.ReplyKey(k), buf)
+			w.postMsg(t, true, &transport.Msg{Peer: w.right, Key: k, Buf: []byte{byte(w.me), 9}, Eager: true})
+			return r, buf
+		}
+		r, buf := ask(1)
+		rs.Serve(svc, echo)
+		w.wait(t, r)
+		if !bytes.Equal(buf[:r.N], []byte{byte(w.right), byte(w.me), byte(w.me), 9}) || r.Err != nil {
+			t.Fatalf("reply %v (err %v)", buf[:r.N], r.Err)
+		}
+		w.sync(t)
+		rs.Unserve(svc)
+		w.sync(t)
+		r, buf = ask(2)
+		w.wait(t, r)
+		if r.N != 0 || r.Err != nil {
+			t.Fatalf("reply after Unserve: %v (err %v), want empty", buf[:r.N], r.Err)
+		}
+	}},
 	{"SendFirst", func(t *testing.T, w *worldCase) {
 		s := w.post(t, true, w.right, w.key(1, 0), []byte(fmt.Sprintf("hello from %d", w.me)))
 		w.sync(t)
