@@ -52,22 +52,25 @@ func TestMatrixWorld(t *testing.T) {
 	}
 }
 
-// TestMatrixProcesses starts TestMatrixWorld in 3 processes of this test
-// binary through the launcher of scoll run: the matrix over TCP between
-// processes, bootstrapped by Init from the environment.
+// TestMatrixProcesses starts TestMatrixWorld and TestSubCommWorld in 3
+// processes of this test binary through the launcher of scoll run: the
+// matrix over TCP between processes, on the world and on derived
+// communicators, bootstrapped by Init from the environment.
 func TestMatrixProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
 	var out bytes.Buffer
-	job := &launch.Job{NP: 3, Program: os.Args[0], Args: []string{"-test.run=^TestMatrixWorld$", "-test.v"},
+	job := &launch.Job{NP: 3, Program: os.Args[0], Args: []string{"-test.run=^(TestMatrixWorld|TestSubCommWorld)$", "-test.v"},
 		Stdout: &out, Stderr: &out, Timeout: 4 * time.Minute}
 	code, err := job.Run(context.Background())
 	if code != 0 || err != nil {
 		t.Fatalf("exit %d: %v\\n%s", code, err, out.String())
 	}
-	if n := strings.Count(out.String(), "--- PASS: TestMatrixWorld"); n != 3 {
-		t.Fatalf("%d of 3 ranks passed:\\n%s", n, out.String())
+	for _, name := range []string{"TestMatrixWorld", "TestSubCommWorld"} {
+		if n := strings.Count(out.String(), "--- PASS: "+name); n != 3 {
+			t.Fatalf("%s: %d of 3 ranks passed:\n%s", name, n, out.String())
+		}
 	}
 }
 

@@ -1,0 +1,109 @@
+package scoll_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/scoll/scoll"
+)
+
+// TestSubCommWorld runs communicators derived from the world of a real job
+// (under scoll run, mpirun or srun; skipped alone): every split algorithm
+// with replicated and distributed tables, the algorithm matrix on a split
+// half of the world, a duplicate running a collective concurrently with
+// its parent, and SplitGrid's rows and columns.
+func TestSubCommWorld(t *testing.T) {
+	ctx := context.Background()
+	c, err := scoll.Init(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if c.Size() == 1 {
+		t.Skip("a job of one rank: start this test under scoll run, mpirun or srun")
+	}
+	p, r := c.Size(), c.Rank()
+	colors := make([]int, p)
+	keys := make([]int, p)
+	for q := range p {
+		colors[q], keys[q] = q%2, -q
+	}
+	want := splitRef(colors, keys)
+	var half *scoll.Comm
+	for _, alg := range scoll.SplitAlgorithms() {
+		for _, gs := range []int{1, 2} {
+			sub, err := c.Split(ctx, colors[r], keys[r], scoll.WithSplitAlgorithm(alg.Name), scoll.WithDistributedGroup(gs))
+			if err != nil {
+				t.Fatalf("rank %d: %s P'=%d: %v", r, alg.Name, gs, err)
+			}
+			if gs == 1 {
+				if err := checkSplit(c, sub, want[r]); err != nil {
+					t.Fatalf("%s: %v", alg.Name, err)
+				}
+			}
+			oc := opCases[int32]()[0]
+			if err := checkCase(ctx, sub, nil, "allreduce", "", 7, 0, false, oc); err != nil {
+				t.Fatalf("rank %d: %s P'=%d: allreduce: %v", r, alg.Name, gs, err)
+			}
+			if half == nil && gs == 1 {
+				half = sub
+			} else {
+				sub.Close()
+			}
+		}
+	}
+	defer half.Close()
+	// The matrix on one half of the world.
+	for _, coll := range scoll.Collectives() {
+		for _, alg := range scoll.Algorithms(coll) {
+			if alg.PowerOfTwo && half.Size()&(half.Size()-1) != 0 {
+				continue
+			}
+			err := forCases(coll, alg, half.Size(), []int{0, 1, 1000}, func(n, root int, inPlace bool, oc opCase[int32]) error {
+				return checkCase(ctx, half, nil, coll, alg.Name, n, root, inPlace, oc)
+			})
+			if err != nil {
+				t.Fatalf("rank %d: %v", r, err)
+			}
+		}
+	}
+	// A duplicate and its parent run a collective at once.
+	dup, err := half.Dup(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dup.Close()
+	a, b := []int64{int64(r)}, []int64{int64(10 * r)}
+	ra, err := scoll.IAllreduce(ctx, half, nil, a, scoll.Sum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := scoll.Allreduce(ctx, dup, nil, b, scoll.Sum); err != nil {
+		t.Fatal(err)
+	}
+	if err := ra.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var sum int64
+	for _, q := range want[r] {
+		sum += int64(q)
+	}
+	if a[0] != sum || b[0] != 10*sum {
+		t.Fatalf("rank %d: sums %d and %d, want %d and %d", r, a[0], b[0], sum, 10*sum)
+	}
+	// Rows and columns of a 2 × p/2 grid.
+	if p%2 == 0 {
+		for k, keep := range [][]bool{{false, true}, {true, false}} {
+			g, err := c.SplitGrid(ctx, []int{2, p / 2}, keep)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantSize := []int{p / 2, 2}[k]
+			v := []int32{1}
+			if err := scoll.Allreduce(ctx, g, nil, v, scoll.Sum); err != nil || g.Size() != wantSize || v[0] != int32(wantSize) {
+				t.Fatalf("rank %d: grid keep=%v: size %d sum %d err %v", r, keep, g.Size(), v[0], err)
+			}
+			g.Close()
+		}
+	}
+}
