@@ -69,13 +69,15 @@ type SplitPhase struct {
 // SplitAlgorithmInfo describes a registered split algorithm.
 type SplitAlgorithmInfo struct {
 	Name, Doc, Source string
+	// Phases names the phases SplitStats reports for it, in order.
+	Phases []string
 }
 
 // SplitAlgorithms lists the registered split algorithms by name.
 func SplitAlgorithms() []SplitAlgorithmInfo {
 	var out []SplitAlgorithmInfo
 	for _, in := range split.List() {
-		out = append(out, SplitAlgorithmInfo{Name: in.Name, Doc: in.Doc, Source: in.Source})
+		out = append(out, SplitAlgorithmInfo{Name: in.Name, Doc: in.Doc, Source: in.Source, Phases: in.Phases})
 	}
 	return out
 }

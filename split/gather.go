@@ -14,12 +14,14 @@ func init() {
 		Name:   "allgather",
 		Doc:    "gather every (color, key, rank) entry on every rank (Bruck), keep the own color, sort it: O(n) memory, O(n lg n) time per rank",
 		Source: "MPICH and Open MPI MPI_Comm_split; Sack 2011, sec. 2.2",
+		Phases: []string{"gather", "sort", "build"},
 		Run:    runAllgather,
 	})
 	Register(Info{
 		Name:   "merge",
 		Doc:    "the same gather, each step merging the sorted table received into the own sorted table: O(n) time per rank",
 		Source: "Sack 2011, sec. 2.3.1",
+		Phases: []string{"gather+merge", "build"},
 		Run:    runMerge,
 	})
 }

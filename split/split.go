@@ -151,6 +151,9 @@ func (s *Stats) phase(name string, t *time.Time) {
 // Info describes a registered split algorithm.
 type Info struct {
 	Name, Doc, Source string
+	// Phases names the phases the algorithm reports in Stats, in order
+	// (a rank reports those it runs; "build" is always last).
+	Phases []string
 	// Run computes this rank's group (nil for an undefined color).
 	Run func(ctx context.Context, c Conn, me Entry, o *Options, st *Stats) (*Sorted, error)
 }

@@ -1,0 +1,67 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+)
+
+// TestRunSplit measures every algorithm on a few colors: the checksums
+// agree (identical results), traffic and memory are counted, and the
+// writers print every row.
+func TestRunSplit(t *testing.T) {
+	for _, colors := range []string{"1", "3", "unique"} {
+		rep, err := RunSplit(context.Background(), SplitConfig{NP: 13, Colors: colors, Keys: "random", Seed: 7, Reps: 2, Sorters: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Results) != 3 {
+			t.Fatalf("colors %s: %d results, want one per algorithm", colors, len(rep.Results))
+		}
+		for _, r := range rep.Results {
+			if r.Checksum != rep.Results[0].Checksum {
+				t.Fatalf("colors %s: %s checksum %s, %s %s", colors, r.Algorithm, r.Checksum, rep.Results[0].Algorithm, rep.Results[0].Checksum)
+			}
+			if r.Messages <= 0 || r.Bytes <= 0 || r.GroupBytesMax <= 0 || r.MedianMs <= 0 || len(r.Phases) == 0 {
+				t.Fatalf("colors %s: %+v: counts missing", colors, r)
+			}
+		}
+		var buf bytes.Buffer
+		if err := WriteSplit(&buf, "csv", rep.Results); err != nil || strings.Count(buf.String(), "\n") != 4 {
+			t.Fatalf("csv: %v\n%s", err, buf.String())
+		}
+		buf.Reset()
+		var back []SplitResult
+		if err := WriteSplit(&buf, "json", rep.Results); err != nil || json.Unmarshal(buf.Bytes(), &back) != nil || len(back) != 3 {
+			t.Fatalf("json: %v\n%s", err, buf.String())
+		}
+	}
+	// Different keys give a different result, hence checksum.
+	a, _ := RunSplit(context.Background(), SplitConfig{NP: 9, Keys: "rank", Reps: 1, Algorithms: []string{"merge"}})
+	b, _ := RunSplit(context.Background(), SplitConfig{NP: 9, Keys: "reverse", Reps: 1, Algorithms: []string{"merge"}})
+	if a.Results[0].Checksum == b.Results[0].Checksum {
+		t.Fatal("rank and reverse keys give the same checksum")
+	}
+}
+
+func TestRunSplitConfigErrors(t *testing.T) {
+	for _, cfg := range []SplitConfig{
+		{NP: 0},
+		{NP: 4, Algorithms: []string{"nope"}},
+		{NP: 4, Colors: "x"},
+		{NP: 4, Keys: "sideways"},
+		{NP: 4, Groups: []string{"distributed:1"}},
+		{NP: 4, Reps: -1},
+	} {
+		if _, err := RunSplit(context.Background(), cfg); !errors.Is(err, ErrConfig) {
+			t.Errorf("%+v: %v, want ErrConfig", cfg, err)
+		}
+	}
+	rep, err := RunSplit(context.Background(), SplitConfig{NP: 64, MaxMemory: 1000, Reps: 1})
+	if err != nil || len(rep.Results) != 0 || len(rep.Skipped) != 3 {
+		t.Fatalf("memory guard: %v, %d results, %d skipped", err, len(rep.Results), len(rep.Skipped))
+	}
+}
