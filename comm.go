@@ -297,6 +297,7 @@ func (a *asker) Ask(ctx context.Context, to []int32, reqs, replies [][]byte) err
 		w.WaitAll()
 		return fmt.Errorf("lookup: %w", err)
 	}
+	transport.EndRound(c.t, w)
 	for i := 0; i < len(msgs); i += 2 {
 		if e := msgs[i].Err; e != nil {
 			return fmt.Errorf("lookup: %w", e)

@@ -308,6 +308,7 @@ func (c *Comm) p2p(ctx context.Context, m *transport.Msg, send bool) error {
 		}
 		w.WaitAll()
 	}
+	transport.EndRound(c.t, w)
 	return m.Err
 }
 

@@ -363,6 +363,7 @@ func run(ctx context.Context, c *Call) error {
 				abort(c.T, st, nc)
 				return err
 			}
+			transport.EndRound(c.T, st.w)
 			for i := range nc {
 				m := &st.msgs[i]
 				if m.Err != nil {
@@ -412,6 +413,7 @@ func abort(t transport.Transport, st *state, n int) {
 		}
 	}
 	st.w.WaitAll()
+	transport.EndRound(t, st.w)
 }
 
 func u64Bytes(s []uint64) []byte {
