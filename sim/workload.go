@@ -82,5 +82,13 @@ func (w Workload) Generator() (schedule.Generator, error) {
 	if err := in.Check(&p); err != nil {
 		return nil, err
 	}
-	return in.Generator(p), nil
+	gen := in.Generator(p)
+	if w.Coll != schedule.Barrier {
+		return gen, nil
+	}
+	// A barrier's messages are empty; the executor sends them.
+	return func(b *schedule.Builder) {
+		b.KeepEmpty()
+		gen(b)
+	}, nil
 }
