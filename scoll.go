@@ -68,6 +68,7 @@ type Option func(*runConfig)
 type runConfig struct {
 	spin  int // -1: transport default
 	world []inproc.Option
+	wrap  func(transport.Transport) transport.Transport // Run's endpoints go through it (WithRecorder)
 
 	// Init's transport.
 	rendezvous     string
@@ -122,6 +123,9 @@ type Comm struct {
 	// machine (a derived communicator's members; nil: rank r on node r).
 	grid  []int
 	place *algorithms.Placement
+
+	// splitHook, set by tests, runs before each round of a split on c.
+	splitHook func(round int)
 
 	checker transport.Checker // nil unless the transport checks calls
 	meeter  transport.Meeter  // nil unless ranks share memory
@@ -194,7 +198,7 @@ func Run(ctx context.Context, p int, fn func(ctx context.Context, c *Comm) error
 	w.SetContext(ctx)
 	comms := make([]*Comm, p)
 	for r := range p {
-		comms[r] = newComm(w.Endpoint(r), 1, cfg.spin)
+		comms[r] = newComm(cfg.endpoint(w.Endpoint(r)), 1, cfg.spin)
 	}
 	var (
 		wg       sync.WaitGroup
