@@ -66,10 +66,15 @@ func recordRun(t *testing.T, p int, fn func(ctx context.Context, c *scoll.Comm) 
 }
 
 // commOnly returns the registry schedules of the call as a trace: the
-// messages of each rank's rounds, rounds without messages dropped.
-func commOnly(t *testing.T, in *algorithms.Info, p algorithms.Params) (tr *record.Trace, localRoundsBetween bool) {
+// messages of each rank's rounds, rounds without messages dropped. aligned
+// reports whether dropping them keeps round i of every rank with messages
+// in the same stage: any two ranks have rounds without messages at the
+// same indices up to the last round with messages of either.
+func commOnly(t *testing.T, in *algorithms.Info, p algorithms.Params) (tr *record.Trace, aligned bool) {
 	t.Helper()
 	tr = &record.Trace{Size: p.Size, Ranks: make([][]record.Round, p.Size)}
+	local := make([][]bool, p.Size) // local[r][i]: round i of rank r has no messages
+	last := make([]int, p.Size)     // rank r's last round with messages
 	for r := range p.Size {
 		q := p
 		q.Rank = r
@@ -77,23 +82,30 @@ func commOnly(t *testing.T, in *algorithms.Info, p algorithms.Params) (tr *recor
 		if err != nil {
 			t.Fatal(err)
 		}
-		local := false // a round without messages seen
-		for _, round := range s.Rounds {
+		last[r] = -1
+		for i, round := range s.Rounds {
 			var rd record.Round
 			for _, o := range round {
 				if o.Kind.IsComm() {
 					rd = append(rd, record.Op{Recv: o.Kind.IsRecv(), Peer: o.Peer, Bytes: int64(o.Len())})
 				}
 			}
-			if len(rd) == 0 {
-				local = true
-				continue
+			local[r] = append(local[r], len(rd) == 0)
+			if len(rd) > 0 {
+				last[r] = i
+				tr.Ranks[r] = append(tr.Ranks[r], rd)
 			}
-			localRoundsBetween = localRoundsBetween || local
-			tr.Ranks[r] = append(tr.Ranks[r], rd)
 		}
 	}
-	return tr, localRoundsBetween
+	aligned = true
+	for r := range p.Size {
+		for s := range r {
+			for i := 0; i <= min(last[r], last[s]); i++ {
+				aligned = aligned && local[r][i] == local[s][i]
+			}
+		}
+	}
+	return tr, aligned
 }
 
 func sameTime(a, b float64) bool { return math.Abs(a-b) <= 1e-12*max(math.Abs(a), math.Abs(b)) }
@@ -153,8 +165,11 @@ func TestRecordRingAllreduce(t *testing.T) {
 // without their local operations, round for round and message for message;
 // that the flow model and the LogGP critical path (which charge local
 // operations nothing) give the registry's times; and that the stage model
-// does too unless a rank has a round of local operations only between
-// rounds with messages (which the stage model counts as a stage).
+// does too unless the rounds of local operations only that the recording
+// lacks sit at different indices on different ranks (the stage model runs
+// round i of every rank as stage i: rd-halving allgather on 8 ranks, whose
+// bit-reversal exchange leaves some ranks a copy instead, takes 7.96 µs
+// recorded against 4.30 µs from the registry on an 8-port crossbar).
 func TestRecordRegistry(t *testing.T) {
 	topo, err := topology.Parse("crossbar:8")
 	if err != nil {
@@ -184,7 +199,7 @@ func TestRecordRegistry(t *testing.T) {
 					got := recordRun(t, P, func(ctx context.Context, cm *scoll.Comm) error {
 						return callColl(ctx, cm, c, in.Name, count)
 					})
-					want, between := commOnly(t, in, p)
+					want, aligned := commOnly(t, in, p)
 					if !reflect.DeepEqual(got, want) {
 						t.Fatalf("recorded\n%v\nregistry without local operations\n%v", got.Ranks, want.Ranks)
 					}
@@ -196,7 +211,8 @@ func TestRecordRegistry(t *testing.T) {
 						t.Fatal(err)
 					}
 					for _, m := range []string{"stage", "flow"} {
-						if m == "stage" && between {
+						if m == "stage" && !aligned {
+							t.Logf("stage model not compared: rounds without messages at different indices")
 							continue
 						}
 						run := func(g schedule.Generator) float64 {

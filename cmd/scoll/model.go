@@ -41,7 +41,7 @@ type modelRow struct {
 }
 
 func newModelCmd() *cobra.Command {
-	var op, nps, sizes, params, format, plotFile string
+	var op, nps, sizes, params, format, plotFile, traceFile string
 	cmd := &cobra.Command{
 		Use:   "model",
 		Short: "Runtime, energy and memory of each algorithm under analytic models",
@@ -57,11 +57,21 @@ and size, by counting its schedules (scoll's model package):
 
 --params names a preset (` + "PRESETS" + `) or a JSON file (as written by
 scoll calibrate). --plot draws runtime, energy and memory against the rank
-count for the first size, one line per algorithm (Hoefler–Moor's Fig. 5).`,
+count for the first size, one line per algorithm (Hoefler–Moor's Fig. 5).
+
+--trace FILE evaluates a recorded run instead (scoll.WithRecorder): its
+messages, bytes and rounds, counted_s and loggp_s, the critical-path times
+critical_s and critical_loggp_s (model.CriticalPath; "-" when the trace
+needs eager sends, which the critical path does not model), energy_j and
+memory_bytes.`,
 		Example: `  scoll model --op allreduce --np 8..4096 --sizes 8
-  scoll model --op bcast --np 16,64,256 --sizes 8,64K --params infiniband --plot tradeoff.svg`,
+  scoll model --op bcast --np 16,64,256 --sizes 8,64K --params infiniband --plot tradeoff.svg
+  scoll model --trace split.trace --params curie`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if traceFile != "" {
+				return modelTrace(cmd, traceFile, params, format)
+			}
 			coll, ok := schedule.ParseCollective(strings.ToLower(op))
 			if !ok || coll.Vector() {
 				return fmt.Errorf("--op %q: unknown or vector collective", op)
@@ -109,6 +119,7 @@ count for the first size, one line per algorithm (Hoefler–Moor's Fig. 5).`,
 	f.StringVar(&params, "params", "infiniband", "machine parameters: a preset name or a JSON file")
 	f.StringVar(&format, "format", "table", "output: table, csv or json")
 	f.StringVar(&plotFile, "plot", "", "plot runtime, energy and memory against ranks into this .svg or .png file")
+	f.StringVar(&traceFile, "trace", "", "evaluate the recorded trace in this file instead of registry algorithms")
 	return cmd
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/scoll/scoll/schedule"
 	"github.com/scoll/scoll/sim"
 	"github.com/scoll/scoll/topology"
+	"github.com/scoll/scoll/transport/record"
 	"github.com/spf13/cobra"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -46,6 +47,7 @@ func newSimCmd() *cobra.Command {
 		np                                                                                                                     int
 		stages                                                                                                                 bool
 	)
+	var traceFile string
 	cmd := &cobra.Command{
 		Use:   "sim",
 		Short: "Simulate collective algorithms on a network topology (stage or flow model)",
@@ -66,10 +68,13 @@ Topologies: ` + topologyHelp + `
 Columns: time_s is the simulated time, alpha_count and delta_bytes the α and δ
 terms of the stage model (time = α·alpha_count + δ·delta_bytes), mbps is
 n(P−1)/time in MB/s for per-rank size n (the allgather rate of Sack's figures),
-max_congestion the largest link load of any stage.`,
+max_congestion the largest link load of any stage.
+
+` + simTraceHelp,
 		Example: `  scoll sim --topology torus:8x8x8 --op allgather --algorithm ring,recursive-doubling --sizes 64,4K,32K
   scoll sim --topology clos:R=32,T=16,mu=0.25 --op allgather --algorithm all --model flow
-  scoll sim --topology torus:8x8x8 --op allgather --algorithm recursive-doubling --sizes 1K --stages`,
+  scoll sim --topology torus:8x8x8 --op allgather --algorithm recursive-doubling --sizes 1K --stages
+  scoll sim --topology torus:16x16x16 --trace split.trace --model flow`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			topo, err := topology.Parse(topoSpec)
@@ -79,6 +84,19 @@ max_congestion the largest link load of any stage.`,
 			coll, ok := schedule.ParseCollective(strings.ToLower(op))
 			if !ok {
 				return fmt.Errorf("--op %q: unknown collective", op)
+			}
+			var tr *record.Trace
+			if traceFile != "" {
+				if tr, err = openTrace(cmd, traceFile, "op", "algorithm", "sizes", "grid", "plot"); err != nil {
+					return err
+				}
+				if np != 0 && np != tr.Size {
+					return fmt.Errorf("--np %d: the trace has %d ranks", np, tr.Size)
+				}
+				if tr.Size > topo.Nodes() {
+					return fmt.Errorf("--trace: %d ranks on %s, which has %d nodes", tr.Size, topo, topo.Nodes())
+				}
+				np = tr.Size
 			}
 			if np == 0 {
 				np = topo.Nodes()
@@ -125,6 +143,9 @@ max_congestion the largest link load of any stage.`,
 			format = strings.ToLower(format)
 			if format != "table" && format != "csv" && format != "json" {
 				return fmt.Errorf("--format %q: want table, csv or json", format)
+			}
+			if tr != nil {
+				return simTrace(cmd.OutOrStdout(), tr, traceFile, cfg, model, h, format, stages)
 			}
 			names, err := pickAlgorithms(coll, algs)
 			if err != nil {
@@ -204,6 +225,7 @@ max_congestion the largest link load of any stage.`,
 	f.StringVar(&portEff, "port-efficiency", "", "multi-port stage model: K:E derates nodes with K or more messages in a stage to E of the link bandwidth (Sack's Blue Gene/P: 6:0.93)")
 	f.StringVar(&gridSpec, "grid", "auto", "process grid of topology-aware algorithms (rd-optimal, bucket3, ...): AxBxC, or auto (the torus or mesh itself when the ranks fill it in XYZ order)")
 	f.StringVar(&progress, "progress", "auto", "progress bar on stderr: auto (when a terminal), always or never")
+	f.StringVar(&traceFile, "trace", "", "simulate the recorded trace in this file instead of registry algorithms")
 	return cmd
 }
 
