@@ -50,7 +50,7 @@ func badCases() []badCase {
 	f64 := func(n int) []float64 { return make([]float64, n) }
 	i32 := func(n int) []int32 { return make([]int32, n) }
 	inv, uns, mis := scoll.ErrInvalidArgument, scoll.ErrUnsupported, scoll.ErrMismatch
-	return []badCase{
+	cases := []badCase{
 		{"allreduce lengths differ", 4, all, inv, func(ctx context.Context, c *scoll.Comm) error {
 			return scoll.Allreduce(ctx, c, f64(3), f64(4), scoll.Sum)
 		}},
@@ -228,6 +228,7 @@ func badCases() []badCase {
 			return r.Wait(ctx)
 		}},
 	}
+	return append(cases, commBadCases()...)
 }
 
 // absent waits until Run cancels the rank.

@@ -544,7 +544,9 @@ func blocking(ctx context.Context, c *Comm, cl *call, err error) error {
 // a context already ended): it claims the call's sequence number and aborts
 // it, so the others' part of the call fails instead of waiting.
 func (c *Comm) abandon(err error) {
-	if c == nil || c.isClosed() {
+	// A closed derived communicator's transport still runs: tell the
+	// others, who may still be using it.
+	if c == nil || c.rs.closed.Load() {
 		return
 	}
 	if a, ok := c.t.(transport.CallAborter); ok {

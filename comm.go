@@ -199,7 +199,10 @@ func (c *Comm) derive(cid uint32, leader int32, g split.Group) *Comm {
 	if gr, ok := c.t.(transport.Grouper); ok {
 		d.view = gr.Join(transport.Group{Comm: d.id, Rank: d.rank, Size: d.size, Members: g.Members()})
 		d.checker, _ = d.view.(transport.Checker)
-		d.meeter, _ = d.view.(transport.Meeter)
+		if g.Members() != nil {
+			// Shared-memory paths need every member's address.
+			d.meeter, _ = d.view.(transport.Meeter)
+		}
 		if x, ok := d.view.(transport.Exchanger); ok && x.ExchangeLimit() >= 0 {
 			d.exchanger, d.exchLimit = x, x.ExchangeLimit()
 		}

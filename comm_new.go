@@ -115,7 +115,7 @@ func (c *Comm) Split(ctx context.Context, color, key int, opts ...SplitOption) (
 // besides the options.
 func (c *Comm) split(ctx context.Context, color, key int, cfg *splitConfig, h hash) (*Comm, error) {
 	start := time.Now()
-	if err := c.usable(ctx); err != nil {
+	if err := c.startable(ctx); err != nil {
 		return nil, err
 	}
 	h.add(sigSplit, uint64(cfg.opts.Sorters), uint64(cfg.opts.GroupSize))
@@ -173,6 +173,21 @@ func (c *Comm) split(ctx context.Context, color, key int, cfg *splitConfig, h ha
 	return d, nil
 }
 
+// startable returns the error of a communicator constructor that cannot
+// start at all (nil communicator or context). A closed communicator or an
+// ended context fail the agreement's first collective instead, which
+// tells the other ranks (see Comm.abandon) rather than leaving them
+// waiting.
+func (c *Comm) startable(ctx context.Context) error {
+	if c == nil {
+		return fmt.Errorf("%w: nil communicator", ErrInvalidArgument)
+	}
+	if ctx == nil {
+		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
+	}
+	return nil
+}
+
 // leaderOf returns the transport address of rank 0 of g.
 func (c *Comm) leaderOf(ctx context.Context, g split.Group) (int32, error) {
 	if a, ok := g.Addr(0); ok {
@@ -195,7 +210,7 @@ func (c *Comm) entry(color, key int) (split.Entry, error) {
 // Dup returns a communicator with the same ranks in the same order and a
 // message space of its own. It is collective over c.
 func (c *Comm) Dup(ctx context.Context) (*Comm, error) {
-	if err := c.usable(ctx); err != nil {
+	if err := c.startable(ctx); err != nil {
 		return nil, err
 	}
 	cid, err := c.agree(ctx, agreement{sig: sigDup})
@@ -235,7 +250,7 @@ func worldGroup(rank, size int) split.Group {
 // (ErrInvalidArgument), and lists that differ between ranks fail with
 // ErrMismatch.
 func (c *Comm) Create(ctx context.Context, ranks []int) (*Comm, error) {
-	if err := c.usable(ctx); err != nil {
+	if err := c.startable(ctx); err != nil {
 		return nil, err
 	}
 	h := newHash()
@@ -341,7 +356,7 @@ func (c *Comm) TranslateRanks(ranks []int, other *Comm) ([]int, error) {
 // topology-aware algorithms know its grid (WithGrid is its default). It is
 // collective over c.
 func (c *Comm) SplitGrid(ctx context.Context, dims []int, keep []bool) (*Comm, error) {
-	if err := c.usable(ctx); err != nil {
+	if err := c.startable(ctx); err != nil {
 		return nil, err
 	}
 	var bad error
@@ -413,10 +428,11 @@ func (c *Comm) SplitGrid(ctx context.Context, dims []int, keep []bool) (*Comm, e
 // message space of their own: (c's id with the split bit, the call's
 // sequence number on c).
 type splitConn struct {
-	c   *Comm
-	seq uint64
-	sig uint64
-	w   *transport.Waiter
+	c     *Comm
+	seq   uint64
+	sig   uint64
+	w     *transport.Waiter
+	round int // rounds run so far
 
 	msgs  []transport.Msg
 	ranks []int   // the parent ranks of a round's messages
@@ -440,8 +456,14 @@ func (s *splitConn) Size() int { return s.c.size }
 // Round implements split.Conn.
 func (s *splitConn) Round(ctx context.Context, sends []split.Send, recvs []split.Recv) error {
 	c := s.c
+	if c.splitHook != nil {
+		c.splitHook(s.round)
+	}
+	s.round++
 	if c.isClosed() {
-		return ErrClosed
+		err := error(ErrClosed)
+		s.abort(nil, err)
+		return err
 	}
 	n := len(sends) + len(recvs)
 	// Parent ranks are translated (all at once: one lookup round on a

@@ -2,9 +2,11 @@ package scoll_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/scoll/scoll"
 	"github.com/scoll/scoll/transport/tcp"
@@ -84,4 +86,65 @@ func ringSendRecv(ctx context.Context, c *scoll.Comm) error {
 		return fmt.Errorf("rank %d: received %d from the previous rank", r, buf[0])
 	}
 	return nil
+}
+
+// TestSplitPeerDiesTCP: a rank whose process ends in the middle of a split
+// (its transport closes) makes the splits of the ranks that still need it
+// fail with ErrPeerFailed instead of hanging; a rank whose own part was
+// complete may return its communicator, and the next collective that
+// involves the dead rank fails with ErrPeerFailed.
+func TestSplitPeerDiesTCP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped in -short mode")
+	}
+	for _, alg := range []string{"merge", "cheng"} {
+		for _, at := range []int{0, 2} {
+			comms := tcpComms(t, 5, tcp.Config{})
+			scoll.SetSplitHookForTest(comms[3], func(round int) {
+				if round == at {
+					comms[3].Close()
+				}
+			})
+			errs := make([]error, len(comms))
+			later := make([]error, len(comms))
+			done := make(chan struct{})
+			go func() {
+				onAll(comms, func(ctx context.Context, c *scoll.Comm) error {
+					sub, err := c.Split(ctx, 0, c.Rank(), scoll.WithSplitAlgorithm(alg), scoll.WithSorters(2))
+					errs[c.Rank()] = err
+					if sub != nil {
+						later[c.Rank()] = scoll.Allreduce(ctx, sub, nil, []int32{1}, scoll.Sum)
+						sub.Close()
+					}
+					return nil
+				})
+				close(done)
+			}()
+			select {
+			case <-done:
+			case <-time.After(30 * time.Second):
+				t.Fatalf("%s, death at round %d: hang; errors so far %v", alg, at, errs)
+			}
+			failed := 0
+			for r, err := range errs {
+				switch {
+				case r == 3:
+					if !errors.Is(err, scoll.ErrClosed) {
+						t.Errorf("%s, death at round %d: the dead rank: %v, want ErrClosed", alg, at, err)
+					}
+				case err == nil:
+					if !errors.Is(later[r], scoll.ErrPeerFailed) {
+						t.Errorf("%s, death at round %d: rank %d: allreduce with the dead rank: %v, want ErrPeerFailed", alg, at, r, later[r])
+					}
+				case errors.Is(err, scoll.ErrPeerFailed):
+					failed++
+				default:
+					t.Errorf("%s, death at round %d: rank %d: %v, want ErrPeerFailed or a communicator", alg, at, r, err)
+				}
+			}
+			if failed == 0 {
+				t.Errorf("%s, death at round %d: no rank noticed the death: %v", alg, at, errs)
+			}
+		}
+	}
 }

@@ -150,3 +150,266 @@ func TestSubCommCollectives(t *testing.T) {
 		}
 	}
 }
+
+// subCommSizes are the sizes of the derived communicators the sub-matrix
+// runs on.
+var subCommSizes = []int{1, 2, 3, 5, 8, 17}
+
+// onSub runs fn on a communicator of p ranks derived from a world of p+3
+// in-process ranks by one of several constructors (by kind): a split with
+// reversed keys, a Create of every other rank in reverse, or a split kept
+// in a distributed table. The other ranks of the world only take part in
+// the construction.
+func onSub(p int, kind string, fn func(ctx context.Context, sub *scoll.Comm) error, opts ...scoll.Option) error {
+	n := p + 3
+	return scoll.Run(context.Background(), n, func(ctx context.Context, c *scoll.Comm) error {
+		var sub *scoll.Comm
+		var err error
+		switch kind {
+		case "split":
+			color := 0
+			if c.Rank() >= p {
+				color = scoll.Undefined
+			}
+			sub, err = c.Split(ctx, color, -c.Rank())
+		case "distributed":
+			color := 1
+			if c.Rank() >= p {
+				color = 2
+			}
+			sub, err = c.Split(ctx, color, c.Rank(), scoll.WithDistributedGroup(2))
+			if color == 2 && sub != nil {
+				sub.Close()
+				sub = nil
+			}
+		case "create":
+			ranks := make([]int, p)
+			for i := range ranks {
+				ranks[i] = n - 1 - i
+			}
+			sub, err = c.Create(ctx, ranks)
+		}
+		if err != nil || sub == nil {
+			return err
+		}
+		defer sub.Close()
+		return fn(ctx, sub)
+	}, opts...)
+}
+
+// TestMatrixSubComm runs every algorithm of every collective, and the
+// default choice (which takes the in-process shared-memory paths where
+// they apply), on derived communicators against the naive reference.
+func TestMatrixSubComm(t *testing.T) {
+	if testing.Short() {
+		t.Skip("matrix skipped in -short mode")
+	}
+	for _, coll := range scoll.Collectives() {
+		t.Run(coll, func(t *testing.T) {
+			t.Parallel()
+			algs := append([]scoll.AlgorithmInfo{{Name: ""}}, scoll.Algorithms(coll)...)
+			for i, p := range subCommSizes {
+				kind := []string{"split", "create", "distributed"}[i%3]
+				for _, alg := range algs {
+					if alg.PowerOfTwo && p&(p-1) != 0 {
+						continue
+					}
+					counts := []int{0, 1, 3, 1000}
+					err := onSub(p, kind, func(ctx context.Context, sub *scoll.Comm) error {
+						return forCases(coll, alg, p, counts, func(n, root int, inPlace bool, oc opCase[int32]) error {
+							return checkCase(ctx, sub, nil, coll, alg.Name, n, root, inPlace, oc)
+						})
+					})
+					if err != nil {
+						t.Fatalf("%s P=%d (%s): %v", alg.Name, p, kind, err)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestSubCommFastPaths shows which in-process shared-memory paths derived
+// communicators take: exchanges and meetings when their members are known
+// here (a replicated table), neither for a distributed table, whose
+// members no rank holds; the default algorithm's results are checked
+// either way.
+func TestSubCommFastPaths(t *testing.T) {
+	oc := opCases[int32]()[0]
+	for _, kind := range []string{"split", "distributed"} {
+		for _, exch := range []bool{true, false} {
+			err := onSub(3, kind, func(ctx context.Context, sub *scoll.Comm) error {
+				limit, meets := scoll.ExchangeLimitForTest(sub), scoll.MeetsForTest(sub)
+				switch {
+				case kind == "distributed" && (limit >= 0 || meets):
+					return fmt.Errorf("distributed table: exchange limit %d, meetings %v: want neither", limit, meets)
+				case kind == "split" && exch && limit < 0:
+					return fmt.Errorf("replicated table: no exchanges")
+				case kind == "split" && !meets:
+					return fmt.Errorf("replicated table: no meetings")
+				}
+				for _, coll := range []string{"allreduce", "bcast", "allgather", "reduce", "barrier"} {
+					n := 2
+					if coll == "barrier" {
+						n = 0
+					}
+					if err := checkCase(ctx, sub, nil, coll, "", n, 1, false, oc); err != nil {
+						return fmt.Errorf("%s: %w", coll, err)
+					}
+				}
+				return nil
+			}, scoll.WithExchangesForTest(exch))
+			if err != nil {
+				t.Fatalf("%s, exchanges %v: %v", kind, exch, err)
+			}
+		}
+	}
+}
+
+// TestNestedSplits splits a split of a split and checks every level
+// against the reference.
+func TestNestedSplits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	const p = 37
+	c1, k1 := make([]int, p), make([]int, p)
+	for r := range p {
+		c1[r], k1[r] = rng.IntN(2), rng.IntN(4)
+	}
+	want1 := splitRef(c1, k1)
+	for _, alg := range scoll.SplitAlgorithms() {
+		err := scoll.Run(context.Background(), p, func(ctx context.Context, c *scoll.Comm) error {
+			opt := scoll.WithSplitAlgorithm(alg.Name)
+			a, err := c.Split(ctx, c1[c.Rank()], k1[c.Rank()], opt)
+			if err != nil {
+				return err
+			}
+			if err := checkSplit(c, a, want1[c.Rank()]); err != nil {
+				return err
+			}
+			// Level 2: thirds of a, reversed; level 3: pairs of those.
+			n := a.Size()
+			c2, k2 := make([]int, n), make([]int, n)
+			for q := range n {
+				c2[q], k2[q] = q%3, -q
+			}
+			b, err := a.Split(ctx, c2[a.Rank()], k2[a.Rank()], opt, scoll.WithDistributedGroup(1+a.Rank()%1))
+			if err != nil {
+				return err
+			}
+			if err := checkSplit(a, b, splitRef(c2, k2)[a.Rank()]); err != nil {
+				return fmt.Errorf("level 2: %w", err)
+			}
+			m := b.Size()
+			c3, k3 := make([]int, m), make([]int, m)
+			for q := range m {
+				c3[q], k3[q] = q/2, q
+			}
+			d, err := b.Split(ctx, c3[b.Rank()], k3[b.Rank()], opt)
+			if err != nil {
+				return err
+			}
+			if err := checkSplit(b, d, splitRef(c3, k3)[b.Rank()]); err != nil {
+				return fmt.Errorf("level 3: %w", err)
+			}
+			// The grandchild translates to the world directly, and its
+			// collectives work after its parents are closed.
+			a.Close()
+			b.Close()
+			v := []int32{int32(c.Rank())}
+			if err := scoll.Allreduce(ctx, d, nil, v, scoll.Sum); err != nil {
+				return err
+			}
+			mem := make([]int, d.Size())
+			for i := range mem {
+				mem[i] = i
+			}
+			world, err := d.TranslateRanks(mem, c)
+			if err != nil {
+				return err
+			}
+			var sum int32
+			for _, w := range world {
+				sum += int32(w)
+			}
+			if v[0] != sum {
+				return fmt.Errorf("level 3 allreduce %d, want %d (members %v)", v[0], sum, world)
+			}
+			return d.Close()
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", alg.Name, err)
+		}
+	}
+}
+
+// TestDupIsolation: a message on a duplicate never matches one on its
+// parent, with equal tags, in either order.
+func TestDupIsolation(t *testing.T) {
+	err := scoll.Run(context.Background(), 2, func(ctx context.Context, c *scoll.Comm) error {
+		d, err := c.Dup(ctx)
+		if err != nil {
+			return err
+		}
+		defer d.Close()
+		if c.Rank() == 0 {
+			if err := d.Send(ctx, 1, 5, []byte("dup")); err != nil {
+				return err
+			}
+			return c.Send(ctx, 1, 5, []byte("parent"))
+		}
+		buf := make([]byte, 8)
+		n, err := c.Recv(ctx, 0, 5, buf)
+		if err != nil || string(buf[:n]) != "parent" {
+			return fmt.Errorf("parent received %q (%v)", buf[:n], err)
+		}
+		n, err = d.Recv(ctx, 0, 5, buf)
+		if err != nil || string(buf[:n]) != "dup" {
+			return fmt.Errorf("dup received %q (%v)", buf[:n], err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSiblingsConcurrent runs collectives on sibling communicators and on
+// duplicates at the same time, blocking and non-blocking, many times.
+func TestSiblingsConcurrent(t *testing.T) {
+	const p, iters = 12, 200
+	err := scoll.Run(context.Background(), p, func(ctx context.Context, c *scoll.Comm) error {
+		half, err := c.Split(ctx, c.Rank()%3, c.Rank())
+		if err != nil {
+			return err
+		}
+		dup, err := half.Dup(ctx)
+		if err != nil {
+			return err
+		}
+		var want int64
+		for q := c.Rank() % 3; q < p; q += 3 {
+			want += int64(q)
+		}
+		for i := range iters {
+			a, b := []int64{int64(c.Rank())}, []int64{int64(i)}
+			req, err := scoll.IAllreduce(ctx, half, nil, a, scoll.Sum)
+			if err != nil {
+				return err
+			}
+			if err := scoll.Allreduce(ctx, dup, nil, b, scoll.Max); err != nil {
+				return err
+			}
+			if err := req.Wait(ctx); err != nil {
+				return err
+			}
+			if a[0] != want || b[0] != int64(i) {
+				return fmt.Errorf("iteration %d: sum %d max %d, want %d and %d", i, a[0], b[0], want, i)
+			}
+		}
+		dup.Close()
+		return half.Close()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

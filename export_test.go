@@ -28,3 +28,10 @@ func ExchangeMaxForTest(c *Comm, coll string) int {
 	}
 	return n
 }
+
+// SetSplitHookForTest makes fn run before each round of the splits of c.
+func SetSplitHookForTest(c *Comm, fn func(round int)) { c.splitHook = fn }
+
+// MeetsForTest reports whether c may run small calls as shared-memory
+// meetings.
+func MeetsForTest(c *Comm) bool { return c.meeter != nil }

@@ -30,6 +30,7 @@ type World struct {
 	spin   int
 
 	comms    sync.Map // comm id → *commState
+	services sync.Map // svcKey → request handler (Responder)
 	meets    sync.Map // meetKey → *meeting
 	baseDone <-chan struct{}
 	lanes    []laneState
@@ -240,6 +241,15 @@ func (e *Endpoint) Isend(m *transport.Msg) error {
 			deliver(r, m.Buf, m.Sig, m)
 			r.W.Done()
 			m.W.Done()
+			return nil
+		}
+	}
+	if m.Eager && transport.IsRequest(m.Key) {
+		if h := e.w.handler(m.Peer, m.Key.Comm); h != nil {
+			b.mu.Unlock()
+			rep := h(e.rank, m.Buf)
+			m.W.Done()
+			e.w.Endpoint(m.Peer).reply(e.rank, m.Key, rep)
 			return nil
 		}
 	}
