@@ -148,3 +148,55 @@ func TestSplitPeerDiesTCP(t *testing.T) {
 		}
 	}
 }
+
+// TestMatrixSubCommTCP runs every algorithm of every collective on derived
+// communicators over TCP: a split of 5 of 9 ranks with reversed keys
+// (replicated table) and the other 4 in a distributed table.
+func TestMatrixSubCommTCP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("matrix skipped in -short mode")
+	}
+	for _, coll := range scoll.Collectives() {
+		t.Run(coll, func(t *testing.T) {
+			t.Parallel()
+			comms := tcpComms(t, 9, tcp.Config{EagerLimit: 1024})
+			subs := make([]*scoll.Comm, len(comms))
+			err := onAll(comms, func(ctx context.Context, c *scoll.Comm) error {
+				color, key := 0, -c.Rank()
+				if c.Rank() >= 5 {
+					color, key = 1, c.Rank()
+				}
+				table, err := c.Split(ctx, color, key, scoll.WithDistributedGroup(1))
+				if err != nil {
+					return err
+				}
+				dist, err := c.Split(ctx, color, key, scoll.WithDistributedGroup(2))
+				if err != nil {
+					return err
+				}
+				if color == 0 {
+					subs[c.Rank()] = table
+					return dist.Close()
+				}
+				subs[c.Rank()] = dist
+				return table.Close()
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, alg := range append([]scoll.AlgorithmInfo{{Name: ""}}, scoll.Algorithms(coll)...) {
+				err := onAll(subs, func(ctx context.Context, sub *scoll.Comm) error {
+					if alg.PowerOfTwo && sub.Size()&(sub.Size()-1) != 0 {
+						return nil
+					}
+					return forCases(coll, alg, sub.Size(), []int{0, 1, 3, 1000}, func(n, root int, inPlace bool, oc opCase[int32]) error {
+						return checkCase(ctx, sub, nil, coll, alg.Name, n, root, inPlace, oc)
+					})
+				})
+				if err != nil {
+					t.Fatalf("%s: %v", alg.Name, err)
+				}
+			}
+		})
+	}
+}
