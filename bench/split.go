@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/scoll/scoll"
+	"github.com/scoll/scoll/transport/record"
 )
 
 // SplitConfig describes a communicator-split benchmark (scoll split).
@@ -312,6 +313,47 @@ func measureSplit(ctx context.Context, cfg *SplitConfig, n int, alg, group strin
 	slices.Sort(sorted)
 	res.MedianMs, res.MinMs, res.MaxMs = median(sorted), sorted[0], sorted[len(sorted)-1]
 	return res, nil
+}
+
+// RecordSplit runs one split of cfg's first algorithm and group on
+// cfg.NP in-process ranks with the recorder rec attached (scoll.WithRecorder)
+// and nothing else: the trace holds the split's messages only (with the
+// collectives that agree on options and context id).
+func RecordSplit(ctx context.Context, cfg SplitConfig, rec *record.Recorder) error {
+	if cfg.NP < 1 || cfg.World != nil {
+		return fmt.Errorf("%w: recording needs in-process ranks (np ≥ 1, no world)", ErrConfig)
+	}
+	alg := "merge"
+	if len(cfg.Algorithms) > 0 {
+		alg = cfg.Algorithms[0]
+	}
+	g := "auto"
+	if len(cfg.Groups) > 0 {
+		g = cfg.Groups[0]
+	}
+	gs, err := parseGroup(g)
+	if err != nil {
+		return err
+	}
+	keys, err := keysOf(cfg.Keys, cfg.NP, cfg.Seed)
+	if err != nil {
+		return err
+	}
+	if _, err := colorOf(cfg.Colors, 0); err != nil {
+		return err
+	}
+	return scoll.Run(ctx, cfg.NP, func(ctx context.Context, c *scoll.Comm) error {
+		color, _ := colorOf(cfg.Colors, c.Rank())
+		opts := []scoll.SplitOption{scoll.WithSplitAlgorithm(alg), scoll.WithDistributedGroup(gs)}
+		if cfg.Sorters > 0 {
+			opts = append(opts, scoll.WithSorters(min(cfg.Sorters, cfg.NP)))
+		}
+		sub, err := c.Split(ctx, color, keys[c.Rank()], opts...)
+		if sub != nil {
+			sub.Close()
+		}
+		return err
+	}, scoll.WithRecorder(rec))
 }
 
 // median returns the median of sorted values.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/scoll/scoll"
 	"github.com/scoll/scoll/bench"
+	"github.com/scoll/scoll/transport/record"
 	"github.com/spf13/cobra"
 )
 
@@ -20,6 +21,7 @@ func newSplitCmd() *cobra.Command {
 		maxMemory string
 		progress  string
 		world     bool
+		recordTo  string
 	)
 	cmd := &cobra.Command{
 		Use:   "split",
@@ -42,11 +44,17 @@ skipped with a note (the conventional algorithm holds n entries per rank: n²
 in all).
 
 With --world the ranks are processes (scoll run, mpirun or srun start them);
-rank 0 prints.`,
+rank 0 prints.
+
+With --record FILE, split instead runs one split (the first algorithm and
+group given) with every message recorded, and writes the trace to FILE for
+scoll sim --trace and scoll model --trace.`,
 		Example: `  scoll split --np 4096
   scoll split --np 65536 --algorithm cheng --group distributed:16 --reps 3
   scoll split --np 1024 --colors 8 --keys reverse --format csv
-  scoll run --np 8 -- scoll split --world --algorithm all`,
+  scoll run --np 8 -- scoll split --world --algorithm all
+  scoll split --np 4096 --algorithm cheng --group distributed:64 --record split.trace
+  scoll sim --trace split.trace --topology torus:16x16x16`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
@@ -78,6 +86,24 @@ rank 0 prints.`,
 					return fmt.Errorf("--max-memory: %w", err)
 				}
 				cfg.MaxMemory = int64(m)
+			}
+			if recordTo != "" {
+				if world {
+					return fmt.Errorf("--record and --world: recording runs in-process ranks")
+				}
+				rec := record.New()
+				if err := bench.RecordSplit(cmd.Context(), cfg, rec); err != nil {
+					return err
+				}
+				tr, err := rec.Trace()
+				if err != nil {
+					return err
+				}
+				if err := tr.WriteFile(recordTo); err != nil {
+					return err
+				}
+				fmt.Fprintf(stdout, "recorded %d ranks, %d rounds at most, %d messages, %s into %s\n", tr.Size, tr.Rounds(), tr.Messages(), bench.FormatSize(int(tr.Bytes())), recordTo)
+				return nil
 			}
 			show := progress == "on" || progress == "auto" && isTerminal(os.Stderr)
 			if show {
@@ -124,6 +150,7 @@ rank 0 prints.`,
 	f.StringVar(&format, "format", "table", "output format: table, csv or json")
 	f.StringVar(&maxMemory, "max-memory", "8GiB", "skip configurations estimated to need more memory over all ranks (0: no limit)")
 	f.StringVar(&progress, "progress", "auto", "report repetitions on stderr: auto (when a terminal), on, off")
+	f.StringVar(&recordTo, "record", "", "record one split's messages into this trace file (for scoll sim --trace) instead of measuring")
 	return cmd
 }
 
