@@ -27,7 +27,9 @@ func newAlgorithmsCmd() *cobra.Command {
 		Short: "List the registered algorithms of every collective, or of one",
 		Long: `algorithms prints scoll's algorithm registry: for each collective, each
 algorithm's name (what --algorithm and scoll.WithAlgorithm take), what it
-requires of the call, and a one-line description.
+requires of the call, and a one-line description; then the communicator
+split algorithms (collective "split": what scoll.WithSplitAlgorithm and
+scoll split --algorithm take).
 
 --format markdown prints the table embedded in README.md between the markers
 ` + beginMarker + ` and ` + endMarker + `; --update README.md rewrites that
@@ -41,7 +43,9 @@ section in place.`,
 			if len(args) == 1 {
 				c := strings.ToLower(args[0])
 				infos = scoll.Algorithms(c)
-				if infos == nil && !slices.Contains(scoll.Collectives(), c) {
+				if c == "split" {
+					infos = splitAlgorithms()
+				} else if infos == nil && !slices.Contains(scoll.Collectives(), c) {
 					return fmt.Errorf("unknown collective %q (have %s)", args[0], strings.Join(scoll.Collectives(), ", "))
 				}
 			} else {
@@ -79,11 +83,21 @@ section in place.`,
 	return cmd
 }
 
-// allAlgorithms returns the registry, by collective then name.
+// allAlgorithms returns the registry, by collective then name, and the
+// split algorithms last (collective "split").
 func allAlgorithms() []scoll.AlgorithmInfo {
 	var out []scoll.AlgorithmInfo
 	for _, c := range scoll.Collectives() {
 		out = append(out, scoll.Algorithms(c)...)
+	}
+	return append(out, splitAlgorithms()...)
+}
+
+// splitAlgorithms returns the split registry as algorithm rows.
+func splitAlgorithms() []scoll.AlgorithmInfo {
+	var out []scoll.AlgorithmInfo
+	for _, a := range scoll.SplitAlgorithms() {
+		out = append(out, scoll.AlgorithmInfo{Collective: "split", Name: a.Name, Doc: a.Doc, Source: a.Source, Requires: "-"})
 	}
 	return out
 }
