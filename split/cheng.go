@@ -93,6 +93,30 @@ func runCheng(ctx context.Context, c Conn, me Entry, o *Options, st *Stats) (*So
 	return buildTables(ctx, c, st, me, lo, grp, srt)
 }
 
+// SortPhases runs cheng's sorting phases (splitters, exchange, merge) on
+// sorting rank sorters[me] of c, which holds the sorted entries list, and
+// returns its piece of the global order (the pieces of the sorters, in
+// order, are the sorted union, cut into even parts). Every sorter calls it
+// together; the phases go to st. It is how the phases are measured apart
+// (Sack's Table 2.1).
+func SortPhases(ctx context.Context, c Conn, sorters []int, me int, list []Entry, st *Stats) ([]Entry, error) {
+	srt := &sorter{c: c, st: st, t: team{at: sorters, me: me}, list: list}
+	if err := srt.sort(ctx, time.Now()); err != nil {
+		return nil, err
+	}
+	return srt.list, nil
+}
+
+// MergeInto appends the merge of the sorted a and b to dst (entries
+// ordered by color, key, then rank), as every merging phase does.
+func MergeInto(dst, a, b []Entry) []Entry { return mergeInto(dst, a, b) }
+
+// Compare orders entries by color, key, then parent rank.
+func Compare(a, b Entry) int { return compare(a, b) }
+
+// EntryBytes views entries as the bytes the algorithms send (no copy).
+func EntryBytes(es []Entry) []byte { return entryBytesOf(es) }
+
 // sorter is a sorting rank's state.
 type sorter struct {
 	c    Conn

@@ -130,21 +130,37 @@ type Stats struct {
 	Phases []Phase
 	// GroupBytes is the memory the resulting group representation holds.
 	GroupBytes int
+	// Clock, when set, is read at every phase boundary and each Phase's
+	// CPU gets the difference: for example the calling thread's CPU time
+	// (call StartClock first).
+	Clock func() time.Duration
+	cpu   time.Duration
+}
+
+// StartClock reads Clock, where the first phase's CPU time starts.
+func (s *Stats) StartClock() {
+	if s.Clock != nil {
+		s.cpu = s.Clock()
+	}
 }
 
 // Phase is a named span of a split on one rank.
 type Phase struct {
 	Name string
 	Time time.Duration
-	// CPU is the phase's time when only this rank's work counts (for
-	// phases run by a subset of the ranks); zero when not measured apart.
+	// CPU is the phase's Stats.Clock time (zero without a Clock).
 	CPU time.Duration
 }
 
 // phase adds the time since *t to the named phase and resets *t.
 func (s *Stats) phase(name string, t *time.Time) {
 	now := time.Now()
-	s.Phases = append(s.Phases, Phase{Name: name, Time: now.Sub(*t)})
+	ph := Phase{Name: name, Time: now.Sub(*t)}
+	if s.Clock != nil {
+		c := s.Clock()
+		ph.CPU, s.cpu = c-s.cpu, c
+	}
+	s.Phases = append(s.Phases, ph)
 	*t = now
 }
 

@@ -1,0 +1,148 @@
+package main
+
+import (
+	"encoding/csv"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/scoll/scoll/bench"
+	"github.com/spf13/cobra"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+)
+
+func newSplitPhasesCmd() *cobra.Command {
+	var (
+		entries, sorters, csvOut, plotOut string
+		cfg                               bench.SortPhasesConfig
+	)
+	cmd := &cobra.Command{
+		Use:   "split-phases",
+		Short: "Where cheng's parallel sort spends its time (Sack's Table 2.1)",
+		Long: `split-phases measures the phases of the cheng split's parallel sort as Sack's
+thesis did for Table 2.1: the sort for real on p sorting ranks, the
+recursive-doubling collect before it emulated (a feeder rank hands each
+sorter the sorted tables of the collect's steps, 1, 2, 4, … entries, n/p in
+all, which the sorter merges).
+
+Every sorter runs on an OS thread of its own, and each phase is its thread's
+CPU time, so that up to 64 sorters on a few cores still show per-sorter work
+(wall-clock phases cannot shrink as n/p there). Each row is the busiest
+sorter's time, the median over --reps. "total" is the busiest sorter's sum
+of the four phases; "wall" the whole sort's elapsed time on this machine.`,
+		Example: `  scoll split-phases --entries 8M,16M,32M --sorters 2,4,8,16,32,64
+  scoll split-phases --entries 1M --sorters 2,8 --plot phases.svg --csv phases.csv`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			for _, s := range strings.Split(entries, ",") {
+				n, err := bench.ParseSize(strings.TrimSpace(s))
+				if err != nil {
+					return fmt.Errorf("--entries: %w", err)
+				}
+				cfg.Entries = append(cfg.Entries, int64(n))
+			}
+			for _, s := range strings.Split(sorters, ",") {
+				p, err := strconv.Atoi(strings.TrimSpace(s))
+				if err != nil || p < 1 {
+					return fmt.Errorf("--sorters %q: want numbers ≥ 1", sorters)
+				}
+				cfg.Sorters = append(cfg.Sorters, p)
+			}
+			stderr := cmd.ErrOrStderr()
+			cfg.Row = func(r bench.SortPhasesRow) {
+				fmt.Fprintf(stderr, "n=%s p=%d: total %.3f s (wall %.3f s)\n", bench.FormatSize(int(r.Entries)), r.Sorters, r.Total.Seconds(), r.Wall.Seconds())
+			}
+			if !bench.HaveThreadCPU {
+				fmt.Fprintln(stderr, "note: no thread CPU clock on this system; phases are wall-clock times")
+			}
+			rows, err := bench.RunSortPhases(cmd.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			if err := bench.WriteSortPhases(cmd.OutOrStdout(), rows); err != nil {
+				return err
+			}
+			if csvOut != "" {
+				if err := writeSortPhasesCSV(csvOut, rows); err != nil {
+					return err
+				}
+			}
+			if plotOut != "" {
+				return plotSortPhases(plotOut, rows)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&entries, "entries", "8M,16M,32M", "table sizes n (the communicator's size), comma-separated")
+	f.StringVar(&sorters, "sorters", "2,4,8,16,32,64", "numbers of sorting ranks p, comma-separated")
+	f.IntVar(&cfg.Reps, "reps", 3, "repetitions per row (medians)")
+	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of the random keys")
+	f.StringVar(&csvOut, "csv", "", "also write the rows to this CSV file")
+	f.StringVar(&plotOut, "plot", "", "also draw the phases against p into this .svg or .png file")
+	return cmd
+}
+
+// writeSortPhasesCSV writes one line per (n, p) with each phase in seconds.
+func writeSortPhasesCSV(file string, rows []bench.SortPhasesRow) error {
+	out, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	w := csv.NewWriter(out)
+	w.Write([]string{"entries", "sorters", "collect_s", "splitters_s", "exchange_s", "merge_s", "total_s", "wall_s"})
+	for _, r := range rows {
+		f := func(d interface{ Seconds() float64 }) string { return strconv.FormatFloat(d.Seconds(), 'f', 6, 64) }
+		w.Write([]string{strconv.FormatInt(r.Entries, 10), strconv.Itoa(r.Sorters), f(r.Collect), f(r.Splitters), f(r.Exchange), f(r.Merge), f(r.Total), f(r.Wall)})
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// plotSortPhases draws one panel per table size: each phase's time
+// against the number of sorters.
+func plotSortPhases(file string, rows []bench.SortPhasesRow) error {
+	var ns []int64
+	for _, r := range rows {
+		if len(ns) == 0 || ns[len(ns)-1] != r.Entries {
+			ns = append(ns, r.Entries)
+		}
+	}
+	var tiles [][]*plot.Plot
+	for _, n := range ns {
+		p := plot.New()
+		p.Title.Text = fmt.Sprintf("cheng's parallel sort of %s entries: busiest sorter's CPU time per phase", bench.FormatSize(int(n)))
+		p.X.Label.Text = "sorting ranks p"
+		p.Y.Label.Text = "seconds"
+		p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, pow2Ticks{plain: true}
+		p.Legend.Top = true
+		series := map[string]plotter.XYs{}
+		names := []string{"collect", "splitters", "exchange", "merge", "total"}
+		for _, r := range rows {
+			if r.Entries != n {
+				continue
+			}
+			x := float64(r.Sorters)
+			for i, d := range []float64{r.Collect.Seconds(), r.Splitters.Seconds(), r.Exchange.Seconds(), r.Merge.Seconds(), r.Total.Seconds()} {
+				series[names[i]] = append(series[names[i]], plotter.XY{X: x, Y: d})
+			}
+		}
+		var lines []any
+		for _, name := range names {
+			lines = append(lines, name, series[name])
+		}
+		if err := plotutil.AddLinePoints(p, lines...); err != nil {
+			return err
+		}
+		tiles = append(tiles, []*plot.Plot{p})
+	}
+	return savePlots(file, tiles, 8*vg.Inch, vg.Length(len(tiles))*4*vg.Inch)
+}
