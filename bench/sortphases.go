@@ -50,8 +50,8 @@ type SortPhasesConfig struct {
 // per phase (medians over the repetitions), and the wall time of the whole
 // sort.
 type SortPhasesRow struct {
-	Entries int64 `json:"entries"`
-	Sorters int   `json:"sorters"`
+	Entries                                    int64 `json:"entries"`
+	Sorters                                    int   `json:"sorters"`
 	Collect, Splitters, Exchange, Merge, Total time.Duration
 	Wall                                       time.Duration
 }
