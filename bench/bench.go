@@ -152,6 +152,11 @@ type Config struct {
 	// goroutines: every rank of World must call Run with the same Config,
 	// and every rank gets the whole Report. NP is then World.Size().
 	World *scoll.Comm
+	// On picks the communicator measured: "" or "world" (the ranks'
+	// world), "dup" (a duplicate of it: the same ranks through a derived
+	// communicator's rank translation) or "split" (one Split of the world
+	// with reversed keys: rank r is world rank NP−1−r).
+	On string
 }
 
 // Progress tells which configuration Run is about to measure.
@@ -283,6 +288,11 @@ func (cfg Config) normalize() (*config, error) {
 	}
 	if c.MaxCall == 0 {
 		c.MaxCall = DefaultMaxCall
+	}
+	switch c.On {
+	case "", "world", "dup", "split":
+	default:
+		return nil, fmt.Errorf("%w: on %q: want world, dup or split", ErrConfig, c.On)
 	}
 	if c.MaxMemory == 0 {
 		c.MaxMemory = DefaultMaxMemory
@@ -467,6 +477,11 @@ func measure(ctx context.Context, c *config, alg string, sh shape) (Result, erro
 	perRank := make([]float64, c.NP) // seconds per call
 	var nWarm, nIters int
 	body := func(ctx context.Context, comm *scoll.Comm) error {
+		comm, done, err := derived(ctx, comm, c.On)
+		if err != nil {
+			return err
+		}
+		defer done()
 		k, err := newCase(c, comm, sh.count, opts)
 		if err != nil {
 			return err
@@ -540,6 +555,27 @@ func measure(ctx context.Context, c *config, alg string, sh shape) (Result, erro
 		r.GBps = float64(r.Bytes) / (r.AvgUs * 1e3)
 	}
 	return r, nil
+}
+
+// derived returns the communicator the benchmark runs on (see Config.On)
+// and what releases it.
+func derived(ctx context.Context, c *scoll.Comm, on string) (*scoll.Comm, func(), error) {
+	var d *scoll.Comm
+	var err error
+	switch on {
+	case "", "world":
+		return c, func() {}, nil
+	case "dup":
+		d, err = c.Dup(ctx)
+	case "split":
+		d, err = c.Split(ctx, 0, c.Size()-1-c.Rank())
+	default:
+		return nil, nil, fmt.Errorf("%w: --on %q: want world, dup or split", ErrConfig, on)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return d, func() { d.Close() }, nil
 }
 
 // loop calls call back to back up to maxIters times, or until the largest

@@ -159,6 +159,7 @@ run the same command, and rank 0 prints the results.`,
 	f.StringVar(&format, "format", "table", "output format: table, csv or json")
 	f.StringVar(&grid, "grid", "", "process grid of topology-aware algorithms (rd-optimal, bucket, bucket3, bucket6), like 4x4x4 (default: as equal as possible in 3 dimensions)")
 	f.StringVar(&segment, "segment", "", "segment size in bytes of pipelined algorithms, like 64K (default the algorithm's own)")
+	f.StringVar(&cfg.On, "on", "world", "the communicator measured: world, dup (a duplicate: the same ranks through a derived communicator) or split (the world split with reversed ranks)")
 	f.StringVar(&maxMemory, "max-memory", bench.FormatSize(bench.DefaultMaxMemory), "skip sizes whose buffers over all ranks exceed this (0: no limit)")
 	f.StringVar(&progress, "progress", "auto", "progress on stderr: auto (when stderr is a terminal), always or never")
 	f.BoolVar(&world, "world", false, "run as one rank of a job of processes (scoll run, mpirun, srun) instead of --np goroutines")
