@@ -108,7 +108,10 @@ type lineKey struct {
 	sum     uint64
 }
 
+// lineEntry is computed once, by the first rank that asks; the others
+// wait for it (every rank of a large in-process world asks at once).
 type lineEntry struct {
+	once            sync.Once
 	nodes, line, at []int
 }
 
@@ -126,11 +129,17 @@ func nodesSum(nodes []int) uint64 {
 // nodes nil means rank r on node r.
 func pathLine(kind int, machine, nodes []int, size int) (line, at []int) {
 	key := lineKey{kind, fmt.Sprint(machine), size, nodesSum(nodes)}
-	if e, ok := lineCache.Load(key); ok {
-		if e := e.(*lineEntry); slices.Equal(e.nodes, nodes) {
-			return e.line, e.at
-		}
+	v, _ := lineCache.LoadOrStore(key, &lineEntry{nodes: slices.Clone(nodes)})
+	e := v.(*lineEntry)
+	if !slices.Equal(e.nodes, nodes) { // a hash collision: not cached
+		return computeLine(kind, machine, nodes, size)
 	}
+	e.once.Do(func() { e.line, e.at = computeLine(kind, machine, nodes, size) })
+	return e.line, e.at
+}
+
+// computeLine is pathLine without the cache.
+func computeLine(kind int, machine, nodes []int, size int) (line, at []int) {
 	var pos func(v int) int
 	if kind == 0 {
 		pos = func(v int) int { return snakeIndex(machine, v) }
@@ -152,7 +161,6 @@ func pathLine(kind int, machine, nodes []int, size int) (line, at []int) {
 	for t, r := range line {
 		at[r] = t
 	}
-	lineCache.Store(key, &lineEntry{nodes: slices.Clone(nodes), line: line, at: at})
 	return line, at
 }
 
@@ -192,20 +200,23 @@ func torusCycleIndex(dims []int, c int) []int {
 	return idx
 }
 
-var cycleCache sync.Map // fmt.Sprint(dims) → [][]int
+var cycleCache sync.Map // fmt.Sprint(dims) → *cycleEntry
+
+// cycleEntry is computed once, by the first rank that asks.
+type cycleEntry struct {
+	once   sync.Once
+	cycles [][]int
+}
 
 // torusCycles returns d edge-disjoint Hamiltonian cycles of the torus dims
 // (d its dimensions of size > 1, at least two), each as the position of
 // every node along it starting from node 0, or nil when d < 2 or the
 // search gets stuck (not seen for any size tried; see TestTorusCycles).
 func torusCycles(dims []int) [][]int {
-	key := fmt.Sprint(dims)
-	if c, ok := cycleCache.Load(key); ok {
-		return c.([][]int)
-	}
-	c := decompose(dims)
-	cycleCache.Store(key, c)
-	return c
+	v, _ := cycleCache.LoadOrStore(fmt.Sprint(dims), &cycleEntry{})
+	e := v.(*cycleEntry)
+	e.once.Do(func() { e.cycles = decompose(dims) })
+	return e.cycles
 }
 
 // decompose runs the cycle-merging search described above, from a few
