@@ -57,7 +57,8 @@ func buildDistributed(ctx context.Context, c Conn, st *Stats, p int, me Entry, l
 	n, r := c.Size(), c.Rank()
 	rl := recordLen(n, p)
 	g := rangeTeam(lo[grp], lo[grp+1], r)
-	slots := make([]byte, 4*rl*g.size())
+	// Room for this rank's subtree of the group's slots only.
+	slots := make([]byte, 4*rl*(subtreeEnd(g.me, g.size())-g.me))
 	if srt != nil {
 		if err := srt.records(ctx, p, rl, lo, slots); err != nil {
 			return nil, err
@@ -74,7 +75,7 @@ func buildDistributed(ctx context.Context, c Conn, st *Stats, p int, me Entry, l
 	st.phase("scatter", &t)
 	rec := make([]int32, rl)
 	for i := range rec {
-		rec[i] = int32(binary.LittleEndian.Uint32(slots[off[g.me]+4*i:]))
+		rec[i] = int32(binary.LittleEndian.Uint32(slots[4*i:]))
 	}
 	if me.Color < 0 {
 		return nil, nil
@@ -336,8 +337,8 @@ func (s *sorter) alltoallv(ctx context.Context, out [][]byte, tag int) ([][]byte
 	var recvs []Recv
 	for d := range np {
 		if d != me {
-			sends = append(sends, Send{To: s.t.at[d], Tag: tag, Data: putI64(nil, int64(len(out[d])))})
-			recvs = append(recvs, Recv{From: s.t.at[d], Tag: tag, Buf: make([]byte, 8)})
+			sends = append(sends, Send{To: s.t.at(d), Tag: tag, Data: putI64(nil, int64(len(out[d])))})
+			recvs = append(recvs, Recv{From: s.t.at(d), Tag: tag, Buf: make([]byte, 8)})
 		}
 	}
 	if err := s.exchangeRound(ctx, sends, recvs, 8); err != nil {
@@ -358,8 +359,8 @@ func (s *sorter) alltoallv(ctx context.Context, out [][]byte, tag int) ([][]byte
 			return nil, fmt.Errorf("%w: split: sorter %d announces %d bytes", errs.Mismatch, d, n)
 		}
 		in[d] = make([]byte, n)
-		sends = append(sends, Send{To: s.t.at[d], Tag: tag + 1<<10, Data: out[d]})
-		data = append(data, Recv{From: s.t.at[d], Tag: tag + 1<<10, Buf: in[d]})
+		sends = append(sends, Send{To: s.t.at(d), Tag: tag + 1<<10, Data: out[d]})
+		data = append(data, Recv{From: s.t.at(d), Tag: tag + 1<<10, Buf: in[d]})
 	}
 	if err := round(ctx, s.c, s.st, sends, data); err != nil {
 		return nil, err

@@ -35,7 +35,7 @@ func sorterTeams(n, p, r int) (lo []int, sorters team) {
 	for s := range p {
 		lo[s+1] = lo[s] + n/p + btoi(s < n%p)
 	}
-	sorters = team{at: lo[:p:p], me: -1}
+	sorters = listTeam(lo[:p:p], -1)
 	for s := range p {
 		if lo[s] == r {
 			sorters.me = s
@@ -100,7 +100,7 @@ func runCheng(ctx context.Context, c Conn, me Entry, o *Options, st *Stats) (*So
 // together; the phases go to st. It is how the phases are measured apart
 // (Sack's Table 2.1).
 func SortPhases(ctx context.Context, c Conn, sorters []int, me int, list []Entry, st *Stats) ([]Entry, error) {
-	srt := &sorter{c: c, st: st, t: team{at: sorters, me: me}, list: list}
+	srt := &sorter{c: c, st: st, t: listTeam(sorters, me), list: list}
 	if err := srt.sort(ctx, time.Now()); err != nil {
 		return nil, err
 	}
@@ -230,7 +230,7 @@ func (s *sorter) splitters(ctx context.Context) ([]int64, error) {
 		}
 		for j := 1; j < p; j++ {
 			if !done[j] && j != me {
-				sends = append(sends, Send{To: s.t.at[j], Tag: tag, Data: prop(j)})
+				sends = append(sends, Send{To: s.t.at(j), Tag: tag, Data: prop(j)})
 			}
 		}
 		coord := me > 0 && !done[me]
@@ -243,7 +243,7 @@ func (s *sorter) splitters(ctx context.Context) ([]int64, error) {
 					continue
 				}
 				props[i] = make([]byte, propBytes)
-				recvs = append(recvs, Recv{From: s.t.at[i], Tag: tag, Buf: props[i]})
+				recvs = append(recvs, Recv{From: s.t.at(i), Tag: tag, Buf: props[i]})
 			}
 		}
 		if err := s.exchangeRound(ctx, sends, recvs, propBytes); err != nil {
@@ -297,7 +297,7 @@ func (s *sorter) splitters(ctx context.Context) ([]int64, error) {
 			lt[j] = int64(sortSearch(s.list, func(e Entry) bool { return compare(e, pv) >= 0 }))
 			le[j] = int64(sortSearch(s.list, func(e Entry) bool { return compare(e, pv) > 0 }))
 			if j != me {
-				sends = append(sends, Send{To: s.t.at[j], Tag: tag, Data: putI64(putI64(nil, lt[j]), le[j])})
+				sends = append(sends, Send{To: s.t.at(j), Tag: tag, Data: putI64(putI64(nil, lt[j]), le[j])})
 			}
 		}
 		var cnts [][]byte
@@ -309,7 +309,7 @@ func (s *sorter) splitters(ctx context.Context) ([]int64, error) {
 					continue
 				}
 				cnts[i] = make([]byte, 16)
-				recvs = append(recvs, Recv{From: s.t.at[i], Tag: tag, Buf: cnts[i]})
+				recvs = append(recvs, Recv{From: s.t.at(i), Tag: tag, Buf: cnts[i]})
 			}
 		}
 		if err := s.exchangeRound(ctx, sends, recvs, 16); err != nil {
@@ -379,13 +379,13 @@ func (s *sorter) toAll(coord bool, msg []byte, size int, done []bool, tag int) (
 	if coord {
 		for i := range p {
 			if i != me {
-				sends = append(sends, Send{To: s.t.at[i], Tag: tag, Data: msg})
+				sends = append(sends, Send{To: s.t.at(i), Tag: tag, Data: msg})
 			}
 		}
 	}
 	for j := 1; j < p; j++ {
 		if !done[j] && j != me {
-			recvs = append(recvs, Recv{From: s.t.at[j], Tag: tag, Buf: make([]byte, size)})
+			recvs = append(recvs, Recv{From: s.t.at(j), Tag: tag, Buf: make([]byte, size)})
 		}
 	}
 	return sends, recvs
@@ -468,8 +468,8 @@ func (s *sorter) exchange(ctx context.Context, x []int64) ([][]Entry, error) {
 	var recvs []Recv
 	for d := range p {
 		if d != me {
-			sends = append(sends, Send{To: s.t.at[d], Tag: tagExchange, Data: putI64(nil, x[d+1]-x[d])})
-			recvs = append(recvs, Recv{From: s.t.at[d], Tag: tagExchange, Buf: make([]byte, 8)})
+			sends = append(sends, Send{To: s.t.at(d), Tag: tagExchange, Data: putI64(nil, x[d+1]-x[d])})
+			recvs = append(recvs, Recv{From: s.t.at(d), Tag: tagExchange, Buf: make([]byte, 8)})
 		}
 	}
 	if err := s.exchangeRound(ctx, sends, recvs, 8); err != nil {
@@ -484,14 +484,14 @@ func (s *sorter) exchange(ctx context.Context, x []int64) ([][]Entry, error) {
 		if d == me {
 			continue
 		}
-		sends = append(sends, Send{To: s.t.at[d], Tag: tagExchange + 1, Data: entryBytesOf(s.list[x[d]:x[d+1]])})
+		sends = append(sends, Send{To: s.t.at(d), Tag: tagExchange + 1, Data: entryBytesOf(s.list[x[d]:x[d+1]])})
 		n := getI64(recvs[k].Buf)
 		k++
 		if n < 0 || n > s.m {
 			return nil, fmt.Errorf("%w: split: sorter %d announces %d entries", errs.Mismatch, d, n)
 		}
 		parts[d] = make([]Entry, n)
-		data = append(data, Recv{From: s.t.at[d], Tag: tagExchange + 1, Buf: entryBytesOf(parts[d])})
+		data = append(data, Recv{From: s.t.at(d), Tag: tagExchange + 1, Buf: entryBytesOf(parts[d])})
 	}
 	if err := round(ctx, s.c, s.st, sends, data); err != nil {
 		return nil, err

@@ -8,27 +8,38 @@ import (
 	"github.com/scoll/scoll/internal/errs"
 )
 
-// A team is a list of the parent's ranks that run a collective among
+// A team is a set of the parent's ranks that run a collective among
 // themselves (a collect group, the sorters): member i is parent rank
-// at[i], and this rank is member me (or -1 when not a member).
+// list[i], or lo+i when list is nil (a range of n ranks); this rank is
+// member me (or -1 when not a member).
 type team struct {
-	at []int
-	me int
+	list  []int
+	lo, n int
+	me    int
 }
 
 // rangeTeam returns the team of parent ranks [lo, hi) as seen by rank r.
 func rangeTeam(lo, hi, r int) team {
-	t := team{at: make([]int, hi-lo), me: -1}
-	for i := range t.at {
-		t.at[i] = lo + i
-	}
+	t := team{lo: lo, n: hi - lo, me: -1}
 	if r >= lo && r < hi {
 		t.me = r - lo
 	}
 	return t
 }
 
-func (t team) size() int { return len(t.at) }
+// listTeam returns the team of the parent ranks in list; this rank is
+// member me.
+func listTeam(list []int, me int) team { return team{list: list, n: len(list), me: me} }
+
+func (t team) size() int { return t.n }
+
+// at returns the parent rank of member i.
+func (t team) at(i int) int {
+	if t.list != nil {
+		return t.list[i]
+	}
+	return t.lo + i
+}
 
 // Tags: every phase of an algorithm has its own range, so that messages of
 // different phases between the same pair never match each other.
@@ -56,11 +67,11 @@ func collect(ctx context.Context, c Conn, st *Stats, t team, me Entry) ([]Entry,
 	for k := 0; 1<<k < g; k++ {
 		d := 1 << k
 		if o&d != 0 {
-			return nil, round(ctx, c, st, []Send{{To: t.at[o-d], Tag: tagCollect + k, Data: entryBytesOf(have)}}, nil)
+			return nil, round(ctx, c, st, []Send{{To: t.at(o-d), Tag: tagCollect + k, Data: entryBytesOf(have)}}, nil)
 		}
 		if o+d < g {
 			in := make([]Entry, min(d, g-o-d))
-			recvs := []Recv{{From: t.at[o+d], Tag: tagCollect + k, Buf: entryBytesOf(in)}}
+			recvs := []Recv{{From: t.at(o+d), Tag: tagCollect + k, Buf: entryBytesOf(in)}}
 			if err := round(ctx, c, st, nil, recvs); err != nil {
 				return nil, err
 			}
@@ -141,8 +152,8 @@ func allgather(ctx context.Context, c Conn, st *Stats, t team, p pieces, data []
 		send := buf[:p.spanLen(o, cnt)]
 		want := p.spanLen((o+d)%g, cnt)
 		in := buf[len(buf) : len(buf)+want]
-		recvs := []Recv{{From: t.at[(o+d)%g], Tag: tagBruck + k, Buf: in}}
-		if err := round(ctx, c, st, []Send{{To: t.at[(o-d+g)%g], Tag: tagBruck + k, Data: send}}, recvs); err != nil {
+		recvs := []Recv{{From: t.at((o+d)%g), Tag: tagBruck + k, Buf: in}}
+		if err := round(ctx, c, st, []Send{{To: t.at((o-d+g)%g), Tag: tagBruck + k, Data: send}}, recvs); err != nil {
 			return err
 		}
 		if err := expect(&recvs[0], want); err != nil {
@@ -170,7 +181,7 @@ func bcast(ctx context.Context, c Conn, st *Stats, t team, total int, data []byt
 		data = make([]byte, total)
 	}
 	p := evenPieces(total, t.size(), 1)
-	if err := scatter(ctx, c, st, t, p, data); err != nil {
+	if err := scatter(ctx, c, st, t, p, data[p[t.me]:]); err != nil {
 		return nil, err
 	}
 	if err := allgather(ctx, c, st, t, p, data); err != nil {
@@ -181,23 +192,25 @@ func bcast(ctx context.Context, c Conn, st *Stats, t team, total int, data []byt
 
 // scatter hands every member its piece of member 0's data along a
 // binomial tree: at step k (from the top) a member holding pieces
-// [o, o+2^(k+1)) passes [o+2^k, o+2^(k+1)) on to member o+2^k. data is
-// the whole string's space on every member; on return a member's own
-// piece (and its subtree's) is set.
+// [o, o+2^(k+1)) passes [o+2^k, o+2^(k+1)) on to member o+2^k. A member
+// needs room only for its subtree, pieces [o, subtreeEnd(o, g)): data holds
+// the bytes from p[o] of the whole string on (member 0: all of it). On
+// return the member's own piece (and its subtree's) is set.
 func scatter(ctx context.Context, c Conn, st *Stats, t team, p pieces, data []byte) error {
 	o, g := t.me, t.size()
+	base := p[o]
 	top := ceilLog2(g)
 	for k := top - 1; k >= 0; k-- {
 		d := 1 << k
 		switch {
 		case o%(2*d) == 0 && o+d < g:
 			hi := min(o+2*d, g)
-			if err := round(ctx, c, st, []Send{{To: t.at[o+d], Tag: tagScatter + k, Data: data[p[o+d]:p[hi]]}}, nil); err != nil {
+			if err := round(ctx, c, st, []Send{{To: t.at(o + d), Tag: tagScatter + k, Data: data[p[o+d]-base : p[hi]-base]}}, nil); err != nil {
 				return err
 			}
 		case o%(2*d) == d:
 			hi := min(o+d, g)
-			recvs := []Recv{{From: t.at[o-d], Tag: tagScatter + k, Buf: data[p[o]:p[hi]]}}
+			recvs := []Recv{{From: t.at(o - d), Tag: tagScatter + k, Buf: data[:p[hi]-base]}}
 			if err := round(ctx, c, st, nil, recvs); err != nil {
 				return err
 			}
@@ -207,6 +220,15 @@ func scatter(ctx context.Context, c Conn, st *Stats, t team, p pieces, data []by
 		}
 	}
 	return nil
+}
+
+// subtreeEnd returns the end of member o's subtree in scatter's tree of g
+// members: o + its lowest set bit (the whole team for member 0).
+func subtreeEnd(o, g int) int {
+	if o == 0 {
+		return g
+	}
+	return min(o+o&-o, g)
 }
 
 // Little-endian helpers for the small records the algorithms exchange.
