@@ -67,11 +67,11 @@ func collect(ctx context.Context, c Conn, st *Stats, t team, me Entry) ([]Entry,
 	for k := 0; 1<<k < g; k++ {
 		d := 1 << k
 		if o&d != 0 {
-			return nil, round(ctx, c, st, []Send{{To: t.at(o-d), Tag: tagCollect + k, Data: entryBytesOf(have)}}, nil)
+			return nil, round(ctx, c, st, []Send{{To: t.at(o - d), Tag: tagCollect + k, Data: entryBytesOf(have)}}, nil)
 		}
 		if o+d < g {
 			in := make([]Entry, min(d, g-o-d))
-			recvs := []Recv{{From: t.at(o+d), Tag: tagCollect + k, Buf: entryBytesOf(in)}}
+			recvs := []Recv{{From: t.at(o + d), Tag: tagCollect + k, Buf: entryBytesOf(in)}}
 			if err := round(ctx, c, st, nil, recvs); err != nil {
 				return nil, err
 			}
@@ -152,8 +152,8 @@ func allgather(ctx context.Context, c Conn, st *Stats, t team, p pieces, data []
 		send := buf[:p.spanLen(o, cnt)]
 		want := p.spanLen((o+d)%g, cnt)
 		in := buf[len(buf) : len(buf)+want]
-		recvs := []Recv{{From: t.at((o+d)%g), Tag: tagBruck + k, Buf: in}}
-		if err := round(ctx, c, st, []Send{{To: t.at((o-d+g)%g), Tag: tagBruck + k, Data: send}}, recvs); err != nil {
+		recvs := []Recv{{From: t.at((o + d) % g), Tag: tagBruck + k, Buf: in}}
+		if err := round(ctx, c, st, []Send{{To: t.at((o - d + g) % g), Tag: tagBruck + k, Data: send}}, recvs); err != nil {
 			return err
 		}
 		if err := expect(&recvs[0], want); err != nil {
