@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -411,5 +412,110 @@ func TestSiblingsConcurrent(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestDerivedTopology: SplitGrid gives the topology-aware algorithms the
+// kept dimensions as their grid (first dimension fastest), and a derived
+// communicator gives the path algorithms its members' nodes on the world's
+// machine.
+func TestDerivedTopology(t *testing.T) {
+	err := scoll.Run(context.Background(), 24, func(ctx context.Context, c *scoll.Comm) error {
+		g, err := c.SplitGrid(ctx, []int{2, 3, 4}, []bool{true, false, true})
+		if err != nil {
+			return err
+		}
+		defer g.Close()
+		if got := scoll.GridForTest(g); !slices.Equal(got, []int{4, 2}) {
+			return fmt.Errorf("grid %v, want [4 2]", got)
+		}
+		machine, nodes := scoll.PlacementForTest(g)
+		if !slices.Equal(machine, []int{4, 3, 2}) {
+			return fmt.Errorf("machine %v, want [4 3 2]", machine)
+		}
+		all := make([]int, g.Size())
+		for i := range all {
+			all[i] = i
+		}
+		world, err := g.TranslateRanks(all, c)
+		if err != nil || !slices.Equal(world, nodes) {
+			return fmt.Errorf("nodes %v, members %v (%v)", nodes, world, err)
+		}
+		// The grid's row-major numbering: rank r is at (i, j, k) with r =
+		// 12i + 4j + k; this rank's communicator keeps i and k.
+		i, j, k := c.Rank()/12, c.Rank()/4%3, c.Rank()%4
+		if g.Rank() != 4*i+k || world[0] != 4*j {
+			return fmt.Errorf("rank %d: grid rank %d (want %d), first member %d (want %d)", c.Rank(), g.Rank(), 4*i+k, world[0], 4*j)
+		}
+		// The topology-aware algorithms run on it.
+		oc := opCases[int32]()[0]
+		for _, alg := range []string{"bucket", "rd-optimal", "rd-path"} {
+			if err := checkCase(ctx, g, nil, "allgather", alg, 3, 0, false, oc); err != nil {
+				return fmt.Errorf("%s: %w", alg, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestManySmallCommunicators: communicators cost memory in proportion to
+// their members, so a large world holds many small ones. 1,024 ranks each
+// join 16 communicators of 8 and run a collective on each; the heap may
+// grow by at most a few KiB per membership (the in-process transport's
+// call records, 4 KiB per member, are the largest part).
+func TestManySmallCommunicators(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped in -short mode")
+	}
+	const p, comms, size = 1024, 16, 8
+	var before, after runtime.MemStats
+	err := scoll.Run(context.Background(), p, func(ctx context.Context, c *scoll.Comm) error {
+		if err := c.Barrier(ctx); err != nil {
+			return err
+		}
+		if c.Rank() == 0 {
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+		}
+		if err := c.Barrier(ctx); err != nil {
+			return err
+		}
+		var subs []*scoll.Comm
+		for k := range comms {
+			sub, err := c.Split(ctx, (c.Rank()+k)/size, c.Rank())
+			if err != nil {
+				return err
+			}
+			v := []int32{1}
+			if err := scoll.Allreduce(ctx, sub, nil, v, scoll.Sum, scoll.WithAlgorithm("recursive-doubling")); err != nil || v[0] != int32(sub.Size()) {
+				return fmt.Errorf("allreduce on communicator %d: %d, %v", k, v[0], err)
+			}
+			subs = append(subs, sub)
+		}
+		if err := c.Barrier(ctx); err != nil {
+			return err
+		}
+		if c.Rank() == 0 {
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+		}
+		if err := c.Barrier(ctx); err != nil {
+			return err
+		}
+		for _, s := range subs {
+			s.Close()
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	per := float64(after.HeapAlloc-min(after.HeapAlloc, before.HeapAlloc)) / (p * comms)
+	t.Logf("%.0f bytes per membership", per)
+	if per > 16<<10 {
+		t.Fatalf("%.0f bytes per membership of a communicator of %d: not proportional to its size", per, size)
 	}
 }

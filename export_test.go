@@ -35,3 +35,16 @@ func SetSplitHookForTest(c *Comm, fn func(round int)) { c.splitHook = fn }
 // MeetsForTest reports whether c may run small calls as shared-memory
 // meetings.
 func MeetsForTest(c *Comm) bool { return c.meeter != nil }
+
+// GridForTest returns the process grid c gives the topology-aware
+// algorithms by default (nil: DefaultGrid).
+func GridForTest(c *Comm) []int { return c.grid }
+
+// PlacementForTest returns the machine and nodes c gives the path
+// algorithms by default (nil: rank r on node r).
+func PlacementForTest(c *Comm) (machine, nodes []int) {
+	if c.place == nil {
+		return nil, nil
+	}
+	return c.place.Machine, c.place.Nodes
+}
