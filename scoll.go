@@ -196,10 +196,6 @@ func Run(ctx context.Context, p int, fn func(ctx context.Context, c *Comm) error
 	defer cancel(nil)
 	w := inproc.NewWorld(p, cfg.world...)
 	w.SetContext(ctx)
-	comms := make([]*Comm, p)
-	for r := range p {
-		comms[r] = newComm(cfg.endpoint(w.Endpoint(r)), 1, cfg.spin)
-	}
 	var (
 		wg       sync.WaitGroup
 		once     sync.Once
@@ -215,7 +211,9 @@ func Run(ctx context.Context, p int, fn func(ctx context.Context, c *Comm) error
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c := comms[r]
+			// Each rank makes its own communicator: the work is spread
+			// over the CPUs, and a rank that has ended frees its share.
+			c := newComm(cfg.endpoint(w.Endpoint(r)), 1, cfg.spin)
 			defer func() {
 				if v := recover(); v != nil {
 					fail(fmt.Errorf("%w: rank %d panicked: %v\n%s", ErrPeerFailed, r, v, debug.Stack()))

@@ -135,13 +135,30 @@ func (t *exchTable) kick() {
 }
 
 // exchExit wakes every parked exchange so that it sees that rank r exited.
+// Exit calls it only while some rank is parked: a rank counts itself in
+// w.exchParked before it looks, for the last time, whether its peers have
+// exited, and Exit reads the count after marking r.
 func (w *World) exchExit(int) {
 	w.comms.Range(func(_, v any) bool {
-		if t := v.(*commState).exch.Load(); t != nil {
+		if t := v.(*commState).exch.Load(); t != nil && t.nparked.Load() != 0 {
 			t.kick()
 		}
 		return true
 	})
+}
+
+// park counts rank me as parked in an exchange of t (before it looks at
+// its peers again and waits on me.wake); unpark undoes it.
+func (w *World) park(t *exchTable, me *exchRank) {
+	me.parked.Store(true)
+	t.nparked.Add(1)
+	w.exchParked.Add(1)
+}
+
+func (w *World) unpark(t *exchTable, me *exchRank) {
+	w.exchParked.Add(-1)
+	t.nparked.Add(-1)
+	me.parked.Store(false)
 }
 
 // Exchange implements transport.Exchanger.
@@ -248,12 +265,8 @@ func (m member) exchPark(ctx context.Context, t *exchTable, me *exchRank, b int,
 	// when they wait, as this rank checks theirs below: whichever of two
 	// such ranks checks second sees the other's record.
 	m.recordCall(x.Seq, x.Sig)
-	me.parked.Store(true)
-	t.nparked.Add(1)
-	defer func() {
-		t.nparked.Add(-1)
-		me.parked.Store(false)
-	}()
+	m.e.w.park(t, me)
+	defer m.e.w.unpark(t, me)
 	done := ctx.Done()
 	for {
 		ready, err := m.exchPoll(t, b, x)
@@ -341,12 +354,8 @@ func (m member) settle(ctx context.Context, t *exchTable, me *exchRank, x *trans
 			runtime.Gosched()
 		}
 	}
-	me.parked.Store(true)
-	t.nparked.Add(1)
-	defer func() {
-		t.nparked.Add(-1)
-		me.parked.Store(false)
-	}()
+	m.e.w.park(t, me)
+	defer m.e.w.unpark(t, me)
 	for !settled() {
 		select {
 		case <-me.wake:

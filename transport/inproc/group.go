@@ -2,6 +2,9 @@ package inproc
 
 import (
 	"fmt"
+	"math"
+	"slices"
+	"sync"
 	"sync/atomic"
 
 	"github.com/scoll/scoll/internal/errs"
@@ -27,6 +30,9 @@ type commState struct {
 	refs  atomic.Int32 // members that joined and have not left
 	calls atomic.Pointer[callTable]
 	exch  atomic.Pointer[exchTable]
+
+	byWorldOnce sync.Once
+	byWorld     []uint64 // world rank<<32 | rank for every member, sorted; made by rankOf
 }
 
 // world returns the world rank of rank r of the communicator.
@@ -45,10 +51,21 @@ func (cs *commState) rankOf(wr int) int {
 		}
 		return -1
 	}
-	for r, m := range cs.members {
-		if int(m) == wr {
-			return r
+	// A sorted index, made on first use, so that an exiting rank finds
+	// itself in each open meeting in O(log size).
+	cs.byWorldOnce.Do(func() {
+		cs.byWorld = make([]uint64, len(cs.members))
+		for r, m := range cs.members {
+			cs.byWorld[r] = uint64(uint32(m))<<32 | uint64(r)
 		}
+		slices.Sort(cs.byWorld)
+	})
+	if wr < 0 || wr > math.MaxUint32 {
+		return -1
+	}
+	i, _ := slices.BinarySearch(cs.byWorld, uint64(wr)<<32)
+	if i < len(cs.byWorld) && cs.byWorld[i]>>32 == uint64(wr) {
+		return int(uint32(cs.byWorld[i]))
 	}
 	return -1
 }

@@ -9,6 +9,12 @@
 // rendezvous: a send completes when its receive is posted, unless the Msg asks
 // for eager delivery (point-to-point sends do), in which case an unmatched send
 // is copied into the mailbox and completes at once.
+//
+// Starting and ending ranks costs O(1) each while nothing waits on them: a
+// rank's exit visits only the mailboxes that hold receives from it (each
+// rank's mailbox indexes them), and the lanes, meetings and exchanges only
+// when some are in use, so that a world of 2^18 goroutine ranks starts and
+// ends in O(P) (see docs/world-scaling.md).
 package inproc
 
 import (
@@ -16,6 +22,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/scoll/scoll/internal/errs"
 	"github.com/scoll/scoll/transport"
@@ -37,14 +44,32 @@ type World struct {
 
 	lanesSet, lanesWanted       bool
 	exchOn, exchSet, exchWanted bool
+	exchParked                  atomic.Int32 // ranks parked in any exchange
+
+	nmeets    atomic.Int32 // meetings made and not ended by their last rank
+	exitLocks atomic.Int64 // mailbox locks Exit took (tests)
 }
 
+// mailbox is a rank's receiving side, and the index of the receives posted
+// from the rank at any rank (waiting), which Exit reads instead of
+// searching every mailbox.
+//
+// Invariant: boxes[s].waiting[d] is the number of receives from rank s in
+// boxes[d].recvs; it changes only under boxes[d].mu, and grows only while
+// s has not exited (checked under boxes[s].wmu).
 type mailbox struct {
 	mu    sync.Mutex
 	recvs []*transport.Msg // posted receives, in posting order
 	sends []sendEntry      // sends without a receive, in posting order
-	_     [40]byte         // keep mailboxes on separate cache lines
+	_     [8]byte
+
+	// Lock order: any mailbox's mu before any mailbox's wmu.
+	wmu     sync.Mutex
+	waiting map[int32]int32 // mailbox → receives from this rank in it
+	_       [48]byte        // mailboxes, and their two halves, on separate cache lines
 }
+
+var _ = [1]struct{}{}[unsafe.Sizeof(mailbox{})%64]
 
 type sendEntry struct {
 	src int
@@ -94,47 +119,158 @@ func (w *World) Size() int { return w.size }
 func (w *World) Endpoint(r int) *Endpoint { return &Endpoint{w: w, rank: r} }
 
 // Exit marks rank r as gone: operations that wait on it fail with
-// errs.PeerFailed, and so do later ones addressed to it.
+// errs.PeerFailed, and so do later ones addressed to it. It visits only the
+// mailboxes that hold receives from r, besides r's own, so a rank that
+// nobody waits for exits in O(1).
 func (w *World) Exit(r int) {
 	if w.exited[r].Swap(true) {
 		return
 	}
-	failed := fmt.Errorf("%w: rank %d has exited", errs.PeerFailed, r)
+	// The common case, a rank nobody waits for, takes two locks and calls
+	// nothing deep, so that the rank's goroutine ends on the stack it
+	// started with. Once exited[r] is set, no receive from r joins the
+	// index (addWaiting checks it under wmu) and nothing joins r's mailbox
+	// (Isend and Irecv check it under mu).
+	if w.hasWaiting(r) {
+		w.failWaiting(r)
+	}
+	if w.ownBusy(r) {
+		w.failOwn(r)
+	}
+	if w.lanesOn() {
+		w.laneExit(r)
+	}
+	if w.nmeets.Load() != 0 {
+		w.meetExit(r)
+	}
+	if w.exchOn && w.exchParked.Load() != 0 {
+		w.exchExit(r)
+	}
+}
+
+// exitErr is the error of operations that wait on rank r after it exited.
+func exitErr(r int) error { return fmt.Errorf("%w: rank %d has exited", errs.PeerFailed, r) }
+
+func (w *World) hasWaiting(r int) bool {
+	f := &w.boxes[r]
+	f.wmu.Lock()
+	n := len(f.waiting)
+	f.wmu.Unlock()
+	return n > 0
+}
+
+func (w *World) ownBusy(r int) bool {
+	b := &w.boxes[r]
+	b.mu.Lock()
+	w.exitLocks.Add(1)
+	n := len(b.recvs) + len(b.sends)
+	b.mu.Unlock()
+	return n > 0
+}
+
+// failWaiting fails the receives from r posted in other ranks' mailboxes.
+func (w *World) failWaiting(r int) {
+	failed := exitErr(r)
 	var done []*transport.Msg
-	for i := range w.boxes {
-		b := &w.boxes[i]
+	for _, d := range w.waitingAt(r) {
+		b := &w.boxes[d]
 		b.mu.Lock()
+		w.exitLocks.Add(1)
 		keep := b.recvs[:0]
 		for _, m := range b.recvs {
-			if m.Peer == r || i == r {
+			if m.Peer == r {
 				m.Err = failed
 				done = append(done, m)
+				w.dropWaiting(r, int(d))
 			} else {
 				keep = append(keep, m)
 			}
 		}
 		clear(b.recvs[len(keep):])
 		b.recvs = keep
-		if i == r {
-			for _, s := range b.sends {
-				if s.m != nil {
-					s.m.Err = failed
-					done = append(done, s.m)
-				}
-			}
-			b.sends = nil
-		}
 		b.mu.Unlock()
 	}
 	for _, m := range done {
 		m.W.Done()
 	}
-	w.laneExit(r)
-	w.meetExit(r)
-	w.exchExit(r)
 }
 
-// Close fails every posted operation with errs.Closed and every later one.
+// failOwn fails what waits in r's own mailbox: every receive r posted and
+// every send to r that r did not take.
+func (w *World) failOwn(r int) {
+	failed := exitErr(r)
+	var done []*transport.Msg
+	b := &w.boxes[r]
+	b.mu.Lock()
+	w.exitLocks.Add(1)
+	for _, m := range b.recvs {
+		m.Err = failed
+		done = append(done, m)
+		w.dropWaiting(m.Peer, r)
+	}
+	b.recvs = nil
+	for _, s := range b.sends {
+		if s.m != nil {
+			s.m.Err = failed
+			done = append(done, s.m)
+		}
+	}
+	b.sends = nil
+	b.mu.Unlock()
+	for _, m := range done {
+		m.W.Done()
+	}
+}
+
+// waitingAt returns the mailboxes other than r's own that hold receives
+// from r.
+func (w *World) waitingAt(r int) []int32 {
+	f := &w.boxes[r]
+	f.wmu.Lock()
+	defer f.wmu.Unlock()
+	if len(f.waiting) == 0 {
+		return nil
+	}
+	at := make([]int32, 0, len(f.waiting))
+	for d := range f.waiting {
+		if int(d) != r {
+			at = append(at, d)
+		}
+	}
+	return at
+}
+
+// addWaiting records a receive from src posted in mailbox d, unless src has
+// exited. Caller holds boxes[d].mu.
+func (w *World) addWaiting(src, d int) bool {
+	f := &w.boxes[src]
+	f.wmu.Lock()
+	defer f.wmu.Unlock()
+	if w.exited[src].Load() {
+		return false
+	}
+	if f.waiting == nil {
+		f.waiting = make(map[int32]int32)
+	}
+	f.waiting[int32(d)]++
+	return true
+}
+
+// dropWaiting records that a receive from src left mailbox d. Caller holds
+// boxes[d].mu.
+func (w *World) dropWaiting(src, d int) {
+	f := &w.boxes[src]
+	f.wmu.Lock()
+	if n := f.waiting[int32(d)]; n > 1 {
+		f.waiting[int32(d)] = n - 1
+	} else {
+		delete(f.waiting, int32(d))
+	}
+	f.wmu.Unlock()
+}
+
+// Close ends every rank: posted operations fail as Exit fails them
+// (errs.PeerFailed), later ones with errs.Closed.
 func (w *World) Close() {
 	w.closed.Store(true)
 	for r := range w.boxes {
@@ -229,6 +365,7 @@ func (e *Endpoint) Isend(m *transport.Msg) error {
 	for i, r := range b.recvs {
 		if r.Peer == e.rank && r.Key == m.Key {
 			b.recvs = append(b.recvs[:i], b.recvs[i+1:]...)
+			e.w.dropWaiting(e.rank, m.Peer)
 			b.mu.Unlock()
 			if len(m.Buf) >= deferBytes {
 				r.W.Defer(func() {
@@ -286,7 +423,11 @@ func (e *Endpoint) Irecv(m *transport.Msg) error {
 			return nil
 		}
 	}
-	if e.w.exited[m.Peer].Load() {
+	if e.w.exited[e.rank].Load() { // Exit ran since checkPeer
+		b.mu.Unlock()
+		return e.gone(e.rank)
+	}
+	if !e.w.addWaiting(m.Peer, e.rank) {
 		b.mu.Unlock()
 		return e.gone(m.Peer)
 	}
@@ -309,6 +450,7 @@ func (e *Endpoint) Cancel(m *transport.Msg) bool {
 	for i, r := range b.recvs {
 		if r == m {
 			b.recvs = append(b.recvs[:i], b.recvs[i+1:]...)
+			e.w.dropWaiting(m.Peer, e.rank)
 			b.mu.Unlock()
 			return true
 		}

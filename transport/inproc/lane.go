@@ -1,12 +1,10 @@
 package inproc
 
 import (
-	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
 
-	"github.com/scoll/scoll/internal/errs"
 	"github.com/scoll/scoll/transport"
 )
 
@@ -367,9 +365,10 @@ func (e *Endpoint) laneCancel(m *transport.Msg) bool {
 		ls.rmu.Lock()
 		n := len(l.posted)
 		l.posted = slices.DeleteFunc(l.posted, func(r *transport.Msg) bool { return r == m })
+		found := len(l.posted) < n // read under rmu: the lane is shared
 		ls.nposted.Store(ls.countPosted())
 		ls.rmu.Unlock()
-		if len(l.posted) < n {
+		if found {
 			return true
 		}
 	}
@@ -386,26 +385,33 @@ func (e *Endpoint) laneCancel(m *transport.Msg) bool {
 	done := l.drain(nil)
 	n := len(l.early)
 	l.early = slices.DeleteFunc(l.early, func(em earlyMsg) bool { return em.big == m })
+	found := len(l.early) < n
 	ls.rmu.Unlock()
 	finish(done)
-	return len(l.early) < n
+	return found
 }
 
 // laneExit fails what waits on rank r: receives posted at any rank from r,
-// and long sends to r that r did not take.
+// and long sends to r that r did not take. It looks at the lane from r into
+// every rank (one load each; a lock only where the lane exists) and at every
+// lane into r: O(P) per exit, in proportion to the lanes' own memory.
 func (w *World) laneExit(r int) {
-	if !w.lanesOn() {
-		return
-	}
-	failed := fmt.Errorf("%w: rank %d has exited", errs.PeerFailed, r)
+	var failed error
 	for d := range w.lanes {
 		ls := &w.lanes[d]
+		in := ls.in[r : r+1] // the lane from r
+		if d == r {
+			in = ls.in // every lane into r
+		} else if in[0].Load() == nil {
+			// A lane made later finds r exited (laneRecv checks under rmu).
+			continue
+		}
 		var done []completion
 		var fail []*transport.Msg
 		ls.rmu.Lock()
-		for s := range ls.in {
-			l := ls.in[s].Load()
-			if l == nil || (s != r && d != r) {
+		for i := range in {
+			l := in[i].Load()
+			if l == nil {
 				continue
 			}
 			done = l.drain(done) // messages published before the exit still count
@@ -423,6 +429,9 @@ func (w *World) laneExit(r int) {
 		ls.nposted.Store(ls.countPosted())
 		ls.rmu.Unlock()
 		finish(done)
+		if len(fail) > 0 && failed == nil {
+			failed = exitErr(r)
+		}
 		for _, m := range fail {
 			m.Err = failed
 			m.W.Done()

@@ -62,9 +62,14 @@ func (mb member) meet(ctx context.Context, key transport.Key, sig uint64, val an
 	}
 	k := meetKey{key.Comm, key.Seq}
 	v, ok := w.meets.Load(k)
+	created := false
 	if !ok {
-		v, _ = w.meets.LoadOrStore(k, &meeting{cs: cs, vals: make([]any, cs.size), sigs: make([]uint64, cs.size),
+		var loaded bool
+		v, loaded = w.meets.LoadOrStore(k, &meeting{cs: cs, vals: make([]any, cs.size), sigs: make([]uint64, cs.size),
 			joined: make([]atomic.Bool, cs.size), done: make(chan struct{})})
+		if created = !loaded; created {
+			w.nmeets.Add(1)
+		}
 	}
 	m := v.(*meeting)
 	m.vals[mb.rank], m.sigs[mb.rank] = val, sig
@@ -78,6 +83,7 @@ func (mb member) meet(ctx context.Context, key transport.Key, sig uint64, val an
 	}
 	if int(m.arrived.Add(1)) == cs.size {
 		w.meets.Delete(k)
+		w.nmeets.Add(-1)
 		if !m.state.CompareAndSwap(meetOpen, meetRunning) {
 			<-m.done
 			return m.err
@@ -94,12 +100,17 @@ func (mb member) meet(ctx context.Context, key transport.Key, sig uint64, val an
 		close(m.done)
 		return m.err
 	}
-	// Exit checks meetings after marking a rank exited; check again here so
-	// that a meeting created after that sweep still fails.
-	for r := range cs.size {
-		if mb.exited(r) && !m.joined[r].Load() {
-			m.fail(fmt.Errorf("%w: rank %d has exited", errs.PeerFailed, r))
-			break
+	// Exit checks the open meetings after marking a rank exited (when
+	// nmeets ≠ 0); a meeting its sweep missed was stored, and counted, after
+	// the sweep began, so its creator, checking after the store, sees every
+	// rank that exited before it. Only the creator looks (O(size) once per
+	// meeting, not once per rank).
+	if created {
+		for r := range cs.size {
+			if mb.exited(r) && !m.joined[r].Load() {
+				m.fail(fmt.Errorf("%w: rank %d has exited", errs.PeerFailed, r))
+				break
+			}
 		}
 	}
 	if done := ctx.Done(); done == nil || done == w.baseDone {
@@ -144,12 +155,20 @@ func (w *World) SetContext(ctx context.Context) {
 	})
 }
 
-// meetExit fails the open meetings rank r has not joined.
+// meetExit fails the open meetings rank r has not joined. It costs
+// O(log size) per meeting in w.meets; Exit calls it only when there are
+// some (w.nmeets).
 func (w *World) meetExit(r int) {
-	err := fmt.Errorf("%w: rank %d has exited", errs.PeerFailed, r)
+	var err error
 	w.meets.Range(func(_, v any) bool {
 		m := v.(*meeting)
+		if m.state.Load() != meetOpen {
+			return true // failed meetings stay until their last rank arrives
+		}
 		if gr := m.cs.rankOf(r); gr >= 0 && !m.joined[gr].Load() {
+			if err == nil {
+				err = exitErr(r)
+			}
 			m.fail(err)
 		}
 		return true
