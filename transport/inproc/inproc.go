@@ -20,6 +20,7 @@ package inproc
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -364,7 +365,7 @@ func (e *Endpoint) Isend(m *transport.Msg) error {
 	}
 	for i, r := range b.recvs {
 		if r.Peer == e.rank && r.Key == m.Key {
-			b.recvs = append(b.recvs[:i], b.recvs[i+1:]...)
+			b.recvs = slices.Delete(b.recvs, i, i+1)
 			e.w.dropWaiting(e.rank, m.Peer)
 			b.mu.Unlock()
 			if len(m.Buf) >= deferBytes {
@@ -413,7 +414,7 @@ func (e *Endpoint) Irecv(m *transport.Msg) error {
 	b.mu.Lock()
 	for i, s := range b.sends {
 		if s.src == m.Peer && s.key == m.Key {
-			b.sends = append(b.sends[:i], b.sends[i+1:]...)
+			b.sends = slices.Delete(b.sends, i, i+1)
 			b.mu.Unlock()
 			deliver(m, s.buf, s.sig, s.m)
 			m.W.Done()
@@ -449,7 +450,7 @@ func (e *Endpoint) Cancel(m *transport.Msg) bool {
 	b.mu.Lock()
 	for i, r := range b.recvs {
 		if r == m {
-			b.recvs = append(b.recvs[:i], b.recvs[i+1:]...)
+			b.recvs = slices.Delete(b.recvs, i, i+1)
 			e.w.dropWaiting(m.Peer, e.rank)
 			b.mu.Unlock()
 			return true
@@ -461,7 +462,7 @@ func (e *Endpoint) Cancel(m *transport.Msg) bool {
 	defer b.mu.Unlock()
 	for i, s := range b.sends {
 		if s.m == m {
-			b.sends = append(b.sends[:i], b.sends[i+1:]...)
+			b.sends = slices.Delete(b.sends, i, i+1)
 			return true
 		}
 	}
