@@ -216,9 +216,15 @@ func Names() []string {
 }
 
 // DefaultAlgorithm is the algorithm a split of n ranks uses without an
-// Algorithm option.
+// Algorithm option: merge below 4,096 ranks, cheng from there on, where
+// the default representation turns distributed (DefaultGroupSize) and only
+// cheng builds it without gathering whole tables (merge would hold n
+// entries on every rank: n² in all).
 func DefaultAlgorithm(n int) string {
-	return "merge"
+	if n < 4096 {
+		return "merge"
+	}
+	return "cheng"
 }
 
 // Check validates options for a parent of n ranks; every rank must pass the
