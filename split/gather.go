@@ -21,7 +21,7 @@ func init() {
 		Name:   "merge",
 		Doc:    "the same gather, each step merging the sorted table received into the own sorted table: O(n) time per rank",
 		Source: "Sack 2011, sec. 2.3.1",
-		Phases: []string{"gather+merge", "build"},
+		Phases: []string{"gather", "merge", "build"},
 		Run:    runMerge,
 	})
 }
@@ -87,6 +87,7 @@ func runMerge(ctx context.Context, c Conn, me Entry, _ *Options, st *Stats) (*So
 	have[0] = me
 	next := make([]Entry, 0, n)
 	var out []Entry
+	var merging time.Duration
 	for step, dist := 0, 1; dist < n; step, dist = step+1, dist*2 {
 		cnt := min(dist, n-dist)
 		send := have
@@ -107,10 +108,14 @@ func runMerge(ctx context.Context, c Conn, me Entry, _ *Options, st *Stats) (*So
 		if err := expect(&recvs[0], cnt*entryBytes); err != nil {
 			return nil, err
 		}
+		m0 := time.Now()
 		next = mergeInto(next[:0], have, in)
 		have, next = next, have
+		merging += time.Since(m0)
 	}
-	st.phase("gather+merge", &t)
+	// The rounds (messages and waiting) and the merges between them, as
+	// two phases.
+	st.split("gather", "merge", merging, &t)
 	if me.Color < 0 {
 		return nil, nil
 	}

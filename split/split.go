@@ -164,6 +164,14 @@ func (s *Stats) phase(name string, t *time.Time) {
 	*t = now
 }
 
+// split records the time since *t as two phases: second took the part of
+// it given, first the rest (work interleaved with messages).
+func (s *Stats) split(first, second string, part time.Duration, t *time.Time) {
+	now := time.Now()
+	s.Phases = append(s.Phases, Phase{Name: first, Time: now.Sub(*t) - part}, Phase{Name: second, Time: part})
+	*t = now
+}
+
 // Info describes a registered split algorithm.
 type Info struct {
 	Name, Doc, Source string

@@ -4,12 +4,18 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/scoll/scoll"
 	"github.com/scoll/scoll/bench"
 	"github.com/scoll/scoll/transport/record"
 	"github.com/spf13/cobra"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
 )
 
 func newSplitCmd() *cobra.Command {
@@ -22,6 +28,8 @@ func newSplitCmd() *cobra.Command {
 		progress  string
 		world     bool
 		recordTo  string
+		nps       string
+		plotTo    string
 	)
 	cmd := &cobra.Command{
 		Use:   "split",
@@ -46,12 +54,18 @@ in all).
 With --world the ranks are processes (scoll run, mpirun or srun start them);
 rank 0 prints.
 
+--np takes a list (1024,4096,16384); --plot FILE then draws, against n, the
+shape of Sack's Figures 2.1–2.3: the time of the conventional (allgather) and
+merging splits with the time of their gather phase (communication), and the
+speedup of cheng, with replicated and with distributed tables, over merge.
+
 With --record FILE, split instead runs one split (the first algorithm and
 group given) with every message recorded, and writes the trace to FILE for
 scoll sim --trace and scoll model --trace.`,
 		Example: `  scoll split --np 4096
   scoll split --np 65536 --algorithm cheng --group distributed:16 --reps 3
   scoll split --np 1024 --colors 8 --keys reverse --format csv
+  scoll split --np 1024,2048,4096,8192 --group table,distributed:16 --plot fig2.svg
   scoll run --np 8 -- scoll split --world --algorithm all
   scoll split --np 4096 --algorithm cheng --group distributed:64 --record split.trace
   scoll sim --trace split.trace --topology torus:16x16x16`,
@@ -72,6 +86,17 @@ scoll sim --trace and scoll model --trace.`,
 					stdout, stderr = io.Discard, io.Discard
 				}
 			}
+			var npList []int
+			for _, f := range strings.Split(nps, ",") {
+				n, err := strconv.Atoi(strings.TrimSpace(f))
+				if err != nil || n < 1 {
+					return fmt.Errorf("--np %q: want rank counts ≥ 1, comma-separated", nps)
+				}
+				npList = append(npList, n)
+			}
+			if world {
+				npList = []int{cfg.World.Size()}
+			}
 			if algs != "" && algs != "all" {
 				cfg.Algorithms = strings.Split(algs, ",")
 			}
@@ -88,6 +113,7 @@ scoll sim --trace and scoll model --trace.`,
 				cfg.MaxMemory = int64(m)
 			}
 			if recordTo != "" {
+				cfg.NP = npList[0]
 				if world {
 					return fmt.Errorf("--record and --world: recording runs in-process ranks")
 				}
@@ -123,22 +149,35 @@ scoll sim --trace and scoll model --trace.`,
 					header = false
 				}
 			}
-			rep, err := bench.RunSplit(cmd.Context(), cfg)
-			if rep != nil {
-				for _, s := range rep.Skipped {
-					fmt.Fprintln(stderr, s)
-				}
-				if format != "csv" {
-					if werr := bench.WriteSplit(stdout, format, rep.Results); err == nil {
-						err = werr
+			var results []bench.SplitResult
+			var err error
+			for _, n := range npList {
+				cfg.NP = n
+				var rep *bench.SplitReport
+				rep, err = bench.RunSplit(cmd.Context(), cfg)
+				if rep != nil {
+					for _, s := range rep.Skipped {
+						fmt.Fprintf(stderr, "np=%d: %s\n", n, s)
 					}
+					results = append(results, rep.Results...)
 				}
+				if err != nil {
+					break
+				}
+			}
+			if format != "csv" {
+				if werr := bench.WriteSplit(stdout, format, results); err == nil {
+					err = werr
+				}
+			}
+			if plotTo != "" && err == nil {
+				err = plotSplit(plotTo, results)
 			}
 			return err
 		},
 	}
 	f := cmd.Flags()
-	f.IntVar(&cfg.NP, "np", 1024, "number of in-process ranks")
+	f.StringVar(&nps, "np", "1024", "numbers of in-process ranks, comma-separated")
 	f.BoolVar(&world, "world", false, "run on the processes of the job (scoll run, mpirun, srun) instead of in-process ranks")
 	f.StringVar(&algs, "algorithm", "all", "split algorithms, comma-separated, or all ("+strings.Join(splitNames(), ", ")+")")
 	f.StringVar(&cfg.Colors, "colors", "1", "colors: 1 (one communicator), K (rank mod K) or unique")
@@ -150,6 +189,7 @@ scoll sim --trace and scoll model --trace.`,
 	f.StringVar(&format, "format", "table", "output format: table, csv or json")
 	f.StringVar(&maxMemory, "max-memory", "8GiB", "skip configurations estimated to need more memory over all ranks (0: no limit)")
 	f.StringVar(&progress, "progress", "auto", "report repetitions on stderr: auto (when a terminal), on, off")
+	f.StringVar(&plotTo, "plot", "", "draw the shape of Sack's Figures 2.1–2.3 against np into this .svg or .png file")
 	f.StringVar(&recordTo, "record", "", "record one split's messages into this trace file (for scoll sim --trace) instead of measuring")
 	return cmd
 }
@@ -161,4 +201,97 @@ func splitNames() []string {
 		out = append(out, a.Name)
 	}
 	return out
+}
+
+// plotSplit draws, against the number of ranks, the shape of Sack's
+// Figures 2.1–2.3: the conventional and merging splits' times with their
+// gather phases, and cheng's speedups over merge.
+func plotSplit(file string, rows []bench.SplitResult) error {
+	at := map[string]map[int]bench.SplitResult{} // algorithm/group → np → row
+	for _, r := range rows {
+		k := r.Algorithm + "/" + r.Group
+		if at[k] == nil {
+			at[k] = map[int]bench.SplitResult{}
+		}
+		at[k][r.NP] = r
+	}
+	var nps []int
+	for _, r := range rows {
+		if !slices.Contains(nps, r.NP) {
+			nps = append(nps, r.NP)
+		}
+	}
+	slices.Sort(nps)
+	phase := func(r bench.SplitResult, name string) float64 {
+		for _, p := range r.Phases {
+			if p.Name == name {
+				return p.Ms / 1e3
+			}
+		}
+		return 0
+	}
+	line := func(k string, y func(bench.SplitResult) float64) plotter.XYs {
+		var xy plotter.XYs
+		for _, n := range nps {
+			if r, ok := at[k][n]; ok {
+				xy = append(xy, plotter.XY{X: float64(n), Y: y(r)})
+			}
+		}
+		return xy
+	}
+	fig21 := plot.New()
+	fig21.Title.Text = "Fig. 2.1 shape: conventional and merging split, total and gather (communication) time"
+	fig21.X.Label.Text, fig21.Y.Label.Text = "ranks n", "seconds"
+	fig21.X.Scale, fig21.X.Tick.Marker = plot.LogScale{}, pow2Ticks{plain: true}
+	fig21.Legend.Top, fig21.Legend.Left = true, true
+	var lines []any
+	for _, alg := range []string{"allgather", "merge"} {
+		k := alg + "/table"
+		if at[k] == nil {
+			k = alg + "/auto"
+		}
+		if at[k] == nil {
+			continue
+		}
+		lines = append(lines, alg+" total", line(k, func(r bench.SplitResult) float64 { return r.MedianMs / 1e3 }),
+			alg+" gather", line(k, func(r bench.SplitResult) float64 { return phase(r, "gather") }))
+	}
+	if len(lines) > 0 {
+		if err := plotutil.AddLinePoints(fig21, lines...); err != nil {
+			return err
+		}
+	}
+	speed := plot.New()
+	speed.Title.Text = "Figs. 2.2–2.3 shape: speedup of cheng over merge (replicated tables)"
+	speed.X.Label.Text, speed.Y.Label.Text = "ranks n", "speedup over merge/table"
+	speed.X.Scale, speed.X.Tick.Marker = plot.LogScale{}, pow2Ticks{plain: true}
+	speed.Legend.Top, speed.Legend.Left = true, true
+	lines = nil
+	base := at["merge/table"]
+	var keys []string
+	for k := range at {
+		if strings.HasPrefix(k, "cheng/") {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		var xy plotter.XYs
+		for _, n := range nps {
+			r, ok := at[k][n]
+			b, okb := base[n]
+			if ok && okb && r.MedianMs > 0 {
+				xy = append(xy, plotter.XY{X: float64(n), Y: b.MedianMs / r.MedianMs})
+			}
+		}
+		if len(xy) > 0 {
+			lines = append(lines, k, xy)
+		}
+	}
+	if len(lines) > 0 {
+		if err := plotutil.AddLinePoints(speed, lines...); err != nil {
+			return err
+		}
+	}
+	return savePlots(file, [][]*plot.Plot{{fig21}, {speed}}, 8*vg.Inch, 9*vg.Inch)
 }
