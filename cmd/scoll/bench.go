@@ -55,21 +55,13 @@ run the same command, and rank 0 prints the results.`,
 			if cfg.NP < 1 {
 				return fmt.Errorf("--np %d: want at least 1", cfg.NP)
 			}
-			var err error
-			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			if world {
-				if cmd.Flags().Changed("np") {
-					return fmt.Errorf("--np and --world: the job's size is the number of processes")
-				}
-				c, err := scoll.Init(cmd.Context())
-				if err != nil {
-					return err
-				}
+			c, stdout, stderr, err := joinWorld(cmd, world)
+			if err != nil {
+				return err
+			}
+			if c != nil {
 				defer c.Close()
 				cfg.World = c
-				if c.Rank() != 0 {
-					stdout, stderr = io.Discard, io.Discard
-				}
 			}
 			if cfg.Sizes, err = bench.ParseSizes(sizes); err != nil {
 				return err
@@ -82,14 +74,8 @@ run the same command, and rank 0 prints the results.`,
 					return fmt.Errorf("--segment: %w", err)
 				}
 			}
-			if maxMemory == "0" || maxMemory == "none" {
-				cfg.MaxMemory = -1
-			} else {
-				m, err := bench.ParseSize(maxMemory)
-				if err != nil {
-					return fmt.Errorf("--max-memory: %w", err)
-				}
-				cfg.MaxMemory = int64(m)
+			if cfg.MaxMemory, err = parseMaxMemory(maxMemory); err != nil {
+				return err
 			}
 			if cfg.MaxCall == 0 {
 				cfg.MaxCall = -1
@@ -186,4 +172,39 @@ func progressPrinter(w io.Writer) func(bench.Progress) {
 		}
 		fmt.Fprintf(w, "\r\x1b[K[%d/%d] %s %s B", p.Done+1, p.Total, p.Algorithm, bench.FormatSize(p.Bytes))
 	}
+}
+
+// joinWorld returns, with --world, this process's world communicator (Init)
+// and the writers the command prints to: the command's own on rank 0,
+// discarding ones on the others. Without --world it returns no
+// communicator. --np conflicts with --world.
+func joinWorld(cmd *cobra.Command, world bool) (*scoll.Comm, io.Writer, io.Writer, error) {
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	if !world {
+		return nil, stdout, stderr, nil
+	}
+	if cmd.Flags().Changed("np") {
+		return nil, nil, nil, fmt.Errorf("--np and --world: the job's size is the number of processes")
+	}
+	c, err := scoll.Init(cmd.Context())
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if c.Rank() != 0 {
+		stdout, stderr = io.Discard, io.Discard
+	}
+	return c, stdout, stderr, nil
+}
+
+// parseMaxMemory parses --max-memory: a size, or 0 / none for no limit
+// (-1).
+func parseMaxMemory(s string) (int64, error) {
+	if s == "0" || s == "none" {
+		return -1, nil
+	}
+	m, err := bench.ParseSize(s)
+	if err != nil {
+		return 0, fmt.Errorf("--max-memory: %w", err)
+	}
+	return int64(m), nil
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"slices"
 	"strconv"
@@ -71,20 +70,13 @@ scoll sim --trace and scoll model --trace.`,
   scoll sim --trace split.trace --topology torus:16x16x16`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			if world {
-				if cmd.Flags().Changed("np") {
-					return fmt.Errorf("--np and --world: the job's size is the number of processes")
-				}
-				c, err := scoll.Init(cmd.Context())
-				if err != nil {
-					return err
-				}
+			c, stdout, stderr, err := joinWorld(cmd, world)
+			if err != nil {
+				return err
+			}
+			if c != nil {
 				defer c.Close()
 				cfg.World = c
-				if c.Rank() != 0 {
-					stdout, stderr = io.Discard, io.Discard
-				}
 			}
 			var npList []int
 			for _, f := range strings.Split(nps, ",") {
@@ -103,14 +95,8 @@ scoll sim --trace and scoll model --trace.`,
 			if groups != "" {
 				cfg.Groups = strings.Split(groups, ",")
 			}
-			if maxMemory == "0" || maxMemory == "none" {
-				cfg.MaxMemory = -1
-			} else {
-				m, err := bench.ParseSize(maxMemory)
-				if err != nil {
-					return fmt.Errorf("--max-memory: %w", err)
-				}
-				cfg.MaxMemory = int64(m)
+			if cfg.MaxMemory, err = parseMaxMemory(maxMemory); err != nil {
+				return err
 			}
 			if recordTo != "" {
 				cfg.NP = npList[0]
@@ -150,7 +136,6 @@ scoll sim --trace and scoll model --trace.`,
 				}
 			}
 			var results []bench.SplitResult
-			var err error
 			for _, n := range npList {
 				cfg.NP = n
 				var rep *bench.SplitReport
