@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/scoll/scoll"
+	"github.com/scoll/scoll/split"
 	"github.com/scoll/scoll/transport/record"
 )
 
@@ -233,7 +234,11 @@ func RunSplit(ctx context.Context, cfg SplitConfig) (*SplitReport, error) {
 			if err != nil {
 				return nil, err
 			}
-			if mem := splitMemory(alg, n, ncolors, gs); cfg.MaxMemory > 0 && mem > cfg.MaxMemory {
+			eff := gs
+			if eff == 0 {
+				eff = split.DefaultGroupSize(n)
+			}
+			if mem := splitMemory(alg, n, ncolors, eff); cfg.MaxMemory > 0 && mem > cfg.MaxMemory {
 				rep.Skipped = append(rep.Skipped, Skip{Algorithm: alg + "/" + g, Bytes: -1,
 					Reason: fmt.Sprintf("needs about %s over %d ranks, more than the limit of %s", FormatSize(int(mem)), n, FormatSize(int(cfg.MaxMemory)))})
 				continue
