@@ -237,13 +237,15 @@ func prepare[T Number](cl *call, ctx context.Context, c *Comm, spec schedule.Spe
 	if cfg.segBytes > 0 {
 		seg = max(1, cfg.segBytes/kernel.ElemSize)
 	}
-	if cfg.grid != nil {
-		if err := algorithms.CheckGrid(cfg.grid, c.size); err != nil {
+	// The call's own grid and placement are checked; the communicator's
+	// were checked when it was made.
+	if cfgGrid != nil {
+		if err := algorithms.CheckGrid(cfgGrid, c.size); err != nil {
 			return fmt.Errorf("%s: %w", coll, err)
 		}
 	}
-	if cfg.place != nil {
-		if err := algorithms.CheckPlacement(cfg.place, c.size); err != nil {
+	if cfgPlace != nil {
+		if err := algorithms.CheckPlacement(cfgPlace, c.size); err != nil {
 			return fmt.Errorf("%s: %w", coll, err)
 		}
 	}

@@ -232,6 +232,9 @@ func (c *Comm) derive(cid uint32, leader int32, g split.Group) *Comm {
 			nodes[i] = int(a)
 		}
 		d.place = &algorithms.Placement{Machine: c.machineDims(), Nodes: nodes}
+		if algorithms.CheckPlacement(d.place, d.size) != nil {
+			d.place = nil // calls check only their own placements
+		}
 	}
 	return d
 }

@@ -225,7 +225,7 @@ func plotSplit(file string, rows []bench.SplitResult) error {
 		return xy
 	}
 	fig21 := plot.New()
-	fig21.Title.Text = "Fig. 2.1 shape: conventional and merging split, total and gather (communication) time"
+	fig21.Title.Text = "Fig. 2.1 shape: allgather and merge splits, total and gather time"
 	fig21.X.Label.Text, fig21.Y.Label.Text = "ranks n", "seconds"
 	fig21.X.Scale, fig21.X.Tick.Marker = plot.LogScale{}, pow2Ticks{plain: true}
 	fig21.Legend.Top, fig21.Legend.Left = true, true
@@ -247,7 +247,7 @@ func plotSplit(file string, rows []bench.SplitResult) error {
 		}
 	}
 	speed := plot.New()
-	speed.Title.Text = "Figs. 2.2–2.3 shape: speedup of cheng over merge (replicated tables)"
+	speed.Title.Text = "Figs. 2.2–2.3 shape: speedup of cheng over merge (tables)"
 	speed.X.Label.Text, speed.Y.Label.Text = "ranks n", "speedup over merge/table"
 	speed.X.Scale, speed.X.Tick.Marker = plot.LogScale{}, pow2Ticks{plain: true}
 	speed.Legend.Top, speed.Legend.Left = true, true
@@ -278,5 +278,5 @@ func plotSplit(file string, rows []bench.SplitResult) error {
 			return err
 		}
 	}
-	return savePlots(file, [][]*plot.Plot{{fig21}, {speed}}, 8*vg.Inch, 9*vg.Inch)
+	return savePlots(file, [][]*plot.Plot{{fig21}, {speed}}, 9*vg.Inch, 9*vg.Inch)
 }
