@@ -519,3 +519,94 @@ func TestManySmallCommunicators(t *testing.T) {
 		t.Fatalf("%.0f bytes per membership of a communicator of %d: not proportional to its size", per, size)
 	}
 }
+
+// TestSplitLarge checks every algorithm and both representations against
+// the reference at 1,000 and 1,024 ranks, with random colors and keys.
+func TestSplitLarge(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped in -short mode")
+	}
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, p := range []int{1000, 1024} {
+		colors, keys := make([]int, p), make([]int, p)
+		for r := range p {
+			colors[r], keys[r] = rng.IntN(5)-1, rng.IntN(50)
+		}
+		want := splitRef(colors, keys)
+		for _, alg := range scoll.SplitAlgorithms() {
+			for _, gs := range []int{1, 8} {
+				err := scoll.Run(context.Background(), p, func(ctx context.Context, c *scoll.Comm) error {
+					sub, err := c.Split(ctx, colors[c.Rank()], keys[c.Rank()], scoll.WithSplitAlgorithm(alg.Name), scoll.WithDistributedGroup(gs), scoll.WithSorters(7))
+					if err != nil {
+						return err
+					}
+					if gs == 1 {
+						return checkSplit(c, sub, want[c.Rank()])
+					}
+					if sub == nil {
+						return checkSplit(c, sub, want[c.Rank()])
+					}
+					// A distributed table: check rank, size and the
+					// members through a collective.
+					defer sub.Close()
+					if sub.Size() != len(want[c.Rank()]) || want[c.Rank()][sub.Rank()] != c.Rank() {
+						return fmt.Errorf("rank %d: rank %d of %d", c.Rank(), sub.Rank(), sub.Size())
+					}
+					got := make([]int32, sub.Size())
+					if err := scoll.Allgather(ctx, sub, []int32{int32(c.Rank())}, got); err != nil {
+						return err
+					}
+					for i, w := range want[c.Rank()] {
+						if int(got[i]) != w {
+							return fmt.Errorf("rank %d: member %d is %d, want %d", c.Rank(), i, got[i], w)
+						}
+					}
+					return nil
+				})
+				if err != nil {
+					t.Fatalf("P=%d %s P'=%d: %v", p, alg.Name, gs, err)
+				}
+			}
+		}
+	}
+}
+
+// TestPersistentOnSubComm runs persistent and non-blocking collectives on
+// a derived communicator.
+func TestPersistentOnSubComm(t *testing.T) {
+	err := onSub(5, "split", func(ctx context.Context, sub *scoll.Comm) error {
+		in := []int64{int64(sub.Rank())}
+		out := make([]int64, 1)
+		h, err := scoll.AllreduceInit(ctx, sub, in, out, scoll.Sum)
+		if err != nil {
+			return err
+		}
+		for i := range 5 {
+			in[0] = int64(sub.Rank() + i)
+			if err := h.Start(ctx); err != nil {
+				return err
+			}
+			if err := h.Wait(ctx); err != nil {
+				return err
+			}
+			if want := int64(10 + 5*i); out[0] != want {
+				return fmt.Errorf("start %d: %d, want %d", i, out[0], want)
+			}
+		}
+		buf := make([]int32, 3)
+		if sub.Rank() == 2 {
+			buf = []int32{7, 8, 9}
+		}
+		req, err := scoll.IBcast(ctx, sub, buf, 2)
+		if err != nil {
+			return err
+		}
+		if err := req.Wait(ctx); err != nil || !slices.Equal(buf, []int32{7, 8, 9}) {
+			return fmt.Errorf("ibcast: %v (%v)", buf, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -144,5 +144,5 @@ func plotSortPhases(file string, rows []bench.SortPhasesRow) error {
 		}
 		tiles = append(tiles, []*plot.Plot{p})
 	}
-	return savePlots(file, tiles, 8*vg.Inch, vg.Length(len(tiles))*4*vg.Inch)
+	return savePlots(file, tiles, 9*vg.Inch, vg.Length(len(tiles))*4*vg.Inch)
 }
