@@ -11,7 +11,8 @@ import (
 // (under scoll run, mpirun or srun; skipped alone): every split algorithm
 // with replicated and distributed tables, the algorithm matrix on a split
 // half of the world, a duplicate running a collective concurrently with
-// its parent, and SplitGrid's rows and columns.
+// its parent, and SplitGrid's rows and columns. Under mpirun it must run in
+// a process of its own (MPI is initialised once per process).
 func TestSubCommWorld(t *testing.T) {
 	ctx := context.Background()
 	c, err := scoll.Init(ctx)

@@ -2,6 +2,8 @@ package transporttest
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/binary"
 	"context"
 	"errors"
 	"fmt"
@@ -181,8 +183,22 @@ var worldChecks = []struct {
 			t.Skip("the transport has no responder")
 		}
 		// Each rank asks its right neighbour before serving itself, so
-		// that requests arrive before Serve as well as after it.
-		svc := w.comm
+		// that requests arrive before Serve as well as after it. A
+		// service withdrawn by an earlier run would answer early requests
+		// empty: rank 0 draws this run's and passes it around the ring.
+		nonce := make([]byte, 8)
+		if w.me == 0 {
+			rand.Read(nonce)
+			w.post(t, true, w.right, w.key(9, 0), nonce)
+			w.post(t, false, w.left, w.key(9, 0), make([]byte, 8))
+			w.wait(t)
+		} else {
+			w.post(t, false, w.left, w.key(9, 0), nonce)
+			w.wait(t)
+			w.post(t, true, w.right, w.key(9, 0), nonce)
+			w.wait(t)
+		}
+		svc := w.comm<<16 | binary.LittleEndian.Uint64(nonce)&0xffff
 		echo := func(src int, req []byte) []byte { return append([]byte{byte(w.me), byte(src)}, req...) }
 		ask := func(tag int64) (*transport.Msg, []byte) {
 			k := transport.Key{Comm: svc, Tag: tag}
