@@ -35,6 +35,7 @@ func WithSorters(p int) SplitOption { return func(c *splitConfig) { c.opts.Sorte
 // address it does not hold (answers are cached). groupSize 1 asks for a
 // replicated table (every rank holds every address); 0 lets the size
 // decide (the default).
+// A rank answers the others' lookups until it closes the communicator.
 func WithDistributedGroup(groupSize int) SplitOption {
 	return func(c *splitConfig) { c.opts.GroupSize = groupSize }
 }
@@ -296,10 +297,9 @@ func (c *Comm) Create(ctx context.Context, ranks []int) (*Comm, error) {
 
 // TranslateRanks returns the ranks in other of the ranks of c listed in
 // ranks (MPI_Group_translate_ranks): Undefined for those that are not
-// members of other. It is local (it sends nothing unless c keeps its
-// members in a distributed table, whose owners it then asks). Translating
-// into a communicator whose members are kept in a distributed table is
-// not supported unless it is the world.
+// members of other. It is local when both communicators' members are known
+// here; with distributed tables it asks their owners (one lookup round for
+// c's, one request to each of other's P' block owners for other).
 func (c *Comm) TranslateRanks(ranks []int, other *Comm) ([]int, error) {
 	if c == nil || other == nil {
 		return nil, fmt.Errorf("%w: translate ranks: nil communicator", ErrInvalidArgument)
@@ -329,7 +329,18 @@ func (c *Comm) TranslateRanks(ranks []int, other *Comm) ([]int, error) {
 	}
 	members := other.grp.Members()
 	if members == nil {
-		return nil, fmt.Errorf("%w: translate ranks into a communicator kept in a distributed table", ErrUnsupported)
+		dg, ok := other.grp.(*split.Distributed)
+		if !ok {
+			return nil, fmt.Errorf("%w: translate ranks into a communicator whose members are not known here", ErrUnsupported)
+		}
+		found, err := dg.Find(context.Background(), addrs)
+		if err != nil {
+			return nil, fmt.Errorf("translate ranks: %w", err)
+		}
+		for i, r := range found {
+			out[i] = max(r, Undefined)
+		}
+		return out, nil
 	}
 	other.revOnce.Do(func() {
 		other.rev = make(map[int32]int, len(members))

@@ -544,11 +544,13 @@ func TestSplitLarge(t *testing.T) {
 						return checkSplit(c, sub, want[c.Rank()])
 					}
 					if sub == nil {
-						return checkSplit(c, sub, want[c.Rank()])
+						if err := checkSplit(c, sub, want[c.Rank()]); err != nil {
+							return err
+						}
+						return c.Barrier(ctx) // the members' lookups end before anyone leaves
 					}
 					// A distributed table: check rank, size and the
 					// members through a collective.
-					defer sub.Close()
 					if sub.Size() != len(want[c.Rank()]) || want[c.Rank()][sub.Rank()] != c.Rank() {
 						return fmt.Errorf("rank %d: rank %d of %d", c.Rank(), sub.Rank(), sub.Size())
 					}
@@ -561,7 +563,28 @@ func TestSplitLarge(t *testing.T) {
 							return fmt.Errorf("rank %d: member %d is %d, want %d", c.Rank(), i, got[i], w)
 						}
 					}
-					return nil
+					// Every world rank translated into the distributed
+					// table: its rank there, or Undefined.
+					all := make([]int, p)
+					for i := range all {
+						all[i] = i
+					}
+					tr, err := c.TranslateRanks(all, sub)
+					if err != nil {
+						return err
+					}
+					for w, r := range tr {
+						wantR := scoll.Undefined
+						if i := slices.Index(want[c.Rank()], w); i >= 0 {
+							wantR = i
+						}
+						if r != wantR {
+							return fmt.Errorf("rank %d: world rank %d translates to %d, want %d", c.Rank(), w, r, wantR)
+						}
+					}
+					// Owners answer only while they are members: wait
+					// for every rank's lookups before leaving.
+					return c.Barrier(ctx)
 				})
 				if err != nil {
 					t.Fatalf("P=%d %s P'=%d: %v", p, alg.Name, gs, err)

@@ -201,7 +201,10 @@ func NewComm(t transport.Transport, opts ...Option) *Comm {
 // Closing a derived communicator (Split, Dup, Create, SplitGrid) frees
 // what it holds on this rank and does not affect the communicators derived
 // from it, as MPI_Comm_free: a program may duplicate, split, then close
-// the duplicate. Close is local and idempotent.
+// the duplicate. Close is local and idempotent; but a communicator kept in
+// a distributed table stops answering its members' lookups when closed, so
+// close it when no member will make new calls on it any more (MPI_Comm_free
+// is collective for the same reason).
 func (c *Comm) Close() error {
 	if c == nil {
 		return fmt.Errorf("%w: nil communicator", ErrInvalidArgument)

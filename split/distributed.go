@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/scoll/scoll/internal/errs"
+	"github.com/scoll/scoll/transport"
 )
 
 // Distributed tables (Sack 2.3.2).
@@ -86,12 +87,26 @@ type Distributed struct {
 
 	mu    sync.Mutex
 	cache map[int32]int32 // rank → address, bounded by cacheSize
+	// rowRank maps the addresses of the own block to their ranks, made by
+	// the first reverse lookup.
+	rowRank map[int32]int32
 	// Lookups counts the ranks this rank has asked owners for.
 	lookups int64
 }
 
 // cacheSize bounds a distributed table's cache of answers.
 const cacheSize = 1024
+
+// Lookup requests: a kind byte, then int32 values; the reply has one int32
+// per value (an empty reply means the owner could not answer).
+const (
+	askAddrs byte = 'a' // the addresses of these ranks (all in the owner's block)
+	askRanks byte = 'r' // the ranks of these addresses in the owner's block, or -1
+)
+
+// maxAsk is the most values one request carries (transport.MaxRequest
+// bytes with the kind byte).
+const maxAsk = (transport.MaxRequest - 1) / 4
 
 // newDistributed returns rank's part of the distributed table of m
 // members shared by groups of p ranks.
@@ -136,11 +151,11 @@ func (d *Distributed) Members() []int32 { return nil }
 // Kind implements Group.
 func (d *Distributed) Kind() string { return fmt.Sprintf("distributed:%d", d.p) }
 
-// Bytes implements Group: rows, column and the cache.
+// Bytes implements Group: rows, column, the cache and the reverse index.
 func (d *Distributed) Bytes() int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return 4*(len(d.rows)+len(d.column)) + 8*len(d.cache)
+	return 4*(len(d.rows)+len(d.column)) + 8*len(d.cache) + 8*len(d.rowRank)
 }
 
 // Lookups returns how many ranks this part has asked owners for.
@@ -182,11 +197,11 @@ func (d *Distributed) Addr(r int) (int32, bool) {
 }
 
 // Resolve implements Group: what is not held locally is asked of the
-// owners, one request per owner, all at once.
+// owners, all at once (one lookup round).
 func (d *Distributed) Resolve(ctx context.Context, ranks []int, out []int32) error {
 	var (
 		owners []int32
-		reqs   [][]byte
+		vals   [][]int32
 		asked  [][]int // per owner, indices into ranks
 		byOwn  map[int32]int
 	)
@@ -207,33 +222,24 @@ func (d *Distributed) Resolve(ctx context.Context, ranks []int, out []int32) err
 			k = len(owners)
 			byOwn[own] = k
 			owners = append(owners, own)
-			reqs = append(reqs, nil)
+			vals = append(vals, nil)
 			asked = append(asked, nil)
 		}
-		reqs[k] = binary.LittleEndian.AppendUint32(reqs[k], uint32(r))
+		vals[k] = append(vals[k], int32(r))
 		asked[k] = append(asked[k], i)
 	}
 	if len(owners) == 0 {
 		return nil
 	}
-	if d.asker == nil {
-		return fmt.Errorf("%w: distributed table has no way to ask its owners", errs.Unsupported)
-	}
-	replies := make([][]byte, len(owners))
-	for k := range replies {
-		replies[k] = make([]byte, len(reqs[k]))
-	}
-	if err := d.asker.Ask(ctx, owners, reqs, replies); err != nil {
+	got, err := d.ask(ctx, askAddrs, owners, vals)
+	if err != nil {
 		return err
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	for k, rep := range replies {
-		if len(rep) != len(reqs[k]) {
-			return fmt.Errorf("%w: the owner at address %d did not answer a lookup of %d ranks", errs.PeerFailed, owners[k], len(reqs[k])/4)
-		}
+	for k := range owners {
 		for j, i := range asked[k] {
-			a := int32(binary.LittleEndian.Uint32(rep[4*j:]))
+			a := got[k][j]
 			out[i] = a
 			d.lookups++
 			if len(d.cache) >= cacheSize {
@@ -248,20 +254,131 @@ func (d *Distributed) Resolve(ctx context.Context, ranks []int, out []int32) err
 	return nil
 }
 
-// Answer answers a lookup request: the addresses of the ranks it lists,
-// all of which must be in this rank's block. A request it cannot answer
+// Find returns the ranks of the members at the transport addresses addrs,
+// or −1 for an address that is no member: it asks the owner of every block
+// at once (one lookup round, P' owners).
+func (d *Distributed) Find(ctx context.Context, addrs []int32) ([]int, error) {
+	out := make([]int, len(addrs))
+	for i := range out {
+		out[i] = -1
+	}
+	mine := d.answerRanks(addrs)
+	var owners []int32
+	var vals [][]int32
+	for b, own := range d.column {
+		if b != d.lay.block(d.rank) {
+			owners = append(owners, own)
+			vals = append(vals, addrs)
+		}
+	}
+	got, err := d.ask(ctx, askRanks, owners, vals)
+	if err != nil {
+		return nil, err
+	}
+	for i := range addrs {
+		if mine[i] >= 0 {
+			out[i] = int(mine[i])
+		}
+		for k := range owners {
+			if r := got[k][i]; r >= 0 {
+				out[i] = int(r)
+			}
+		}
+	}
+	return out, nil
+}
+
+// ask sends owners[k] requests of kind for vals[k] (cut into pieces of at
+// most maxAsk values) all at once, and returns the replies' values.
+func (d *Distributed) ask(ctx context.Context, kind byte, owners []int32, vals [][]int32) ([][]int32, error) {
+	if d.asker == nil {
+		return nil, fmt.Errorf("%w: distributed table has no way to ask its owners", errs.Unsupported)
+	}
+	var to []int32
+	var reqs, replies [][]byte
+	var of []int // the owner of each request
+	for k, vs := range vals {
+		for lo := 0; lo < len(vs); lo += maxAsk {
+			req := []byte{kind}
+			for _, v := range vs[lo:min(lo+maxAsk, len(vs))] {
+				req = binary.LittleEndian.AppendUint32(req, uint32(v))
+			}
+			to = append(to, owners[k])
+			reqs = append(reqs, req)
+			replies = append(replies, make([]byte, len(req)-1))
+			of = append(of, k)
+		}
+	}
+	if err := d.asker.Ask(ctx, to, reqs, replies); err != nil {
+		return nil, err
+	}
+	out := make([][]int32, len(owners))
+	for i, rep := range replies {
+		if len(rep) != len(reqs[i])-1 {
+			return nil, fmt.Errorf("%w: the owner at address %d did not answer a lookup of %d values", errs.PeerFailed, to[i], len(reqs[i])/4)
+		}
+		for j := 0; j < len(rep); j += 4 {
+			out[of[i]] = append(out[of[i]], int32(binary.LittleEndian.Uint32(rep[j:])))
+		}
+	}
+	return out, nil
+}
+
+// Answer answers a lookup request (see askAddrs, askRanks). A request it
+// cannot answer (a rank outside this rank's block, a malformed request)
 // gets an empty reply.
 func (d *Distributed) Answer(req []byte) []byte {
-	if len(req)%4 != 0 {
+	if len(req)%4 != 1 {
 		return nil
 	}
-	out := make([]byte, 0, len(req))
-	for i := 0; i < len(req); i += 4 {
-		a, ok := d.own(int(int32(binary.LittleEndian.Uint32(req[i:]))))
-		if !ok {
-			return nil
+	kind, body := req[0], req[1:]
+	vals := make([]int32, len(body)/4)
+	for i := range vals {
+		vals[i] = int32(binary.LittleEndian.Uint32(body[4*i:]))
+	}
+	var res []int32
+	switch kind {
+	case askAddrs:
+		res = make([]int32, len(vals))
+		for i, r := range vals {
+			a, ok := d.own(int(r))
+			if !ok {
+				return nil
+			}
+			res[i] = a
 		}
-		out = binary.LittleEndian.AppendUint32(out, uint32(a))
+	case askRanks:
+		res = d.answerRanks(vals)
+	default:
+		return nil
+	}
+	out := make([]byte, 0, 4*len(res))
+	for _, v := range res {
+		out = binary.LittleEndian.AppendUint32(out, uint32(v))
+	}
+	return out
+}
+
+// answerRanks returns the ranks of the addresses in this rank's block, −1
+// for the others.
+func (d *Distributed) answerRanks(addrs []int32) []int32 {
+	d.mu.Lock()
+	if d.rowRank == nil {
+		first := int32(d.lay.start(d.lay.block(d.rank)))
+		d.rowRank = make(map[int32]int32, len(d.rows))
+		for i, a := range d.rows {
+			d.rowRank[a] = first + int32(i)
+		}
+	}
+	m := d.rowRank
+	d.mu.Unlock()
+	out := make([]int32, len(addrs))
+	for i, a := range addrs {
+		r, ok := m[a]
+		if !ok {
+			r = -1
+		}
+		out[i] = r
 	}
 	return out
 }

@@ -195,6 +195,22 @@ func checkResults(t testing.TB, res []*Result, colors, keys []int64) {
 		if !slices.Equal(got, want[r]) {
 			t.Fatalf("rank %d: members %v, want %v", r, got, want[r])
 		}
+		if d, ok := g.(*Distributed); ok {
+			// Reverse lookups: every member, and addresses of no member.
+			probe := append(slices.Clone(want[r]), -5, 999999)
+			ranks, err := d.Find(context.Background(), probe)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range want[r] {
+				if ranks[i] != i {
+					t.Fatalf("rank %d: Find(%d) = %d, want %d", r, probe[i], ranks[i], i)
+				}
+			}
+			if ranks[len(ranks)-1] != -1 || ranks[len(ranks)-2] != -1 {
+				t.Fatalf("rank %d: Find of non-members: %v", r, ranks[len(ranks)-2:])
+			}
+		}
 	}
 }
 
