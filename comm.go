@@ -147,6 +147,11 @@ func (c *Comm) agree(ctx context.Context, a agreement) (uint32, error) {
 		v := []int64{int64(cand), -int64(cand), sig, -sig, bad}
 		if err := Allreduce(ctx, c, nil, v, Max, agreeAlg); err != nil {
 			c.rs.release(cand)
+			if a.bad != nil {
+				// This rank's own fault is the better report (in-process
+				// ranks cancel each other when one returns first).
+				return 0, a.bad
+			}
 			return 0, err
 		}
 		hi, lo := uint32(v[0]), uint32(-v[1])
