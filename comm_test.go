@@ -471,6 +471,20 @@ func TestManySmallCommunicators(t *testing.T) {
 		t.Skip("skipped in -short mode")
 	}
 	const p, comms, size = 1024, 16, 8
+	per, err := bytesPerMembership(p, comms, size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%.0f bytes per membership", per)
+	if per > 16<<10 {
+		t.Fatalf("%.0f bytes per membership of a communicator of %d: not proportional to its size", per, size)
+	}
+}
+
+// bytesPerMembership runs p ranks that each join comms communicators of
+// size ranks (by Split, each checked by an Allreduce) and returns the heap
+// they hold while all are open, per membership.
+func bytesPerMembership(p, comms, size int) (float64, error) {
 	var before, after runtime.MemStats
 	err := scoll.Run(context.Background(), p, func(ctx context.Context, c *scoll.Comm) error {
 		if err := c.Barrier(ctx); err != nil {
@@ -510,14 +524,7 @@ func TestManySmallCommunicators(t *testing.T) {
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	per := float64(after.HeapAlloc-min(after.HeapAlloc, before.HeapAlloc)) / (p * comms)
-	t.Logf("%.0f bytes per membership", per)
-	if per > 16<<10 {
-		t.Fatalf("%.0f bytes per membership of a communicator of %d: not proportional to its size", per, size)
-	}
+	return float64(after.HeapAlloc-min(after.HeapAlloc, before.HeapAlloc)) / float64(p*comms), err
 }
 
 // TestSplitLarge checks every algorithm and both representations against

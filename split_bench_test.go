@@ -3,7 +3,6 @@ package scoll_test
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"testing"
 
 	"github.com/scoll/scoll"
@@ -41,50 +40,14 @@ func BenchmarkManyCommunicators(b *testing.B) {
 	for _, p := range []int{4096, 65536} {
 		b.Run(fmt.Sprintf("P=%d", p), func(b *testing.B) {
 			const comms, size = 8, 8
-			var before, after runtime.MemStats
+			var per float64
 			for range b.N {
-				err := scoll.Run(context.Background(), p, func(ctx context.Context, c *scoll.Comm) error {
-					if err := c.Barrier(ctx); err != nil {
-						return err
-					}
-					if c.Rank() == 0 {
-						runtime.GC()
-						runtime.ReadMemStats(&before)
-					}
-					if err := c.Barrier(ctx); err != nil {
-						return err
-					}
-					var subs []*scoll.Comm
-					for k := range comms {
-						sub, err := c.Split(ctx, (c.Rank()+k)/size, c.Rank())
-						if err != nil {
-							return err
-						}
-						if err := scoll.Allreduce(ctx, sub, nil, []int32{1}, scoll.Sum, scoll.WithAlgorithm("recursive-doubling")); err != nil {
-							return err
-						}
-						subs = append(subs, sub)
-					}
-					if err := c.Barrier(ctx); err != nil {
-						return err
-					}
-					if c.Rank() == 0 {
-						runtime.GC()
-						runtime.ReadMemStats(&after)
-					}
-					if err := c.Barrier(ctx); err != nil {
-						return err
-					}
-					for _, s := range subs {
-						s.Close()
-					}
-					return nil
-				})
-				if err != nil {
+				var err error
+				if per, err = bytesPerMembership(p, comms, size); err != nil {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64(after.HeapAlloc-min(after.HeapAlloc, before.HeapAlloc))/float64(p*comms), "B/membership")
+			b.ReportMetric(per, "B/membership")
 		})
 	}
 }
