@@ -28,6 +28,7 @@ package split
 import (
 	"cmp"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"sort"
@@ -119,6 +120,18 @@ type Options struct {
 	// share one table. 0 picks the representation by size (DefaultGroup);
 	// 1 asks for a replicated table.
 	GroupSize int
+	// ColorCompare and KeyCompare order colors and keys of a generalized
+	// split (nil: bytes.Compare). A custom color comparator may call
+	// different byte strings equal, which hashing cannot respect.
+	ColorCompare, KeyCompare func(a, b []byte) int
+	// NoReorder keeps the parent's order (keys are ignored); NoSplit makes
+	// one group of every rank (colors are ignored).
+	NoReorder, NoSplit bool
+	// Chain asks for the result as a chain (Chain): O(1) memory per rank.
+	Chain bool
+	// Ints says that the items' colors and keys are IntBytes encodings of
+	// integers (Split's), which integer-only algorithms can run on.
+	Ints bool
 }
 
 // Stats describe one rank's part of a split.
@@ -178,8 +191,13 @@ type Info struct {
 	// Phases names the phases the algorithm reports in Stats, in order
 	// (a rank reports those it runs; "build" is always last).
 	Phases []string
-	// Run computes this rank's group (nil for an undefined color).
+	// Run computes this rank's group (nil for an undefined color) from
+	// integer colors and keys; nil when the algorithm runs only on Items.
 	Run func(ctx context.Context, c Conn, me Entry, o *Options, st *Stats) (*Sorted, error)
+	// Items computes this rank's group from colors and keys of bytes;
+	// nil when the algorithm runs only on integers (RunItems then hands it
+	// integer splits converted back).
+	Items func(ctx context.Context, c Conn, j *Job, st *Stats) (*Sorted, error)
 }
 
 var registry []*Info
@@ -187,7 +205,7 @@ var registry []*Info
 // Register adds an algorithm; it panics on a duplicate or malformed entry
 // (a programming error caught by every test run).
 func Register(in Info) {
-	if in.Name == "" || in.Run == nil || in.Doc == "" || in.Source == "" || in.Name != strings.ToLower(in.Name) {
+	if in.Name == "" || (in.Run == nil && in.Items == nil) || in.Doc == "" || in.Source == "" || in.Name != strings.ToLower(in.Name) {
 		panic(fmt.Sprintf("split: bad registration %q", in.Name))
 	}
 	if _, ok := Lookup(in.Name); ok {
@@ -270,6 +288,15 @@ func Run(ctx context.Context, c Conn, me Entry, o Options) (*Result, error) {
 		name = DefaultAlgorithm(c.Size())
 	}
 	in, _ := Lookup(name)
+	if in.Run == nil {
+		// An algorithm of generalized splits, on the parent as a chain.
+		l, err := LinksOf(ctx, c, me.Addr)
+		if err != nil {
+			return nil, err
+		}
+		o.Ints = true
+		return RunItems(ctx, c, ItemOf(me), l, Shape{ColorLen: 8, KeyLen: 8}, o)
+	}
 	res := &Result{}
 	s, err := in.Run(ctx, c, me, &o, &res.Stats)
 	if err != nil {
@@ -295,6 +322,7 @@ type Sorted struct {
 	Rank, Size int
 	table      []int32
 	group      Group
+	links      *Links // the result as a chain, when an algorithm made one
 }
 
 // build makes the group representation: a replicated table, or a
@@ -302,6 +330,23 @@ type Sorted struct {
 func (s *Sorted) build(ctx context.Context, c Conn, o *Options, st *Stats) (Group, error) {
 	if s.group != nil {
 		return s.group, nil
+	}
+	if s.links != nil {
+		if o.Chain || (o.GroupSize == 0 && DefaultGroupSize(c.Size()) > 1) {
+			return NewChain(*s.links), nil
+		}
+		// The members' addresses, gathered along the new chain.
+		all, err := chainAllgather(ctx, c, st, *s.links, tagChainTable, binary.LittleEndian.AppendUint32(nil, uint32(s.links.Self)))
+		if err != nil {
+			return nil, err
+		}
+		s.table = make([]int32, s.Size)
+		for i := range s.table {
+			s.table[i] = int32(binary.LittleEndian.Uint32(all[4*i:]))
+		}
+	}
+	if o.Chain {
+		return NewChain(chainOf(s.Rank, s.table)), nil
 	}
 	if p := o.GroupFor(c.Size()); p > 1 {
 		return DistributedFromTable(s.Rank, s.table, p), nil

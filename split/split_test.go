@@ -18,6 +18,7 @@ type memNet struct {
 	mu    sync.Mutex
 	cond  *sync.Cond
 	queue map[[3]int][][]byte
+	posts map[int32][][]byte
 }
 
 func newMemNet() *memNet {

@@ -52,6 +52,14 @@ const (
 	tagExchange  = 6 << 20
 	tagRecords   = 7 << 20
 	tagRows      = 8 << 20
+	// The chain algorithms (Moody et al.).
+	tagBitonic     = 9 << 20
+	tagFinish      = 10 << 20
+	tagHash        = 11 << 20
+	tagChainGather = 12 << 20
+	tagRadix       = 13 << 20
+	tagGatherSc    = 14 << 20
+	tagChainTable  = 15 << 20
 )
 
 // collect gathers the defined entries of the team's members, sorted, at

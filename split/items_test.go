@@ -1,0 +1,274 @@
+package split
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/scoll/scoll/internal/errs"
+)
+
+// Post and Take make memConn a Poster: posts wait in a box per address.
+func (c *memConn) Post(_ context.Context, to int32, data []byte) error {
+	n := c.net
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.posts == nil {
+		n.posts = map[int32][][]byte{}
+	}
+	n.posts[to] = append(n.posts[to], slices.Clone(data))
+	n.cond.Broadcast()
+	return nil
+}
+
+func (c *memConn) Take(ctx context.Context, buf []byte) (int, error) {
+	n := c.net
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	me := int32(1000 + c.rank)
+	deadline := time.Now().Add(20 * time.Second)
+	for len(n.posts[me]) == 0 {
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return 0, fmt.Errorf("rank %d: no post came", c.rank)
+		}
+		n.cond.Wait()
+	}
+	m := n.posts[me][0]
+	n.posts[me] = n.posts[me][1:]
+	return copy(buf, m), nil
+}
+
+// runItems runs a generalized split of items (Rank and Addr are filled in)
+// on len(items) ranks of a memNet and returns each rank's result.
+func runItems(t testing.TB, items []Item, o Options) ([]*Result, error) {
+	t.Helper()
+	n := len(items)
+	net := newMemNet()
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		tk := time.NewTicker(50 * time.Millisecond)
+		defer tk.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tk.C:
+				net.mu.Lock()
+				net.cond.Broadcast()
+				net.mu.Unlock()
+			}
+		}
+	}()
+	sh := Shape{}
+	for _, it := range items {
+		sh.ColorLen, sh.KeyLen = max(sh.ColorLen, len(it.Color)), max(sh.KeyLen, len(it.Key))
+	}
+	res := make([]*Result, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for r := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			it := items[r]
+			it.Rank, it.Addr = int32(r), int32(1000+r)
+			table := make([]int32, n)
+			for i := range table {
+				table[i] = int32(1000 + i)
+			}
+			res[r], errs[r] = RunItems(context.Background(), &memConn{net: net, rank: r, size: n}, it, chainOf(r, table), sh, o)
+		}()
+	}
+	wg.Wait()
+	return res, errors.Join(errs...)
+}
+
+// itemReference returns each rank's members (as addresses) in new-rank
+// order, by the definition of the generalized split.
+func itemReference(items []Item, o *Options) [][]int32 {
+	or := newOrder(o)
+	n := len(items)
+	out := make([][]int32, n)
+	for r := range n {
+		a := items[r]
+		a.Rank = int32(r)
+		if !or.defined(&a) {
+			continue
+		}
+		var mem []Item
+		for q := range n {
+			b := items[q]
+			b.Rank = int32(q)
+			if or.defined(&b) && or.sameColor(&a, &b) {
+				mem = append(mem, b)
+			}
+		}
+		slices.SortFunc(mem, func(x, y Item) int { return or.compare(&x, &y) })
+		for _, m := range mem {
+			out[r] = append(out[r], 1000+m.Rank)
+		}
+	}
+	return out
+}
+
+// checkLinks compares every rank's group with the reference: its rank and
+// size, its neighbours and rank 0 for chains, every member for tables.
+func checkItems(t testing.TB, res []*Result, want [][]int32) {
+	t.Helper()
+	for r, rs := range res {
+		if want[r] == nil {
+			if rs.Group != nil {
+				t.Fatalf("rank %d: undefined color got a group", r)
+			}
+			continue
+		}
+		g := rs.Group
+		if g == nil {
+			t.Fatalf("rank %d: no group, want %v", r, want[r])
+		}
+		if g.Size() != len(want[r]) || want[r][g.Rank()] != int32(1000+r) {
+			t.Fatalf("rank %d: rank %d of %d, want a member of %v", r, g.Rank(), g.Size(), want[r])
+		}
+		if ch, ok := g.(*Chain); ok {
+			w := chainOf(g.Rank(), want[r])
+			if ch.Links != w {
+				t.Fatalf("rank %d: links %+v, want %+v", r, ch.Links, w)
+			}
+			continue
+		}
+		got := make([]int32, g.Size())
+		idx := make([]int, g.Size())
+		for i := range idx {
+			idx[i] = i
+		}
+		if err := g.Resolve(context.Background(), idx, got); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, want[r]) {
+			t.Fatalf("rank %d: members %v, want %v", r, got, want[r])
+		}
+	}
+}
+
+// itemPatterns returns colors and keys of bytes of several shapes.
+func itemPatterns(n int, rng *rand.Rand) map[string][]Item {
+	mk := func(f func(r int) Item) []Item {
+		s := make([]Item, n)
+		for r := range s {
+			s[r] = f(r)
+		}
+		return s
+	}
+	word := func(l int) []byte {
+		b := make([]byte, l)
+		for i := range b {
+			b[i] = byte('a' + rng.IntN(3))
+		}
+		return b
+	}
+	return map[string][]Item{
+		"random":   mk(func(int) Item { return Item{Color: IntBytes(rng.Int64N(4)), Key: IntBytes(rng.Int64N(7))} }),
+		"mixed":    mk(func(int) Item { return Item{Color: word(rng.IntN(3)), Key: word(rng.IntN(4))} }),
+		"undef":    mk(func(r int) Item { return Item{Color: []byte{"xy"[r%2]}[:r%3/2], Key: word(2)} }),
+		"one":      mk(func(r int) Item { return Item{Color: []byte("host"), Key: IntBytes(int64(-r))} }),
+		"unique":   mk(func(r int) Item { return Item{Color: []byte(fmt.Sprint(r)), Key: nil} }),
+		"reversed": mk(func(r int) Item { return Item{Color: []byte{byte(r % 3)}, Key: IntBytes(int64(n - r))} }),
+		"equal":    mk(func(r int) Item { return Item{Color: []byte{byte(r % 5)}, Key: []byte("k")} }),
+		"long":     mk(func(r int) Item { return Item{Color: bytes.Repeat([]byte{byte(r % 2)}, 80), Key: word(5)} }),
+	}
+}
+
+// TestItemAlgorithms checks every algorithm on colors and keys of bytes
+// against the reference, in every mode, for many sizes.
+func TestItemAlgorithms(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	sizes := []int{1, 2, 3, 5, 8, 13, 16, 33, 64, 100}
+	if !testing.Short() {
+		sizes = append(sizes, 257)
+	}
+	modes := map[string]Options{"split+reorder": {}, "no-reorder": {NoReorder: true}, "no-split": {NoSplit: true}, "neither": {NoSplit: true, NoReorder: true}}
+	for _, in := range List() {
+		if in.Items == nil {
+			continue
+		}
+		for _, n := range sizes {
+			for pname, items := range itemPatterns(n, rng) {
+				for mname, o := range modes {
+					for _, chain := range []bool{false, true} {
+						o := o
+						o.Algorithm, o.Chain, o.GroupSize = in.Name, chain, 1
+						t.Run(fmt.Sprintf("%s/n=%d/%s/%s/chain=%v", in.Name, n, pname, mname, chain), func(t *testing.T) {
+							res, err := runItems(t, items, o)
+							if err != nil {
+								t.Fatal(err)
+							}
+							checkItems(t, res, itemReference(items, &o))
+						})
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestHashCollisions forces every color into one bin: hash must notice
+// that its chains stop shrinking with several colors left and sort them.
+func TestHashCollisions(t *testing.T) {
+	HashHook = func([]byte, int) uint32 { return 7 }
+	defer func() { HashHook = nil }()
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, alg := range []string{"hash", "hash64"} {
+		for _, n := range []int{2, 7, 70, 130} {
+			for _, noReorder := range []bool{false, true} {
+				items := itemPatterns(n, rng)["random"]
+				o := Options{Algorithm: alg, NoReorder: noReorder, Chain: true}
+				res, err := runItems(t, items, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkItems(t, res, itemReference(items, &o))
+			}
+		}
+	}
+}
+
+// TestComparators: custom comparators order colors and keys; hash and
+// hash64 refuse a custom color comparator on every rank.
+func TestComparators(t *testing.T) {
+	fold := func(a, b []byte) int { return bytes.Compare(bytes.ToLower(a), bytes.ToLower(b)) }
+	rev := func(a, b []byte) int { return bytes.Compare(b, a) }
+	rng := rand.New(rand.NewPCG(9, 10))
+	n := 37
+	items := make([]Item, n)
+	for r := range items {
+		items[r] = Item{Color: []byte{"aAbB"[rng.IntN(4)]}, Key: []byte{byte(rng.IntN(5))}}
+	}
+	for _, in := range List() {
+		if in.Items == nil {
+			continue
+		}
+		o := Options{Algorithm: in.Name, ColorCompare: fold, KeyCompare: rev}
+		res, err := runItems(t, items, o)
+		if in.Name == "hash" || in.Name == "hash64" {
+			if !errors.Is(err, errs.Unsupported) {
+				t.Fatalf("%s with a custom color comparator: %v, want ErrUnsupported", in.Name, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := itemReference(items, &o)
+		if len(want[0]) < 2 {
+			t.Fatalf("the folded colors should group several ranks: %v", want[0])
+		}
+		checkItems(t, res, want)
+	}
+}
