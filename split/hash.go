@@ -16,14 +16,18 @@ func init() {
 		Doc:    "split the parent chain by hashing colors into bins (a double exclusive scan of per-bin address and count tables), again with other hashes until every chain holds one color; bitonic sort when reordering: O(1) memory and O(lg n) time when only splitting",
 		Source: "Moody, Ahn, de Supinski 2011, sec. 3.3",
 		Phases: []string{"hash", "sort", "finish", "build"},
-		Items:  func(ctx context.Context, c Conn, j *Job, st *Stats) (*Sorted, error) { return runHash(ctx, c, j, st, 0) },
+		Items: func(ctx context.Context, c Conn, j *Job, st *Stats) (*Sorted, error) {
+			return runHash(ctx, c, j, st, 0)
+		},
 	})
 	Register(Info{
 		Name:   "hash64",
 		Doc:    "hash, but a chain shorter than 64 ranks finishes with an allgather along it (Moody's Hash64)",
 		Source: "Moody, Ahn, de Supinski 2011, sec. 3.3",
 		Phases: []string{"hash", "gather", "sort", "finish", "build"},
-		Items:  func(ctx context.Context, c Conn, j *Job, st *Stats) (*Sorted, error) { return runHash(ctx, c, j, st, 64) },
+		Items: func(ctx context.Context, c Conn, j *Job, st *Stats) (*Sorted, error) {
+			return runHash(ctx, c, j, st, 64)
+		},
 	})
 }
 

@@ -53,7 +53,7 @@ func ItemOf(e Entry) Item {
 // color (unless the split keeps one group), key (unless it keeps the
 // parent's order) and parent rank.
 type order struct {
-	color, key        func(a, b []byte) int
+	color, key         func(a, b []byte) int
 	noSplit, noReorder bool
 }
 
