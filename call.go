@@ -314,6 +314,11 @@ func prepare[T Number](cl *call, ctx context.Context, c *Comm, spec schedule.Spe
 	}
 	cl.plan = exec.NewPlan(s)
 	if c.grp != nil {
+		// A chain learns its members at the first collective that needs
+		// them (the same call on every rank).
+		if err := c.learnMembers(ctx); err != nil {
+			return err
+		}
 		ranks := cl.plan.Peers()
 		cl.peers = make([]int32, len(ranks))
 		if err := c.grp.Resolve(ctx, ranks, cl.peers); err != nil {

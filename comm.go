@@ -2,6 +2,7 @@ package scoll
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -120,6 +121,9 @@ type agreement struct {
 	sig uint64
 	// bad is this rank's error with its own arguments, or nil.
 	bad error
+	// max, when set, is replaced by the elementwise maximum over the ranks
+	// (carried by the first round: the longest color and key of a split).
+	max []int64
 }
 
 // agree runs the collective part every communicator constructor starts
@@ -144,8 +148,8 @@ func (c *Comm) agree(ctx context.Context, a agreement) (uint32, error) {
 		if a.bad != nil {
 			bad = 1
 		}
-		v := []int64{int64(cand), -int64(cand), sig, -sig, bad}
-		if err := Allreduce(ctx, c, nil, v, Max, agreeAlg); err != nil {
+		v := append([]int64{int64(cand), -int64(cand), sig, -sig, bad}, a.max...)
+		if err := c.allreduceInts(ctx, v, Max); err != nil {
 			c.rs.release(cand)
 			if a.bad != nil {
 				// This rank's own fault is the better report (in-process
@@ -155,6 +159,7 @@ func (c *Comm) agree(ctx context.Context, a agreement) (uint32, error) {
 			return 0, err
 		}
 		hi, lo := uint32(v[0]), uint32(-v[1])
+		copy(a.max, v[5:])
 		switch {
 		case a.bad != nil:
 			c.rs.release(cand)
@@ -178,7 +183,7 @@ func (c *Comm) agree(ctx context.Context, a agreement) (uint32, error) {
 		if mine {
 			ok[0] = 1
 		}
-		if err := Allreduce(ctx, c, nil, ok, Min, agreeAlg); err != nil {
+		if err := c.allreduceInts(ctx, ok, Min); err != nil {
 			if mine {
 				c.rs.release(hi)
 			}
@@ -221,13 +226,22 @@ func (c *Comm) derive(cid uint32, leader int32, g split.Group) *Comm {
 		// Call records keyed by context id need no membership.
 		d.checker, _ = c.t.(transport.Checker)
 	}
+	if ch, ok := g.(*split.Chain); ok {
+		// Walks to ranks beyond the neighbours ask members for theirs.
+		svc := d.id | serviceBit
+		if rs, ok := c.t.(transport.Responder); ok {
+			rs.Serve(svc, func(_ int, req []byte) []byte { return ch.Answer(req) })
+			d.addUnserve(func() { rs.Unserve(svc) })
+			ch.Attach(&asker{c: d, service: svc})
+		}
+	}
 	if dg, ok := g.(*split.Distributed); ok {
 		// Answer the column-mates' lookups from this rank's rows, and ask
 		// theirs through the transport's responder.
 		svc := d.id | serviceBit
 		if rs, ok := c.t.(transport.Responder); ok {
 			rs.Serve(svc, func(_ int, req []byte) []byte { return dg.Answer(req) })
-			d.unserve = func() { rs.Unserve(svc) }
+			d.addUnserve(func() { rs.Unserve(svc) })
 		}
 		dg.Attach(&asker{c: d, service: svc})
 	}
@@ -323,4 +337,46 @@ func (a *asker) Ask(ctx context.Context, to []int32, reqs, replies [][]byte) err
 
 	}
 	return nil
+}
+
+// allreduceInts is the agreement's allreduce: along the chain on a chain
+// communicator (keeping its O(1) state), else Allreduce.
+func (c *Comm) allreduceInts(ctx context.Context, v []int64, op Op) error {
+	ch, ok := c.grp.(*split.Chain)
+	if !ok || ch.Learnt() {
+		return Allreduce(ctx, c, nil, v, op, agreeAlg)
+	}
+	if c.isClosed() {
+		return ErrClosed
+	}
+	b := make([]byte, 8*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint64(b[8*i:], uint64(x))
+	}
+	pick := func(a, b []byte) []byte {
+		out := make([]byte, len(a))
+		for i := 0; i < len(a); i += 8 {
+			x, y := int64(binary.LittleEndian.Uint64(a[i:])), int64(binary.LittleEndian.Uint64(b[i:]))
+			if (op.id == Min.id) == (y < x) {
+				x = y
+			}
+			binary.LittleEndian.PutUint64(out[i:], uint64(x))
+		}
+		return out
+	}
+	r, err := split.ChainAllreduce(ctx, c.splitConn(0x6167726565), ch.Links, b, pick)
+	if err != nil {
+		return err
+	}
+	for i := range v {
+		v[i] = int64(binary.LittleEndian.Uint64(r[8*i:]))
+	}
+	return nil
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -113,43 +113,83 @@ func (c *Comm) Split(ctx context.Context, color, key int, opts ...SplitOption) (
 }
 
 // split runs Split with the signature h of what the caller agreed on
-// besides the options.
+// besides the options: a generalized split of IntBytes items.
 func (c *Comm) split(ctx context.Context, color, key int, cfg *splitConfig, h hash) (*Comm, error) {
+	it := split.Item{Key: split.IntBytes(int64(key))}
+	if color >= 0 {
+		it.Color = split.IntBytes(int64(color))
+	}
+	cfg.opts.Ints = true
+	return c.splitItem(ctx, it, cfg, h)
+}
+
+// splitItem runs a split of this rank's item (its color, its key) with
+// the signature h of what the caller agreed on besides the options.
+func (c *Comm) splitItem(ctx context.Context, it split.Item, cfg *splitConfig, h hash) (*Comm, error) {
 	start := time.Now()
 	if err := c.startable(ctx); err != nil {
 		return nil, err
 	}
-	h.add(sigSplit, uint64(cfg.opts.Sorters), uint64(cfg.opts.GroupSize))
-	h.str(cfg.opts.Algorithm)
-	bad := cfg.opts.Check(c.size)
-	if bad == nil && cfg.opts.Sorters > c.size {
-		bad = fmt.Errorf("%w: split: %d sorters for %d ranks", ErrInvalidArgument, cfg.opts.Sorters, c.size)
+	o := &cfg.opts
+	h.add(sigSplit, uint64(o.Sorters), uint64(o.GroupSize))
+	h.str(o.Algorithm)
+	for _, b := range []bool{o.ColorCompare != nil, o.KeyCompare != nil, o.NoReorder, o.NoSplit, o.Chain, o.Ints} {
+		h.add(uint64(btoi(b)))
 	}
-	if _, ok := c.t.(transport.Responder); bad == nil && !ok && cfg.opts.GroupFor(c.size) > 1 {
+	bad := o.Check(c.size)
+	if bad == nil && o.Sorters > c.size {
+		bad = fmt.Errorf("%w: split: %d sorters for %d ranks", ErrInvalidArgument, o.Sorters, c.size)
+	}
+	name := o.Algorithm
+	if name == "" {
+		name = split.DefaultItemsAlgorithm(c.size, o)
+	}
+	if bad == nil {
+		bad = split.Refusal(name, o)
+	}
+	if _, ok := c.t.(transport.Responder); bad == nil && !ok && o.GroupFor(c.size) > 1 && !o.Chain {
 		bad = fmt.Errorf("%w: split: distributed tables need a transport that answers lookups (transport.Responder)", ErrUnsupported)
 	}
-	if color < 0 {
-		color = Undefined
+	// Take replies to contributors (sorting algorithms) from here on:
+	// every rank does before the agreement, so before anyone posts.
+	posting := c.servePosts()
+	lens := []int64{-1, int64(len(it.Key))}
+	if it.Color != nil {
+		lens[0] = int64(len(it.Color))
 	}
-	cid, err := c.agree(ctx, agreement{sig: uint64(h), bad: bad})
+	cid, err := c.agree(ctx, agreement{sig: uint64(h), bad: bad, max: lens})
 	if err != nil {
 		return nil, fmt.Errorf("split: %w", err)
 	}
-	me, err := c.entry(color, key)
-	if err != nil {
-		c.rs.release(cid)
-		return nil, err
-	}
-	res, err := split.Run(ctx, c.splitConn(uint64(h)), me, cfg.opts)
-	if err != nil {
+	fail := func(err error) (*Comm, error) {
 		c.rs.release(cid)
 		return nil, fmt.Errorf("split: %w", err)
+	}
+	if in, _ := split.Lookup(name); in.Items == nil {
+		// A table algorithm addresses the parent's ranks: a chain parent
+		// learns them first.
+		if err := c.learnMembers(ctx); err != nil {
+			return fail(err)
+		}
+	}
+	l, err := c.links(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	it.Rank, it.Addr = int32(c.rank), l.Self
+	sh := split.Shape{ColorLen: int(max(lens[0], 0)), KeyLen: int(lens[1])}
+	sc := c.splitConn(uint64(h))
+	var conn split.Conn = sc
+	if posting {
+		conn = postConn{sc}
+	}
+	res, err := runItems(ctx, conn, it, l, sh, *o)
+	if err != nil {
+		sc.abort(nil, err) // tell the ranks still waiting for this one
+		return fail(err)
 	}
 	if st := cfg.stats; st != nil {
-		*st = SplitStats{Algorithm: cfg.opts.Algorithm, Messages: res.Stats.Messages, Bytes: res.Stats.Bytes, GroupBytes: res.Stats.GroupBytes}
-		if st.Algorithm == "" {
-			st.Algorithm = split.DefaultAlgorithm(c.size)
-		}
+		*st = SplitStats{Algorithm: name, Messages: res.Stats.Messages, Bytes: res.Stats.Bytes, GroupBytes: res.Stats.GroupBytes}
 		for _, p := range res.Stats.Phases {
 			st.Phases = append(st.Phases, SplitPhase{Name: p.Name, Time: p.Time})
 		}
@@ -160,8 +200,7 @@ func (c *Comm) split(ctx context.Context, color, key int, cfg *splitConfig, h ha
 	} else {
 		leader, err := c.leaderOf(ctx, res.Group)
 		if err != nil {
-			c.rs.release(cid)
-			return nil, err
+			return fail(err)
 		}
 		d = c.derive(cid, leader, res.Group)
 	}
@@ -222,6 +261,13 @@ func (c *Comm) Dup(ctx context.Context) (*Comm, error) {
 	leader := c.leader
 	if dg, ok := g.(*split.Distributed); ok {
 		g = dg.Clone() // its own cache and lookups
+	}
+	if ch, ok := g.(*split.Chain); ok {
+		cl := split.NewChain(ch.Links)
+		if m := ch.Members(); m != nil {
+			cl.Learn(m)
+		}
+		g = cl
 	}
 	if g == nil {
 		g = worldGroup(c.rank, c.size)
@@ -576,4 +622,15 @@ func (s *splitConn) abort(posted []transport.Msg, err error) {
 		}
 	}
 	s.w.WaitAll()
+}
+
+// runItems runs split.RunItems and turns a panic of a user comparator into
+// an error.
+func runItems(ctx context.Context, c split.Conn, it split.Item, l split.Links, sh split.Shape, o split.Options) (res *split.Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			res, err = nil, fmt.Errorf("%w: split: a comparator panicked: %v", ErrInvalidArgument, p)
+		}
+	}()
+	return split.RunItems(ctx, c, it, l, sh, o)
 }

@@ -48,3 +48,11 @@ func PlacementForTest(c *Comm) (machine, nodes []int) {
 	}
 	return c.place.Machine, c.place.Nodes
 }
+
+// FakeHostsForTest makes SplitByNode see the node name f(world rank) and
+// returns what undoes it.
+func FakeHostsForTest(f func(worldRank int) string) (restore func()) {
+	prev := hostnameOf
+	hostnameOf = func(c *Comm) (string, error) { return f(c.t.Rank()), nil }
+	return func() { hostnameOf = prev }
+}

@@ -112,7 +112,11 @@ type Comm struct {
 	cid     uint32
 	leader  int32
 	view    transport.GroupView // the transport's per-communicator state, if any
-	unserve func()              // stops answering lookups of a distributed table
+	unserve func()              // stops answering lookups (distributed table, chain, posts)
+	// posts takes the replies of sorting splits on c (split.Poster),
+	// served from the first such split on.
+	postOnce sync.Once
+	posts    *postbox
 	// rev maps transport addresses to ranks of a derived communicator
 	// whose members are known, made by the first TranslateRanks into it.
 	revOnce sync.Once

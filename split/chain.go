@@ -37,6 +37,24 @@ type Chain struct {
 	mu    sync.Mutex
 	cache map[int32]int32 // rank → address learned by walks
 	hops  int64
+	// table, once Learn has run, holds every member's address.
+	table []int32
+}
+
+// Learn makes the chain hold every member's address (members in rank
+// order, as a collective over the chain gathered them): lookups are local
+// from then on.
+func (ch *Chain) Learn(members []int32) {
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	ch.table, ch.cache = members, nil
+}
+
+// Learnt reports whether Learn has run.
+func (ch *Chain) Learnt() bool {
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	return ch.table != nil
 }
 
 // NewChain returns the chain group of the given links.
@@ -51,8 +69,12 @@ func (ch *Chain) Size() int { return ch.Links.Size }
 // Rank implements Group.
 func (ch *Chain) Rank() int { return ch.Links.Rank }
 
-// Members implements Group: a chain does not hold them.
-func (ch *Chain) Members() []int32 { return nil }
+// Members implements Group: nil unless Learn has run.
+func (ch *Chain) Members() []int32 {
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	return ch.table
+}
 
 // Kind implements Group.
 func (ch *Chain) Kind() string { return "chain" }
@@ -61,7 +83,7 @@ func (ch *Chain) Kind() string { return "chain" }
 func (ch *Chain) Bytes() int {
 	ch.mu.Lock()
 	defer ch.mu.Unlock()
-	return 32 + 8*len(ch.cache)
+	return 32 + 8*len(ch.cache) + 4*len(ch.table)
 }
 
 // Hops returns the number of lookups walks have sent so far.
@@ -88,6 +110,9 @@ func (ch *Chain) Addr(r int) (int32, bool) {
 	}
 	ch.mu.Lock()
 	defer ch.mu.Unlock()
+	if ch.table != nil {
+		return ch.table[r], true
+	}
 	a, ok := ch.cache[int32(r)]
 	return a, ok
 }
@@ -298,4 +323,30 @@ func LinksOf(ctx context.Context, c Conn, self int32) (Links, error) {
 		l.First = int32(binary.LittleEndian.Uint32(exL))
 	}
 	return l, nil
+}
+
+// ChainAllgather gathers every rank's value (of one width) along the chain
+// l, in chain order (⌈lg n⌉ rounds, n−1 values received).
+func ChainAllgather(ctx context.Context, c Conn, l Links, mine []byte) ([]byte, error) {
+	var st Stats
+	return chainAllgather(ctx, c, &st, l, tagChainTable, mine)
+}
+
+// ChainAllreduce combines every rank's value v along the chain l with op
+// (a to the left of b), in chain order; every rank gets the result
+// (one double scan: ⌈lg n⌉ rounds).
+func ChainAllreduce(ctx context.Context, c Conn, l Links, v []byte, op func(a, b []byte) []byte) ([]byte, error) {
+	var st Stats
+	exL, exR, _, err := DoubleScan(ctx, c, &st, l, tagChainTable, len(v), v, v, op, op)
+	if err != nil {
+		return nil, err
+	}
+	out := v
+	if exL != nil {
+		out = op(exL, out)
+	}
+	if exR != nil {
+		out = op(out, exR)
+	}
+	return out, nil
 }

@@ -19,6 +19,7 @@ func init() {
 		Items: func(ctx context.Context, c Conn, j *Job, st *Stats) (*Sorted, error) {
 			return runHash(ctx, c, j, st, 0)
 		},
+		Refuse: refuseColorCompare("hash"),
 	})
 	Register(Info{
 		Name:   "hash64",
@@ -28,6 +29,7 @@ func init() {
 		Items: func(ctx context.Context, c Conn, j *Job, st *Stats) (*Sorted, error) {
 			return runHash(ctx, c, j, st, 64)
 		},
+		Refuse: refuseColorCompare("hash64"),
 	})
 }
 
@@ -193,9 +195,6 @@ func oneColor(ctx context.Context, c Conn, st *Stats, l Links, tag int, sh Shape
 // chains shorter than limit finish with an allgather along them
 // (Hash64). With reordering, the chains are then sorted by bitonic.
 func runHash(ctx context.Context, c Conn, j *Job, st *Stats, limit int) (*Sorted, error) {
-	if j.Options.ColorCompare != nil {
-		return nil, fmt.Errorf("%w: split: hash cannot respect a custom color comparator (equal colors must hash alike)", errs.Unsupported)
-	}
 	t := time.Now()
 	or := &j.order
 	cur := j.Parent
@@ -283,3 +282,14 @@ func sortChain(ctx context.Context, c Conn, j *Job, st *Stats, l Links, t *time.
 
 // noAddr is None on the wire.
 const noAddr = ^uint32(0)
+
+// refuseColorCompare refuses a custom color comparator: colors it calls
+// equal may hash apart.
+func refuseColorCompare(name string) func(o *Options) error {
+	return func(o *Options) error {
+		if o.ColorCompare != nil && !o.NoSplit {
+			return fmt.Errorf("%w: split: %s cannot respect a custom color comparator (colors it calls equal may hash apart)", errs.Unsupported, name)
+		}
+		return nil
+	}
+}

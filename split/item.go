@@ -249,6 +249,9 @@ func RunItems(ctx context.Context, c Conn, me Item, parent Links, sh Shape, o Op
 	if name == "" {
 		name = DefaultItemsAlgorithm(c.Size(), &o)
 	}
+	if err := Refusal(name, &o); err != nil {
+		return nil, err
+	}
 	in, _ := Lookup(name)
 	j := &Job{Me: me, Parent: parent, Shape: sh, Options: &o, order: newOrder(&o)}
 	res := &Result{}
@@ -261,8 +264,6 @@ func RunItems(ctx context.Context, c Conn, me Item, parent Links, sh Shape, o Op
 		s = &Sorted{Rank: p.Rank, Size: p.Size, links: &p}
 	case in.Items != nil:
 		s, err = in.Items(ctx, c, j, &res.Stats)
-	case !o.Ints || o.ColorCompare != nil || o.KeyCompare != nil:
-		return nil, fmt.Errorf("%w: split: %s sorts integer colors and keys with their natural order only", errs.Unsupported, name)
 	default:
 		e := Entry{Color: Undefined, Rank: me.Rank, Addr: me.Addr}
 		if v, ok := IntOf(me.Color); ok {

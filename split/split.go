@@ -198,6 +198,27 @@ type Info struct {
 	// nil when the algorithm runs only on integers (RunItems then hands it
 	// integer splits converted back).
 	Items func(ctx context.Context, c Conn, j *Job, st *Stats) (*Sorted, error)
+	// Refuse, when set, returns why the algorithm cannot run a split with
+	// these options (an error wrapping errs.Unsupported), or nil.
+	Refuse func(o *Options) error
+}
+
+// Refusal returns why the algorithm name cannot run a split with options
+// o, or nil: integer-only algorithms refuse colors and keys of bytes and
+// comparators; others say for themselves (Info.Refuse). Every rank finds
+// the same, before any message.
+func Refusal(name string, o *Options) error {
+	in, ok := Lookup(name)
+	if !ok {
+		return nil // Check reports it
+	}
+	if in.Items == nil && (!o.Ints || o.ColorCompare != nil || o.KeyCompare != nil) {
+		return fmt.Errorf("%w: split: %s sorts integer colors and keys with their natural order only", errs.Unsupported, name)
+	}
+	if in.Refuse != nil {
+		return in.Refuse(o)
+	}
+	return nil
 }
 
 var registry []*Info
