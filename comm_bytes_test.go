@@ -64,7 +64,7 @@ func TestSplitBytesReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	sizes := []int{1, 2, 3, 6, 17, 40}
 	modes := []struct {
-		name              string
+		name               string
 		noReorder, noSplit bool
 	}{{"both", false, false}, {"no-reorder", true, false}, {"no-split", false, true}}
 	for _, alg := range scoll.SplitAlgorithms() {

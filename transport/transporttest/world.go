@@ -2,9 +2,9 @@ package transporttest
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/binary"
-	"context"
 	"errors"
 	"fmt"
 	"math"
