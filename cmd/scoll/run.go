@@ -31,9 +31,11 @@ func newRunCmdExit(exit func(code int)) *cobra.Command {
 for them. Each gets in its environment SCOLL_RANK (0..N-1), SCOLL_SIZE (N),
 SCOLL_RENDEZVOUS (--rendezvous, or file: and a temporary directory removed at
 the end), SCOLL_SECRET (kept when set, else 32 random bytes in hex, the same
-for every rank), SCOLL_JOB (a random job id) and, unless set, GOMAXPROCS (the
-CPUs divided among the ranks, at least 1); the Open MPI, PMI and Slurm rank
-variables are removed. Children get no standard input.
+for every rank), SCOLL_JOB (a random job id), with --ranks-per-node K
+SCOLL_HOSTNAME (node<r/K>: one machine pretending to be several nodes) and,
+unless set, GOMAXPROCS (the CPUs divided among the ranks, at least 1); the
+Open MPI, PMI and Slurm rank variables are removed. Children get no standard
+input.
 
 On Linux, when there are at least as many CPUs as ranks, each rank is bound
 to its own equal share of the CPUs (rank r to the r-th block), as mpirun binds
@@ -118,6 +120,7 @@ is what gets signalled.`,
 	f := cmd.Flags()
 	f.SetInterspersed(false) // flags after PROGRAM are its own, even without --
 	f.IntVar(&job.NP, "np", 1, "number of ranks (processes) to start")
+	f.IntVar(&job.RanksPerNode, "ranks-per-node", 0, "pretend to be several nodes: rank r gets SCOLL_HOSTNAME=node<r/K> (SplitByNode and node-aware features read it); 0 leaves the host name alone")
 	f.StringVar(&job.Rendezvous, "rendezvous", "", "SCOLL_RENDEZVOUS for the ranks: file:DIR or tcp:HOST:PORT (default: file: and a fresh temporary directory)")
 	f.DurationVar(&job.Timeout, "timeout", 0, "stop the whole job after this long (0: no limit)")
 	f.DurationVar(&job.Grace, "grace", launch.DefaultGrace, "time between SIGTERM and SIGKILL when stopping the ranks")

@@ -138,7 +138,14 @@ type Job struct {
 	// another idles. Jobs that share a machine with other bound jobs
 	// should set NoBind, since every job starts binding at the first CPU.
 	NoBind bool
+	// RanksPerNode, when positive, makes one machine look like several
+	// nodes: rank r gets SCOLL_HOSTNAME=node<r/RanksPerNode> (the host
+	// name every node-aware feature of scoll reads first).
+	RanksPerNode int
 }
+
+// EnvHostname overrides the host name scoll's node-aware features see.
+const EnvHostname = "SCOLL_HOSTNAME"
 
 // Run starts the children, waits for all of them to exit, and returns the
 // job's exit code with the reason when it is not 0:
@@ -380,6 +387,9 @@ func (r *runner) start(rank int) (*exec.Cmd, error) {
 		Path: r.path,
 		Args: append([]string{r.job.Program}, r.job.Args...),
 		Env:  append(r.env[:len(r.env):len(r.env)], fmt.Sprintf("%s=%d", EnvRank, rank)),
+	}
+	if k := r.job.RanksPerNode; k > 0 {
+		cmd.Env = append(cmd.Env, fmt.Sprintf("%s=node%d", EnvHostname, rank/k))
 	}
 	setProcAttr(cmd)
 	stdout, err := r.out.attach(rank, cmd, false)

@@ -67,7 +67,7 @@ func child(mode string) int {
 			}
 		}
 	case "env":
-		for _, k := range append([]string{EnvRank, EnvSize, EnvRendezvous, EnvSecret, EnvJob, "LAUNCH_TEST_KEEP", "GOMAXPROCS"}, foreignRankVars...) {
+		for _, k := range append([]string{EnvRank, EnvSize, EnvRendezvous, EnvSecret, EnvJob, EnvHostname, "LAUNCH_TEST_KEEP", "GOMAXPROCS"}, foreignRankVars...) {
 			v, ok := os.LookupEnv(k)
 			if !ok {
 				v = "<unset>"
@@ -373,6 +373,29 @@ func TestLaunchEnv(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLaunchRanksPerNode: with RanksPerNode k, rank r sees the host name
+// node<r/k>; without, the inherited value (or none).
+func TestLaunchRanksPerNode(t *testing.T) {
+	t.Parallel()
+	const np = 5
+	for _, k := range []int{0, 2} {
+		j, stdout, _ := testJob(t, "env", np, EnvHostname+"=inherited")
+		j.RanksPerNode = k
+		if code, err := runJob(t, t.Context(), j); code != 0 || err != nil {
+			t.Fatalf("Run = %d, %v", code, err)
+		}
+		for r := range np {
+			want := "inherited"
+			if k > 0 {
+				want = fmt.Sprintf("node%d", r/k)
+			}
+			if got := envOf(stdout.String(), r)[EnvHostname]; got != want {
+				t.Errorf("RanksPerNode %d, rank %d: %s=%q, want %q", k, r, EnvHostname, got, want)
+			}
+		}
 	}
 }
 
