@@ -183,6 +183,14 @@ func onSub(p int, kind string, fn func(ctx context.Context, sub *scoll.Comm) err
 				sub.Close()
 				sub = nil
 			}
+		case "chain":
+			// Members in reverse order, kept as a chain: collectives
+			// learn the members or run along the chain.
+			var color []byte
+			if c.Rank() < p {
+				color = []byte("chain")
+			}
+			sub, err = c.SplitBytes(ctx, color, []byte{byte(n - c.Rank())}, scoll.WithChainGroup(), scoll.WithSplitAlgorithm("bitonic"))
 		case "create":
 			ranks := make([]int, p)
 			for i := range ranks {
@@ -210,7 +218,7 @@ func TestMatrixSubComm(t *testing.T) {
 			t.Parallel()
 			algs := append([]scoll.AlgorithmInfo{{Name: ""}}, scoll.Algorithms(coll)...)
 			for i, p := range subCommSizes {
-				kind := []string{"split", "create", "distributed"}[i%3]
+				kind := []string{"split", "create", "distributed", "chain"}[i%4]
 				for _, alg := range algs {
 					if alg.PowerOfTwo && p&(p-1) != 0 {
 						continue

@@ -116,3 +116,45 @@ func ExampleWithDistributedGroup() {
 	})
 	// Output: distributed:4 8 <nil>
 }
+
+func ExampleComm_SplitBytes() {
+	// Group ranks by a string (a rack name), keep the parent's order, and
+	// keep each new communicator as a chain (O(1) membership per rank).
+	racks := []string{"rack-b", "rack-a", "rack-b", "rack-a", "rack-b"}
+	scoll.Run(context.Background(), len(racks), func(ctx context.Context, c *scoll.Comm) error {
+		rack, err := c.SplitBytes(ctx, []byte(racks[c.Rank()]), nil, scoll.WithoutReorder(), scoll.WithChainGroup())
+		if err != nil {
+			return err
+		}
+		defer rack.Close()
+		n := []int32{1}
+		if err := scoll.Allreduce(ctx, rack, nil, n, scoll.Sum); err != nil {
+			return err
+		}
+		if rack.Rank() == 0 {
+			fmt.Printf("%s: %d ranks, led by world rank %d\n", racks[c.Rank()], n[0], c.Rank())
+		}
+		return nil
+	})
+	// Unordered output:
+	// rack-a: 2 ranks, led by world rank 1
+	// rack-b: 3 ranks, led by world rank 0
+}
+
+func ExampleComm_SplitByNode() {
+	// In-process ranks share one node: SplitByNode gives each rank a
+	// communicator of all of them. Under "scoll run --ranks-per-node K"
+	// (or on a real cluster) each node gets its own.
+	scoll.Run(context.Background(), 3, func(ctx context.Context, c *scoll.Comm) error {
+		node, err := c.SplitByNode(ctx)
+		if err != nil {
+			return err
+		}
+		defer node.Close()
+		if c.Rank() == 0 {
+			fmt.Println("ranks on this node:", node.Size())
+		}
+		return nil
+	})
+	// Output: ranks on this node: 3
+}

@@ -107,4 +107,46 @@ func TestSubCommWorld(t *testing.T) {
 			g.Close()
 		}
 	}
+	// Byte colors into chains (replies to contributors cross processes),
+	// a collective along the chain and point-to-point across it.
+	for _, alg := range []string{"bitonic", "hash64"} {
+		ch, err := c.SplitBytes(ctx, []byte([]string{"even", "odd"}[r%2]), []byte{byte(p - r)}, scoll.WithSplitAlgorithm(alg), scoll.WithChainGroup())
+		if err != nil {
+			t.Fatalf("rank %d: %s: %v", r, alg, err)
+		}
+		if err := checkSplit(c, ch, bytesRef(colorsOf(p), keysOf(p), false, false)[r]); err != nil {
+			t.Fatalf("%s: %v", alg, err)
+		}
+		v := []int32{int32(r)}
+		if err := scoll.Allreduce(ctx, ch, nil, v, scoll.Min); err != nil || v[0] != int32(r%2) {
+			t.Fatalf("rank %d: %s: min %d, %v", r, alg, v[0], err)
+		}
+		ch.Close()
+	}
+	node, err := c.SplitByNode(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := []int32{1}
+	if err := scoll.Allreduce(ctx, node, nil, v, scoll.Sum); err != nil || v[0] != int32(node.Size()) {
+		t.Fatalf("rank %d: node of %d: sum %d, %v", r, node.Size(), v[0], err)
+	}
+	node.Close()
+}
+
+// colorsOf and keysOf are TestSubCommWorld's byte colors and keys.
+func colorsOf(p int) [][]byte {
+	out := make([][]byte, p)
+	for q := range out {
+		out[q] = []byte([]string{"even", "odd"}[q%2])
+	}
+	return out
+}
+
+func keysOf(p int) [][]byte {
+	out := make([][]byte, p)
+	for q := range out {
+		out[q] = []byte{byte(p - q)}
+	}
+	return out
 }
