@@ -193,15 +193,46 @@ func (p postConn) Post(ctx context.Context, to int32, data []byte) error {
 	return nil
 }
 
-// Take implements split.Poster. It waits for the post, the context, or
-// c's closing (checked every few milliseconds).
+// Take implements split.Poster. It waits for the post, the context, c's
+// closing, or — on transports whose ranks tell each other of abandoned
+// calls (transport.CallAborter) — another rank giving the split up: a
+// receive that no message matches is posted in the split's message space
+// for that. On polling transports it keeps the transport progressing (the
+// post arrives through it).
 func (p postConn) Take(ctx context.Context, buf []byte) (int, error) {
 	c := p.c
 	box := c.posts.box(p.seq)
 	defer c.posts.drop(p.seq)
-	tk := time.NewTicker(5 * time.Millisecond)
+	poller, _ := c.t.(transport.Poller)
+	every := 5 * time.Millisecond
+	if poller != nil {
+		every = 100 * time.Microsecond
+	}
+	tk := time.NewTicker(every)
 	defer tk.Stop()
+	var sentinel *transport.Msg
+	if _, ok := c.t.(transport.CallAborter); ok && c.size > 1 {
+		peer, err := c.addr(ctx, (c.rank+1)%c.size)
+		if err == nil {
+			w := transport.NewWaiter(0)
+			sentinel = &transport.Msg{Peer: peer, W: w, Sig: p.sig, Buf: make([]byte, 1),
+				Key: transport.Key{Comm: c.id | splitBit, Seq: p.seq, Tag: takeTag}}
+			w.Add(1)
+			if c.t.Irecv(sentinel) != nil {
+				w.Done()
+				sentinel = nil
+			}
+		}
+	}
+	defer func() {
+		if sentinel != nil && c.t.Cancel(sentinel) {
+			sentinel.W.Done()
+		}
+	}()
 	for {
+		if poller != nil {
+			poller.Poll()
+		}
 		select {
 		case m := <-box:
 			if len(m) > len(buf) {
@@ -209,14 +240,25 @@ func (p postConn) Take(ctx context.Context, buf []byte) (int, error) {
 			}
 			return copy(buf, m), nil
 		case <-ctx.Done():
-			return 0, ctx.Err()
+			return 0, transport.CtxErr(ctx)
 		case <-tk.C:
 			if c.isClosed() {
 				return 0, ErrClosed
 			}
+			if sentinel != nil && sentinel.W.Pending() == 0 {
+				err := sentinel.Err
+				if err == nil {
+					err = fmt.Errorf("%w: split: unexpected message", ErrMismatch)
+				}
+				sentinel = nil
+				return 0, err
+			}
 		}
 	}
 }
+
+// takeTag is the tag of Take's sentinel receive (no algorithm uses it).
+const takeTag = 1 << 40
 
 // links returns this rank's place in c seen as a chain.
 func (c *Comm) links(ctx context.Context) (split.Links, error) {

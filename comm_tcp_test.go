@@ -184,8 +184,15 @@ func TestSplitPeerDiesTCP(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipped in -short mode")
 	}
-	for _, alg := range []string{"merge", "cheng"} {
-		for _, at := range []int{0, 2} {
+	for _, alg := range []string{"merge", "cheng", "bitonic", "hash"} {
+		ats := []int{0, 2}
+		switch alg {
+		case "bitonic": // in the sort; before the last round, whose end posts the replies
+			ats = append(ats, 8, 13)
+		case "hash":
+			ats = append(ats, 8, 21)
+		}
+		for _, at := range ats {
 			comms := tcpComms(t, 5, tcp.Config{})
 			scoll.SetSplitHookForTest(comms[3], func(round int) {
 				if round == at {
@@ -197,7 +204,9 @@ func TestSplitPeerDiesTCP(t *testing.T) {
 			done := make(chan struct{})
 			go func() {
 				onAll(comms, func(ctx context.Context, c *scoll.Comm) error {
-					sub, err := c.Split(ctx, 0, c.Rank(), scoll.WithSplitAlgorithm(alg), scoll.WithSorters(2))
+					// Reversed keys: the sorts move items, so that replies
+					// cross ranks.
+					sub, err := c.Split(ctx, 0, -c.Rank(), scoll.WithSplitAlgorithm(alg), scoll.WithSorters(2))
 					errs[c.Rank()] = err
 					if sub != nil {
 						later[c.Rank()] = scoll.Allreduce(ctx, sub, nil, []int32{1}, scoll.Sum)
