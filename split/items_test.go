@@ -204,8 +204,15 @@ func TestItemAlgorithms(t *testing.T) {
 					for _, chain := range []bool{false, true} {
 						o := o
 						o.Algorithm, o.Chain, o.GroupSize = in.Name, chain, 1
+						refuse := intsOnly(in.Name, items, &o)
 						t.Run(fmt.Sprintf("%s/n=%d/%s/%s/chain=%v", in.Name, n, pname, mname, chain), func(t *testing.T) {
 							res, err := runItems(t, items, o)
+							if refuse {
+								if !errors.Is(err, errs.Unsupported) {
+									t.Fatalf("integers only, on bytes: %v, want ErrUnsupported", err)
+								}
+								return
+							}
 							if err != nil {
 								t.Fatal(err)
 							}
@@ -256,9 +263,9 @@ func TestComparators(t *testing.T) {
 		}
 		o := Options{Algorithm: in.Name, ColorCompare: fold, KeyCompare: rev}
 		res, err := runItems(t, items, o)
-		if in.Name == "hash" || in.Name == "hash64" {
+		if in.Name == "hash" || in.Name == "hash64" || in.Name == "radix" {
 			if !errors.Is(err, errs.Unsupported) {
-				t.Fatalf("%s with a custom color comparator: %v, want ErrUnsupported", in.Name, err)
+				t.Fatalf("%s with custom comparators: %v, want ErrUnsupported", in.Name, err)
 			}
 			continue
 		}
