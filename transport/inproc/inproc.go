@@ -385,8 +385,17 @@ func (e *Endpoint) Isend(m *transport.Msg) error {
 	if m.Eager && transport.IsRequest(m.Key) {
 		if h := e.w.handler(m.Peer, m.Key.Comm); h != nil {
 			b.mu.Unlock()
+			// Take the reply's receive out of this rank's mailbox first:
+			// the server may exit as soon as the handler has run, which
+			// must not fail a reply the handler already made.
+			r := e.takeRecv(m.Peer, transport.ReplyKey(m.Key))
 			rep := h(e.rank, m.Buf)
 			m.W.Done()
+			if r != nil {
+				deliver(r, rep, r.Sig, nil)
+				r.W.Done()
+				return nil
+			}
 			e.w.Endpoint(m.Peer).reply(e.rank, m.Key, rep)
 			return nil
 		}
@@ -504,4 +513,20 @@ func (e *Endpoint) RecordCall(comm, seq, sig uint64) {
 // of comm with another signature (see member.checkCall).
 func (e *Endpoint) CheckCall(comm, seq, sig uint64, full bool) error {
 	return e.worldMember(comm).checkCall(seq, sig, full)
+}
+
+// takeRecv removes and returns the receive this rank posted from src with
+// key k, or nil.
+func (e *Endpoint) takeRecv(src int, k transport.Key) *transport.Msg {
+	b := &e.w.boxes[e.rank]
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for i, r := range b.recvs {
+		if r.Peer == src && r.Key == k {
+			b.recvs = slices.Delete(b.recvs, i, i+1)
+			e.w.dropWaiting(src, e.rank)
+			return r
+		}
+	}
+	return nil
 }
