@@ -551,7 +551,11 @@ func TestSplitLarge(t *testing.T) {
 		for _, alg := range scoll.SplitAlgorithms() {
 			for _, gs := range []int{1, 8} {
 				err := scoll.Run(context.Background(), p, func(ctx context.Context, c *scoll.Comm) error {
-					sub, err := c.Split(ctx, colors[c.Rank()], keys[c.Rank()], scoll.WithSplitAlgorithm(alg.Name), scoll.WithDistributedGroup(gs), scoll.WithSorters(7))
+					opts := []scoll.SplitOption{scoll.WithSplitAlgorithm(alg.Name), scoll.WithDistributedGroup(gs)}
+					if alg.Name == "cheng" {
+						opts = append(opts, scoll.WithSorters(7))
+					}
+					sub, err := c.Split(ctx, colors[c.Rank()], keys[c.Rank()], opts...)
 					if err != nil {
 						return err
 					}

@@ -17,7 +17,25 @@
 //	           into the own one (Sack 2.3.1): O(n) time
 //	cheng      gather to p sorting ranks, Cheng et al.'s exact splitters,
 //	           exchange among the sorters, lg p merge stages, then build the
-//	           result (Sack 2.3.1)
+//	           result (Sack 2.3.1); cheng-M: p = ⌈n/M⌉
+//
+// The generalized split of Moody, Ahn and de Supinski (2011) takes Items:
+// colors and keys of bytes, ordered by comparators, with the options to
+// keep the parent's order (NoReorder) or make one group (NoSplit). Its
+// algorithms run on the parent seen as a chain (Links: each rank knows
+// only its neighbours' addresses, and messages forward addresses to reach
+// further, DoubleScan) and can leave the result as a Chain (O(1) memory):
+//
+//	allgather-chain  allgather along the chain, serial sort
+//	gather-scatter   merge during a binomial gather to rank 0, replies
+//	                 scattered back down the tree
+//	bitonic          Batcher's network for any n along the chain, then the
+//	                 finish: boundaries, a segmented double scan and one
+//	                 reply to each contributor (Poster)
+//	radix            integer colors and keys: chains split by 4 bits at a
+//	                 time, most significant first, relinked in order
+//	hash, hash64     chains split by hashes of the colors into bins until
+//	                 each holds one color; bitonic when reordering
 //
 // Groups come in two representations: Table (each rank holds every
 // member's address) and Distributed (Sack 2.3.2: groups of P' ranks share
