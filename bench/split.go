@@ -4,12 +4,16 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -17,6 +21,17 @@ import (
 	"github.com/scoll/scoll/split"
 	"github.com/scoll/scoll/transport/record"
 )
+
+// SmallGroups is the number of colors of the "small" (few groups) color
+// pattern. Moody et al. (2011, sec. 4) contrast "many groups", a number of
+// groups on the order of the number of processes, with a "small" number
+// "independent of the number of processes" without giving it; 16 is such
+// a number (and as many as the hash algorithms' bins).
+const SmallGroups = 16
+
+// KeyBytes is the length of the keys SplitBytes is given: 8-byte integer
+// keys, as Moody et al. used (split.IntBytes, ordered as the integers).
+const KeyBytes = 8
 
 // SplitConfig describes a communicator-split benchmark (scoll split).
 type SplitConfig struct {
@@ -27,37 +42,59 @@ type SplitConfig struct {
 	World *scoll.Comm
 	// Algorithms are the split algorithms to run (nil: all).
 	Algorithms []string
-	// Colors: "1" (one communicator), a number K (color = rank mod K) or
-	// "unique" (every rank alone).
+	// Colors: "1" (one communicator), a number K (color = rank mod K),
+	// "unique" or "N" (every rank alone: Moody's many groups, one per
+	// rank) or "small" (SmallGroups colors, rank mod SmallGroups: Moody's
+	// few groups).
 	Colors string
 	// Keys: "random" (seeded), "same", "reverse" or "rank".
 	Keys string
 	// Seed seeds the random keys.
 	Seed uint64
-	// Sorters is cheng's number of sorting ranks (0: its default).
+	// Sorters is cheng's number of sorting ranks (0: its default). Only
+	// the algorithm called cheng takes it (cheng-M sets its own).
 	Sorters int
 	// Groups are the representations: "table", "distributed:P'" or
 	// "auto" (nil: auto).
 	Groups []string
+	// Bytes runs SplitBytes instead of Split: colors and keys are byte
+	// strings, 8-byte integer encodings (split.IntBytes) unless ColorLen
+	// is set. The integer-only algorithms refuse them (skipped rows).
+	Bytes bool
+	// ColorLen, when positive, makes colors strings of ColorLen bytes:
+	// the color's number in base 36 (0-9a-z, so that the strings order as
+	// the numbers), padded with '0' on the left. It implies Bytes.
+	ColorLen int
+	// NoReorder (scoll.WithoutReorder) keeps the parent's order: keys
+	// are ignored. NoSplit (scoll.WithoutSplit) makes one communicator of
+	// every rank: colors are ignored.
+	NoReorder, NoSplit bool
+	// Chain (scoll.WithChainGroup) keeps the result as a chain, O(1)
+	// memory per rank, as Moody et al.'s algorithms produce it.
+	Chain bool
+	// Variant labels the results (the figure modes name their panels and
+	// lines with it).
+	Variant string
 	// Reps is the number of timed splits per configuration (0: 5).
 	Reps int
 	// MaxMemory skips configurations estimated to need more bytes over all
-	// ranks (0: DefaultMaxMemory).
+	// ranks (0: DefaultMaxMemory, negative: no limit).
 	MaxMemory int64
 	// Progress, when set, is told of each repetition as it ends.
 	Progress func(SplitProgress)
-	// Row, when set, is given every result as soon as it is measured.
+	// Row, when set, is given every result as soon as it is measured (or
+	// skipped).
 	Row func(SplitResult)
 }
 
 // SplitProgress reports a finished repetition.
 type SplitProgress struct {
-	Algorithm, Group string
-	Rep, Reps        int
-	Time             time.Duration
+	Algorithm, Group, Variant string
+	Rep, Reps                 int
+	Time                      time.Duration
 }
 
-// SplitResult is one measured split configuration.
+// SplitResult is one measured (or skipped) split configuration.
 type SplitResult struct {
 	NP        int    `json:"np"`
 	Algorithm string `json:"algorithm"`
@@ -82,8 +119,35 @@ type SplitResult struct {
 	// repetition).
 	Phases []SplitPhase `json:"phases"`
 	// Checksum identifies the result (members, order, ranks): equal for
-	// every algorithm and representation on the same colors and keys.
+	// every algorithm and representation on the same colors and keys, and
+	// for Split and SplitBytes on the same partition and order.
 	Checksum string `json:"checksum"`
+
+	// Variant is SplitConfig.Variant.
+	Variant string `json:"variant,omitempty"`
+	// ByteItems says SplitBytes ran; ColorLen is the length of its string
+	// colors (0: 8-byte integer encodings).
+	ByteItems bool `json:"bytes_items"`
+	ColorLen  int  `json:"color_len"`
+	// Reorder and Split are false under WithoutReorder and WithoutSplit;
+	// Chain is WithChainGroup.
+	Reorder bool `json:"reorder"`
+	Split   bool `json:"split"`
+	Chain   bool `json:"chain"`
+	// AllocBytesPerRank is measured: the bytes the Go heap allocated
+	// during one split (runtime.MemStats.TotalAlloc before and after; the
+	// median over the repetitions less the median of the same window
+	// around no split), over all ranks, divided by np. Garbage counts too, so it bounds the split's
+	// transient memory per rank from above, resulting group included; it
+	// is not a peak. With World every rank reads its own process's heap.
+	AllocBytesPerRank float64 `json:"alloc_bytes_per_rank"`
+	// EstBytesPerRank is the memory guard's formula (not a measurement):
+	// the split's estimated largest state over all ranks, divided by np.
+	EstBytesPerRank float64 `json:"est_bytes_per_rank"`
+	// Skipped, when not empty, says why the configuration was not
+	// measured (the algorithm refused it, or the memory guard); the
+	// measurements are then zero.
+	Skipped string `json:"skipped,omitempty"`
 }
 
 // SplitPhase is a phase's time in a SplitResult.
@@ -94,29 +158,73 @@ type SplitPhase struct {
 
 // SplitReport is the outcome of RunSplit.
 type SplitReport struct {
+	// Results are every configuration in the order run, skipped ones
+	// included (SplitResult.Skipped).
 	Results []SplitResult
+	// Skipped lists the configurations the memory guard skipped.
 	Skipped []Skip
 }
 
+// Measured returns the results that were measured (not skipped).
+func (r *SplitReport) Measured() []SplitResult {
+	var out []SplitResult
+	for _, x := range r.Results {
+		if x.Skipped == "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
 // SplitColors and SplitKeys list the patterns RunSplit accepts.
-func SplitColors() []string { return []string{"1", "K (a number)", "unique"} }
+func SplitColors() []string {
+	return []string{"1", "K (a number)", "unique", "N (= unique)", "small (" + strconv.Itoa(SmallGroups) + ")"}
+}
 
 // SplitKeys lists the key patterns.
 func SplitKeys() []string { return []string{"random", "same", "reverse", "rank"} }
 
-// colorOf returns rank r's color under pattern pat.
-func colorOf(pat string, r int) (int, error) {
-	switch pat {
+// numColors returns the number of colors of pattern pat on n ranks.
+func numColors(pat string, n int) (int, error) {
+	switch strings.ToLower(pat) {
 	case "", "1":
-		return 0, nil
-	case "unique":
-		return r, nil
+		return 1, nil
+	case "unique", "n", "many":
+		return n, nil
+	case "small", "few":
+		return SmallGroups, nil
 	}
 	k, err := strconv.Atoi(pat)
 	if err != nil || k < 1 {
-		return 0, fmt.Errorf("%w: colors %q: want 1, a number of colors or unique", ErrConfig, pat)
+		return 0, fmt.Errorf("%w: colors %q: want 1, a number of colors, unique (N) or small", ErrConfig, pat)
+	}
+	return k, nil
+}
+
+// colorOf returns rank r's color under pattern pat on n ranks: rank r
+// mod the number of colors.
+func colorOf(pat string, r, n int) (int, error) {
+	k, err := numColors(pat, n)
+	if err != nil {
+		return 0, err
 	}
 	return r % k, nil
+}
+
+// colorName returns color c as a string color of length l: c in base 36,
+// padded with '0' on the left (strings of equal length order as the
+// numbers).
+func colorName(c, l int) ([]byte, error) {
+	s := strconv.FormatInt(int64(c), 36)
+	if len(s) > l {
+		return nil, fmt.Errorf("%w: color-len %d cannot name color %d (%d base-36 digits)", ErrConfig, l, c, len(s))
+	}
+	b := make([]byte, l)
+	for i := range b {
+		b[i] = '0'
+	}
+	copy(b[l-len(s):], s)
+	return b, nil
 }
 
 // keysOf returns every rank's key under pattern pat.
@@ -156,28 +264,77 @@ func parseGroup(g string) (int, error) {
 	return 0, fmt.Errorf("%w: group %q: want table, distributed:P' (P' ≥ 2) or auto", ErrConfig, g)
 }
 
-// splitMemory estimates the bytes a split needs over all n ranks (the
-// largest transient state), for the memory guard.
-func splitMemory(alg string, n, colors, group int) int64 {
-	m := int64(n / max(colors, 1)) // members per communicator
-	N := int64(n)
-	table := 4 * m * N // replicated tables
-	if group > 1 {
-		table = 4 * N * (m/int64(group) + int64(group) + 64)
+// bytesMode says whether cfg runs SplitBytes.
+func (cfg *SplitConfig) bytesMode() bool { return cfg.Bytes || cfg.ColorLen > 0 }
+
+// itemBytes is the size of one rank's item on the wire: color, key, rank
+// and address.
+func (cfg *SplitConfig) itemBytes() int {
+	c := 8
+	if cfg.ColorLen > 0 {
+		c = cfg.ColorLen
 	}
-	switch alg {
-	case "allgather", "merge":
+	if cfg.NoSplit && !cfg.bytesMode() {
+		c = 8
+	}
+	return c + KeyBytes + 8
+}
+
+// chainAlgorithms make their result as a chain directly (no table built
+// and cut down).
+var chainAlgorithms = []string{"bitonic", "hash", "hash64", "radix", "gather-scatter"}
+
+// splitMemory estimates the bytes a split needs over all n ranks at its
+// largest, for the memory guard (EstBytesPerRank is it over n). m is the
+// members of the largest new communicator, group the representation's P'
+// (1: replicated tables), item the bytes of one item on the wire, chain
+// whether the result is kept as a chain. The formulas are the algorithms'
+// asymptotic state with rough constants:
+//
+//	allgather, merge   every rank holds all n entries, twice: 48·n²
+//	allgather-chain    every rank holds all n items, encoded and decoded:
+//	                   2·n·(item+40) per rank
+//	cheng, cheng-M     the sorters' pieces and the replicated tables of
+//	                   the result (or Sack's distributed ones)
+//	gather-scatter     rank o holds its binomial subtree: n lg n / 2 items
+//	bitonic, hash,     a few items and the lg n partners per rank
+//	hash64, radix
+//
+// plus the resulting representation: 4 bytes per member per rank for a
+// table, about n/P' + P' for a distributed one, 64 bytes for a chain made
+// directly (the others build their table first).
+func splitMemory(alg string, n, m, group, item int, chain bool) int64 {
+	N, M, I := int64(n), int64(m), int64(item)
+	lg := int64(bits.Len(uint(n)))
+	table := 4 * M * N // replicated tables
+	if group > 1 {
+		table = 4 * N * (M/int64(group) + int64(group) + 64)
+	}
+	if slices.Contains(chainAlgorithms, alg) && (chain || group > 1) {
+		table = 64 * N
+	}
+	switch {
+	case alg == "allgather" || alg == "merge":
 		return 2*24*N*N + table
-	case "cheng":
+	case alg == "allgather-chain":
+		return 2*N*N*(I+40) + table
+	case alg == "cheng" || strings.HasPrefix(alg, "cheng-"):
 		if group > 1 {
 			return 64*N*int64(group) + table
 		}
 		return 2*12*N*N + table
+	case alg == "gather-scatter":
+		return N*(lg+4)*(I+48)/2 + 2*N*(I+48) + table
+	case slices.Contains(chainAlgorithms, alg):
+		return N*(lg+4)*(I+48) + 1024*N + table
 	}
-	return 24 * N * N
+	return 24*N*N + table
 }
 
-// RunSplit measures Split for every algorithm and representation of cfg.
+// RunSplit measures Split (SplitBytes with Bytes or ColorLen) for every
+// algorithm and representation of cfg. Configurations an algorithm
+// refuses (scoll.ErrUnsupported) and those the memory guard skips are
+// results with Skipped set, not errors.
 func RunSplit(ctx context.Context, cfg SplitConfig) (*SplitReport, error) {
 	n := cfg.NP
 	if cfg.World != nil {
@@ -212,90 +369,226 @@ func RunSplit(ctx context.Context, cfg SplitConfig) (*SplitReport, error) {
 	if len(groups) == 0 {
 		groups = []string{"auto"}
 	}
-	if _, err := colorOf(cfg.Colors, 0); err != nil {
+	for _, g := range groups {
+		if _, err := parseGroup(g); err != nil {
+			return nil, err
+		}
+	}
+	ncolors, err := numColors(cfg.Colors, n)
+	if err != nil {
 		return nil, err
+	}
+	if cfg.ColorLen < 0 {
+		return nil, fmt.Errorf("%w: color-len %d", ErrConfig, cfg.ColorLen)
+	}
+	if cfg.ColorLen > 0 {
+		if _, err := colorName(min(ncolors, n)-1, cfg.ColorLen); err != nil {
+			return nil, err
+		}
 	}
 	keys, err := keysOf(cfg.Keys, n, cfg.Seed)
 	if err != nil {
 		return nil, err
 	}
-	ncolors := 1
-	switch cfg.Colors {
-	case "unique":
-		ncolors = n
-	case "", "1":
-	default:
-		ncolors, _ = strconv.Atoi(cfg.Colors)
+	members := (n + ncolors - 1) / ncolors // of the largest communicator
+	if cfg.NoSplit {
+		members = n
 	}
 	rep := &SplitReport{}
+	emit := func(r SplitResult) {
+		rep.Results = append(rep.Results, r)
+		if cfg.Row != nil {
+			cfg.Row(r)
+		}
+	}
 	for _, alg := range algs {
 		for _, g := range groups {
-			gs, err := parseGroup(g)
-			if err != nil {
-				return nil, err
-			}
+			gs, _ := parseGroup(g)
+			res := cfg.result(n, alg, g)
 			eff := gs
 			if eff == 0 {
 				eff = split.DefaultGroupSize(n)
 			}
-			if mem := splitMemory(alg, n, ncolors, eff); cfg.MaxMemory > 0 && mem > cfg.MaxMemory {
-				rep.Skipped = append(rep.Skipped, Skip{Algorithm: alg + "/" + g, Bytes: -1,
-					Reason: fmt.Sprintf("needs about %s over %d ranks, more than the limit of %s", FormatSize(int(mem)), n, FormatSize(int(cfg.MaxMemory)))})
+			mem := splitMemory(alg, n, members, eff, cfg.itemBytes(), cfg.Chain)
+			res.EstBytesPerRank = float64(mem) / float64(n)
+			if err := split.Refusal(alg, cfg.options(alg, gs, n)); err != nil {
+				res.Skipped = "refused: " + err.Error()
+				emit(res)
 				continue
 			}
-			res, err := measureSplit(ctx, &cfg, n, alg, g, gs, keys)
+			if cfg.MaxMemory > 0 && mem > cfg.MaxMemory {
+				s := Skip{Algorithm: alg + "/" + g, Bytes: -1,
+					Reason: fmt.Sprintf("needs about %s over %d ranks, more than the limit of %s", FormatSize(int(mem)), n, FormatSize(int(cfg.MaxMemory)))}
+				rep.Skipped = append(rep.Skipped, s)
+				res.Skipped = "memory: " + s.Reason
+				emit(res)
+				continue
+			}
+			err := measureSplit(ctx, &cfg, n, gs, keys, &res)
+			if errors.Is(err, scoll.ErrUnsupported) {
+				res.Skipped = "refused: " + err.Error()
+				emit(res)
+				continue
+			}
 			if err != nil {
 				return rep, fmt.Errorf("split %s/%s np=%d: %w", alg, g, n, err)
 			}
-			rep.Results = append(rep.Results, res)
-			if cfg.Row != nil {
-				cfg.Row(res)
-			}
+			emit(res)
 		}
 	}
 	return rep, nil
 }
 
-// measureSplit runs one configuration: Reps timed splits on every rank.
-func measureSplit(ctx context.Context, cfg *SplitConfig, n int, alg, group string, gs int, keys []int) (SplitResult, error) {
-	res := SplitResult{NP: n, Algorithm: alg, Colors: cfg.Colors, Keys: cfg.Keys, Sorters: cfg.Sorters, Group: group, Reps: cfg.Reps}
+// result returns the description of one configuration, unmeasured.
+func (cfg *SplitConfig) result(n int, alg, group string) SplitResult {
+	res := SplitResult{NP: n, Algorithm: alg, Colors: cfg.Colors, Keys: cfg.Keys, Group: group, Reps: cfg.Reps,
+		Variant: cfg.Variant, ByteItems: cfg.bytesMode(), ColorLen: cfg.ColorLen,
+		Reorder: !cfg.NoReorder, Split: !cfg.NoSplit, Chain: cfg.Chain}
+	if alg == "cheng" {
+		res.Sorters = cfg.Sorters
+	}
 	if res.Colors == "" {
 		res.Colors = "1"
 	}
 	if res.Keys == "" {
 		res.Keys = "random"
 	}
+	return res
+}
+
+// options returns the split.Options the root package derives from cfg's
+// call of algorithm alg (to ask split.Refusal before running).
+func (cfg *SplitConfig) options(alg string, gs, n int) *split.Options {
+	o := &split.Options{Algorithm: alg, GroupSize: gs, NoReorder: cfg.NoReorder, NoSplit: cfg.NoSplit, Chain: cfg.Chain, Ints: !cfg.bytesMode()}
+	if alg == "cheng" && cfg.Sorters > 0 {
+		o.Sorters = min(cfg.Sorters, n)
+	}
+	return o
+}
+
+// splitCall returns what every rank calls: Split, or SplitBytes with
+// string or 8-byte colors and 8-byte keys, with cfg's options and extra.
+func (cfg *SplitConfig) splitCall(n int, alg string, gs int, keys []int) func(ctx context.Context, c *scoll.Comm, extra ...scoll.SplitOption) (*scoll.Comm, error) {
+	opts := []scoll.SplitOption{scoll.WithSplitAlgorithm(alg), scoll.WithDistributedGroup(gs)}
+	if alg == "cheng" && cfg.Sorters > 0 {
+		opts = append(opts, scoll.WithSorters(min(cfg.Sorters, n)))
+	}
+	if cfg.NoReorder {
+		opts = append(opts, scoll.WithoutReorder())
+	}
+	if cfg.NoSplit {
+		opts = append(opts, scoll.WithoutSplit())
+	}
+	if cfg.Chain {
+		opts = append(opts, scoll.WithChainGroup())
+	}
+	return func(ctx context.Context, c *scoll.Comm, extra ...scoll.SplitOption) (*scoll.Comm, error) {
+		r := c.Rank()
+		color, err := colorOf(cfg.Colors, r, n)
+		if err != nil {
+			return nil, err
+		}
+		all := append(slices.Clip(opts), extra...)
+		if !cfg.bytesMode() {
+			return c.Split(ctx, color, keys[r], all...)
+		}
+		cb := split.IntBytes(int64(color))
+		if cfg.ColorLen > 0 {
+			if cb, err = colorName(color, cfg.ColorLen); err != nil {
+				return nil, err
+			}
+		}
+		return c.SplitBytes(ctx, cb, split.IntBytes(int64(keys[r])), all...)
+	}
+}
+
+// allocMeter reads how many bytes the Go heap has allocated so far: with
+// in-process ranks (one heap) on rank 0 only, with World on every rank.
+type allocMeter struct{ on bool }
+
+func (m allocMeter) read() uint64 {
+	if !m.on {
+		return 0
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.TotalAlloc
+}
+
+// measureSplit runs one configuration into res: Reps timed splits on
+// every rank, each also measured for the heap bytes it allocates (the
+// median over the repetitions, less the median of the same window around
+// no split).
+func measureSplit(ctx context.Context, cfg *SplitConfig, n, gs int, keys []int, res *SplitResult) error {
+	alg := res.Algorithm
+	call := cfg.splitCall(n, alg, gs, keys)
 	times := make([]float64, cfg.Reps)
 	body := func(ctx context.Context, c *scoll.Comm) error {
-		color, _ := colorOf(cfg.Colors, c.Rank())
-		opts := []scoll.SplitOption{scoll.WithSplitAlgorithm(alg), scoll.WithDistributedGroup(gs)}
-		if cfg.Sorters > 0 {
-			opts = append(opts, scoll.WithSorters(min(cfg.Sorters, n)))
-		}
 		var st scoll.SplitStats
-		opts = append(opts, scoll.WithSplitStats(&st))
-		for rep := range cfg.Reps {
+		meter := allocMeter{on: cfg.World != nil || c.Rank() == 0}
+		// window measures what the heap allocates around f, bracketed
+		// by barriers as the measured split is.
+		window := func(f func() error) (uint64, error) {
 			if err := c.Barrier(ctx); err != nil {
-				return err
+				return 0, err
 			}
-			t0 := time.Now()
-			sub, err := c.Split(ctx, color, keys[c.Rank()], opts...)
-			el := time.Since(t0)
+			a0 := meter.read()
+			if err := f(); err != nil {
+				return 0, err
+			}
+			return meter.read() - a0, nil
+		}
+		// noSplit is the window of a split without one: the harness's own
+		// allocations, subtracted below. Its first run warms the
+		// collectives up (hundreds of KB at first use) and is not counted.
+		noSplit := func() (uint64, error) {
+			return window(func() error {
+				if err := c.Barrier(ctx); err != nil {
+					return err
+				}
+				_, err := agreeMax(ctx, c, 0)
+				return err
+			})
+		}
+		if _, err := noSplit(); err != nil {
+			return err
+		}
+		allocs, harness := make([]float64, cfg.Reps), make([]float64, cfg.Reps)
+		for rep := range cfg.Reps {
+			h, err := noSplit()
 			if err != nil {
 				return err
 			}
-			worst, err := agreeMax(ctx, c, el.Seconds())
+			var sub *scoll.Comm
+			var worst float64
+			a, err := window(func() error {
+				if err := c.Barrier(ctx); err != nil {
+					return err
+				}
+				t0 := time.Now()
+				var err error
+				sub, err = call(ctx, c, scoll.WithSplitStats(&st))
+				el := time.Since(t0)
+				if err != nil {
+					return err
+				}
+				worst, err = agreeMax(ctx, c, el.Seconds())
+				return err
+			})
 			if err != nil {
 				return err
 			}
+			allocs[rep], harness[rep] = float64(a), float64(h)
 			if c.Rank() == 0 {
 				times[rep] = worst * 1e3
 				if cfg.Progress != nil {
-					cfg.Progress(SplitProgress{Algorithm: alg, Group: group, Rep: rep + 1, Reps: cfg.Reps, Time: time.Duration(worst * 1e9)})
+					cfg.Progress(SplitProgress{Algorithm: alg, Group: res.Group, Variant: cfg.Variant, Rep: rep + 1, Reps: cfg.Reps, Time: time.Duration(worst * 1e9)})
 				}
 			}
 			if rep == cfg.Reps-1 {
-				if err := splitStats(ctx, c, sub, &st, &res); err != nil {
+				slices.Sort(allocs)
+				slices.Sort(harness)
+				if err := splitStats(ctx, c, sub, &st, res, int64(median(allocs)-median(harness))); err != nil {
 					return err
 				}
 			}
@@ -312,18 +605,20 @@ func measureSplit(ctx context.Context, cfg *SplitConfig, n int, alg, group strin
 		err = scoll.Run(ctx, n, body)
 	}
 	if err != nil {
-		return res, err
+		return err
 	}
 	sorted := slices.Clone(times)
 	slices.Sort(sorted)
 	res.MedianMs, res.MinMs, res.MaxMs = median(sorted), sorted[0], sorted[len(sorted)-1]
-	return res, nil
+	return nil
 }
 
-// RecordSplit runs one split of cfg's first algorithm and group on
-// cfg.NP in-process ranks with the recorder rec attached (scoll.WithRecorder)
-// and nothing else: the trace holds the split's messages only (with the
-// collectives that agree on options and context id).
+// RecordSplit runs one split of cfg's first algorithm and group (with
+// cfg's colors, keys, Bytes, ColorLen, NoReorder, NoSplit and Chain) on
+// cfg.NP in-process ranks with the recorder rec attached
+// (scoll.WithRecorder) and nothing else: the trace holds the split's
+// messages only (with the collectives that agree on options and context
+// id).
 func RecordSplit(ctx context.Context, cfg SplitConfig, rec *record.Recorder) error {
 	if cfg.NP < 1 || cfg.World != nil {
 		return fmt.Errorf("%w: recording needs in-process ranks (np ≥ 1, no world)", ErrConfig)
@@ -331,6 +626,9 @@ func RecordSplit(ctx context.Context, cfg SplitConfig, rec *record.Recorder) err
 	alg := "merge"
 	if len(cfg.Algorithms) > 0 {
 		alg = cfg.Algorithms[0]
+	}
+	if _, ok := split.Lookup(alg); !ok {
+		return fmt.Errorf("%w: unknown split algorithm %q", ErrConfig, alg)
 	}
 	g := "auto"
 	if len(cfg.Groups) > 0 {
@@ -344,16 +642,32 @@ func RecordSplit(ctx context.Context, cfg SplitConfig, rec *record.Recorder) err
 	if err != nil {
 		return err
 	}
-	if _, err := colorOf(cfg.Colors, 0); err != nil {
+	ncolors, err := numColors(cfg.Colors, cfg.NP)
+	if err != nil {
 		return err
 	}
-	return scoll.Run(ctx, cfg.NP, func(ctx context.Context, c *scoll.Comm) error {
-		color, _ := colorOf(cfg.Colors, c.Rank())
-		opts := []scoll.SplitOption{scoll.WithSplitAlgorithm(alg), scoll.WithDistributedGroup(gs)}
-		if cfg.Sorters > 0 {
-			opts = append(opts, scoll.WithSorters(min(cfg.Sorters, cfg.NP)))
+	if cfg.ColorLen > 0 {
+		if _, err := colorName(min(ncolors, cfg.NP)-1, cfg.ColorLen); err != nil {
+			return err
 		}
-		sub, err := c.Split(ctx, color, keys[c.Rank()], opts...)
+	}
+	if err := split.Refusal(alg, cfg.options(alg, gs, cfg.NP)); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	call := cfg.splitCall(cfg.NP, alg, gs, keys)
+	// Every rank stays until all have split, without a message: under
+	// the recorder, a rank that returns right after a sorting split with
+	// a chain result (bitonic, hash with reorder) fails the rank that
+	// posted its reply ("rank 8 has exited"): the reply to the post is
+	// still on its way when the contributor's Take has the post.
+	var done sync.WaitGroup
+	done.Add(cfg.NP)
+	return scoll.Run(ctx, cfg.NP, func(ctx context.Context, c *scoll.Comm) error {
+		sub, err := call(ctx, c)
+		done.Done()
+		if err == nil {
+			done.Wait()
+		}
 		if sub != nil {
 			sub.Close()
 		}
@@ -370,8 +684,10 @@ func median(s []float64) float64 {
 }
 
 // splitStats reduces one rank's statistics of a split over c into res (on
-// rank 0): sums of messages, bytes and checksums, group memory, phases.
-func splitStats(ctx context.Context, c, sub *scoll.Comm, st *scoll.SplitStats, res *SplitResult) error {
+// rank 0): sums of messages, bytes, checksums and allocated bytes (alloc,
+// this rank's heap reading: 0 where another rank reads the shared heap),
+// group memory, phases.
+func splitStats(ctx context.Context, c, sub *scoll.Comm, st *scoll.SplitStats, res *SplitResult, alloc int64) error {
 	var sum uint64
 	if sub != nil {
 		lead, err := sub.TranslateRanks([]int{0}, c)
@@ -388,7 +704,7 @@ func splitStats(ctx context.Context, c, sub *scoll.Comm, st *scoll.SplitStats, r
 		}
 		sum = h
 	}
-	sums := []uint64{sum, uint64(st.Messages), uint64(st.Bytes), uint64(st.GroupBytes)}
+	sums := []uint64{sum, uint64(st.Messages), uint64(st.Bytes), uint64(st.GroupBytes), uint64(max(alloc, 0))}
 	if err := scoll.Allreduce(ctx, c, nil, sums, scoll.Sum); err != nil {
 		return err
 	}
@@ -413,6 +729,7 @@ func splitStats(ctx context.Context, c, sub *scoll.Comm, st *scoll.SplitStats, r
 		res.Checksum = fmt.Sprintf("%016x", sums[0])
 		res.Messages, res.Bytes = int64(sums[1]), int64(sums[2])
 		res.GroupBytesMean = float64(sums[3]) / float64(c.Size())
+		res.AllocBytesPerRank = float64(sums[4]) / float64(c.Size())
 		res.GroupBytesMax = int(maxes[0])
 		res.Phases = nil
 		for i, ms := range maxes[1:] {
@@ -442,7 +759,10 @@ func WriteSplit(w io.Writer, format string, results []SplitResult) error {
 	return fmt.Errorf("%w: unknown format %q (have %s)", ErrConfig, format, strings.Join(Formats(), ", "))
 }
 
-var splitColumns = []string{"np", "algorithm", "colors", "keys", "sorters", "group", "reps", "median_ms", "min_ms", "max_ms", "group_bytes_mean", "group_bytes_max", "messages", "bytes", "checksum", "phases"}
+// splitColumns are the CSV columns; the first sixteen are those of the
+// integer-only benchmark, in its order (scripts read them by position).
+var splitColumns = []string{"np", "algorithm", "colors", "keys", "sorters", "group", "reps", "median_ms", "min_ms", "max_ms", "group_bytes_mean", "group_bytes_max", "messages", "bytes", "checksum", "phases",
+	"variant", "bytes_items", "color_len", "reorder", "split", "chain", "alloc_bytes_per_rank", "est_bytes_per_rank", "skipped"}
 
 func splitFields(r SplitResult) []string {
 	f := func(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 64) }
@@ -450,9 +770,42 @@ func splitFields(r SplitResult) []string {
 	for _, p := range r.Phases {
 		ph = append(ph, p.Name+"="+f(p.Ms, 3))
 	}
+	b := strconv.FormatBool
 	return []string{strconv.Itoa(r.NP), r.Algorithm, r.Colors, r.Keys, strconv.Itoa(r.Sorters), r.Group, strconv.Itoa(r.Reps),
 		f(r.MedianMs, 3), f(r.MinMs, 3), f(r.MaxMs, 3), f(r.GroupBytesMean, 1), strconv.Itoa(r.GroupBytesMax),
-		strconv.FormatInt(r.Messages, 10), strconv.FormatInt(r.Bytes, 10), r.Checksum, strings.Join(ph, " ")}
+		strconv.FormatInt(r.Messages, 10), strconv.FormatInt(r.Bytes, 10), r.Checksum, strings.Join(ph, " "),
+		r.Variant, b(r.ByteItems), strconv.Itoa(r.ColorLen), b(r.Reorder), b(r.Split), b(r.Chain), f(r.AllocBytesPerRank, 1), f(r.EstBytesPerRank, 1), r.Skipped}
+}
+
+// Items names the call and its colors: "int" (Split), "bytes" (SplitBytes
+// with 8-byte colors) or "strL" (SplitBytes with string colors of L bytes).
+func (r SplitResult) Items() string {
+	switch {
+	case !r.ByteItems:
+		return "int"
+	case r.ColorLen > 0:
+		return "str" + strconv.Itoa(r.ColorLen)
+	}
+	return "bytes"
+}
+
+// Does names what the split did: "split+reorder", "split" (WithoutReorder),
+// "reorder" (WithoutSplit) or "none", with "+chain" for WithChainGroup.
+func (r SplitResult) Does() string {
+	var parts []string
+	if r.Split {
+		parts = append(parts, "split")
+	}
+	if r.Reorder {
+		parts = append(parts, "reorder")
+	}
+	if len(parts) == 0 {
+		parts = append(parts, "none")
+	}
+	if r.Chain {
+		parts = append(parts, "chain")
+	}
+	return strings.Join(parts, "+")
 }
 
 // WriteSplitCSV writes the results as CSV, with a header line if header.
@@ -472,14 +825,31 @@ func WriteSplitCSV(w io.Writer, results []SplitResult, header bool) error {
 	return cw.Error()
 }
 
-// WriteSplitTable writes the results as an aligned table.
+// WriteSplitTable writes the results as an aligned table; a skipped
+// configuration is a row with its reason.
 func WriteSplitTable(w io.Writer, results []SplitResult) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "np\talgorithm\tgroup\tcolors\tkeys\tmedian ms\tmin ms\tmax ms\tgroup B/rank\tmax B\tmessages\tbytes\tchecksum\tphases (ms, slowest rank)")
+	variants := slices.ContainsFunc(results, func(r SplitResult) bool { return r.Variant != "" })
+	head := "np\talgorithm\tgroup\tcolors\tkeys\titems\tdoes\t"
+	if variants {
+		head = "np\talgorithm\tvariant\tgroup\tcolors\tkeys\titems\tdoes\t"
+	}
+	fmt.Fprintln(tw, head+"median ms\tmin ms\tmax ms\tgroup B/rank\tmax B\talloc B/rank\tmessages\tbytes\tchecksum\tphases (ms, slowest rank)")
 	for _, r := range results {
 		f := splitFields(r)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%d\t%d\t%s\t%s\t%s\n", f[0], f[1], f[5], f[2], f[3], f[7], f[8], f[9],
-			r.GroupBytesMean, r.GroupBytesMax, r.Messages, FormatSize(int(r.Bytes)), r.Checksum, f[15])
+		fmt.Fprintf(tw, "%s\t%s\t", f[0], f[1])
+		if variants {
+			fmt.Fprintf(tw, "%s\t", r.Variant)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t", f[5], f[2], f[3], r.Items(), r.Does())
+		if r.Skipped != "" {
+			// Empty measurements, the reason in the last column: the
+			// columns stay aligned.
+			fmt.Fprintf(tw, "%sskipped: %s\n", strings.Repeat("-\t", 10), r.Skipped)
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f\t%d\t%.0f\t%d\t%s\t%s\t%s\n", f[7], f[8], f[9],
+			r.GroupBytesMean, r.GroupBytesMax, r.AllocBytesPerRank, r.Messages, FormatSize(int(r.Bytes)), r.Checksum, f[15])
 	}
 	return tw.Flush()
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scoll/scoll"
 	"github.com/scoll/scoll/transport/record"
 )
 
@@ -15,29 +16,33 @@ import (
 // agree (identical results), traffic and memory are counted, and the
 // writers print every row.
 func TestRunSplit(t *testing.T) {
+	nalg := len(scoll.SplitAlgorithms())
 	for _, colors := range []string{"1", "3", "unique"} {
 		rep, err := RunSplit(context.Background(), SplitConfig{NP: 13, Colors: colors, Keys: "random", Seed: 7, Reps: 2, Sorters: 3})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(rep.Results) != 3 {
-			t.Fatalf("colors %s: %d results, want one per algorithm", colors, len(rep.Results))
+		if len(rep.Results) != nalg || len(rep.Measured()) != nalg {
+			t.Fatalf("colors %s: %d results, %d measured, want one per algorithm (%d)", colors, len(rep.Results), len(rep.Measured()), nalg)
 		}
 		for _, r := range rep.Results {
 			if r.Checksum != rep.Results[0].Checksum {
 				t.Fatalf("colors %s: %s checksum %s, %s %s", colors, r.Algorithm, r.Checksum, rep.Results[0].Algorithm, rep.Results[0].Checksum)
 			}
-			if r.Messages <= 0 || r.Bytes <= 0 || r.GroupBytesMax <= 0 || r.MedianMs <= 0 || len(r.Phases) == 0 {
+			if r.Messages <= 0 || r.Bytes <= 0 || r.GroupBytesMax <= 0 || r.MedianMs <= 0 || len(r.Phases) == 0 || r.EstBytesPerRank <= 0 {
 				t.Fatalf("colors %s: %+v: counts missing", colors, r)
+			}
+			if (r.Algorithm == "cheng") != (r.Sorters == 3) {
+				t.Fatalf("%s: sorters %d: only cheng takes --sorters", r.Algorithm, r.Sorters)
 			}
 		}
 		var buf bytes.Buffer
-		if err := WriteSplit(&buf, "csv", rep.Results); err != nil || strings.Count(buf.String(), "\n") != 4 {
+		if err := WriteSplit(&buf, "csv", rep.Results); err != nil || strings.Count(buf.String(), "\n") != nalg+1 {
 			t.Fatalf("csv: %v\n%s", err, buf.String())
 		}
 		buf.Reset()
 		var back []SplitResult
-		if err := WriteSplit(&buf, "json", rep.Results); err != nil || json.Unmarshal(buf.Bytes(), &back) != nil || len(back) != 3 {
+		if err := WriteSplit(&buf, "json", rep.Results); err != nil || json.Unmarshal(buf.Bytes(), &back) != nil || len(back) != nalg {
 			t.Fatalf("json: %v\n%s", err, buf.String())
 		}
 	}
@@ -57,14 +62,22 @@ func TestRunSplitConfigErrors(t *testing.T) {
 		{NP: 4, Keys: "sideways"},
 		{NP: 4, Groups: []string{"distributed:1"}},
 		{NP: 4, Reps: -1},
+		{NP: 4, ColorLen: -1},
+		{NP: 40, Colors: "N", ColorLen: 1}, // 40 colors need two base-36 digits
 	} {
 		if _, err := RunSplit(context.Background(), cfg); !errors.Is(err, ErrConfig) {
 			t.Errorf("%+v: %v, want ErrConfig", cfg, err)
 		}
 	}
+	nalg := len(scoll.SplitAlgorithms())
 	rep, err := RunSplit(context.Background(), SplitConfig{NP: 64, MaxMemory: 1000, Reps: 1})
-	if err != nil || len(rep.Results) != 0 || len(rep.Skipped) != 3 {
-		t.Fatalf("memory guard: %v, %d results, %d skipped", err, len(rep.Results), len(rep.Skipped))
+	if err != nil || len(rep.Measured()) != 0 || len(rep.Skipped) != nalg || len(rep.Results) != nalg {
+		t.Fatalf("memory guard: %v, %d results, %d measured, %d skipped", err, len(rep.Results), len(rep.Measured()), len(rep.Skipped))
+	}
+	for _, r := range rep.Results {
+		if !strings.HasPrefix(r.Skipped, "memory: ") {
+			t.Fatalf("%s: skipped %q, want the memory guard's reason", r.Algorithm, r.Skipped)
+		}
 	}
 }
 

@@ -22,6 +22,7 @@ func newSplitCmd() *cobra.Command {
 		cfg       bench.SplitConfig
 		algs      string
 		groups    string
+		ngroups   string
 		format    string
 		maxMemory string
 		progress  string
@@ -29,26 +30,51 @@ func newSplitCmd() *cobra.Command {
 		recordTo  string
 		nps       string
 		plotTo    string
+		figure    string
 	)
 	cmd := &cobra.Command{
 		Use:   "split",
-		Short: "Benchmark communicator split algorithms (Sack's scalable split)",
+		Short: "Benchmark communicator split algorithms (Sack's scalable split, Moody's generalized split)",
 		Long: `split measures Comm.Split: for every split algorithm (or those named by
 --algorithm) and every group representation (--group), --reps timed splits on
 --np in-process ranks, each rank passing a color and a key from the patterns
 --colors and --keys.
 
+Moody, Ahn and de Supinski's generalized split (Comm.SplitBytes):
+  --bytes        SplitBytes with byte colors and keys: 8-byte integer
+                 encodings (the keys always are: Moody's integer keys)
+  --color-len L  string colors of L bytes (the color's number in base 36,
+                 padded with '0'), e.g. 5 or 80 as in the paper; implies --bytes
+  --groups G     the number of distinct colors, Moody's way: N (one per rank,
+                 "many groups"), small (` + strconv.Itoa(bench.SmallGroups) + ` colors, "few groups": the
+                 paper gives no number, only "small and independent of the
+                 number of processes") or a number K. It is another name for
+                 --colors: --groups N is --colors unique, --groups small is
+                 --colors ` + strconv.Itoa(bench.SmallGroups) + `, --groups K is --colors K (color = rank mod K);
+                 give one of the two
+  --no-reorder   WithoutReorder: the parent's order, keys ignored
+  --no-split     WithoutSplit: one communicator of every rank, colors ignored
+  --chain        WithChainGroup: the result kept as a chain (O(1) per rank)
+Algorithms that refuse a configuration (the integer-only ones refuse byte
+colors: ErrUnsupported) are rows saying "skipped", as are configurations the
+memory guard skips.
+
 Columns: the median, fastest and slowest repetition (each repetition's time is
 the slowest rank's), the memory of the new communicators' membership per rank
 (mean and largest: a replicated table holds every member's address, a
-distributed table about n/P' + P'), the messages and bytes all ranks sent in
-one split, the slowest rank's time per phase of the algorithm, and a checksum
-of the result (members, order and ranks), equal across algorithms and
-representations for the same colors and keys.
+distributed table about n/P' + P', a chain 32 bytes), the heap bytes the split
+allocated per rank (measured: runtime.MemStats.TotalAlloc around each split,
+median over the repetitions, less the same window around no split, over np;
+garbage included, so an upper bound of the transient memory, not a peak), the
+messages and bytes all ranks sent in one split, the slowest rank's time per
+phase of the algorithm, and a checksum of the result (members, order and
+ranks), equal across algorithms, representations, and Split and SplitBytes
+for the same partition and order. CSV and JSON also give est_bytes_per_rank,
+the memory guard's formula per rank (an estimate, not a measurement).
 
 Configurations whose memory estimate over all ranks exceeds --max-memory are
-skipped with a note (the conventional algorithm holds n entries per rank: n²
-in all).
+skipped (the allgather baselines hold n entries per rank: n² in all, and
+n·(color+key+16) bytes per rank with byte items).
 
 With --world the ranks are processes (scoll run, mpirun or srun start them);
 rank 0 prints.
@@ -58,18 +84,56 @@ shape of Sack's Figures 2.1–2.3: the time of the conventional (allgather) and
 merging splits with the time of their gather phase (communication), and the
 speedup of cheng, with replicated and with distributed tables, over merge.
 
+--figure moody3|moody4|moody5 measures the configurations of Moody et al.'s
+Figures 3, 4 and 5 at every --np (results kept as chains), and --plot draws
+their shape: time per split against n on log-log axes, one line per
+algorithm (and color length), one panel per group count, and a panel of the
+heap bytes allocated per rank.
+  moody3  reorder without split, integer keys: allgather, allgather-chain,
+          gather-scatter, cheng-128/512/2048/8192, bitonic, radix
+  moody4  split without reorder, string colors of 5 and 80 bytes, (a) many
+          groups (N) and (b) few groups (small): bitonic, hash, hash64 and the
+          allgather baselines (allgather refuses string colors: skipped rows)
+  moody5  split with reorder, integer keys, string colors of 5 and 80 bytes,
+          many and few groups: bitonic, hash, hash64
+--algorithm replaces a figure's lines; the figure sets the colors and the
+generalized-split flags itself.
+
 With --record FILE, split instead runs one split (the first algorithm and
-group given) with every message recorded, and writes the trace to FILE for
-scoll sim --trace and scoll model --trace.`,
+group given, with the colors, keys and generalized-split flags given) with
+every message recorded, and writes the trace to FILE for scoll sim --trace
+and scoll model --trace.`,
 		Example: `  scoll split --np 4096
   scoll split --np 65536 --algorithm cheng --group distributed:16 --reps 3
   scoll split --np 1024 --colors 8 --keys reverse --format csv
   scoll split --np 1024,2048,4096,8192 --group table,distributed:16 --plot fig2.svg
+  scoll split --np 4096 --color-len 80 --groups small --no-reorder --chain --algorithm bitonic,hash,hash64
+  scoll split --figure moody4 --np 16,64,256,1024,4096 --plot moody4.svg --format csv
   scoll run --np 8 -- scoll split --world --algorithm all
   scoll split --np 4096 --algorithm cheng --group distributed:64 --record split.trace
+  scoll split --np 4096 --algorithm hash --color-len 5 --groups small --no-reorder --chain --record hash.trace
   scoll sim --trace split.trace --topology torus:16x16x16`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			fl := cmd.Flags()
+			if fl.Changed("groups") {
+				if fl.Changed("colors") {
+					return fmt.Errorf("--groups and --colors: give one (--groups N is --colors unique, --groups small is --colors %d)", bench.SmallGroups)
+				}
+				cfg.Colors = ngroups
+			}
+			var fig bench.SplitFigure
+			if figure != "" {
+				var err error
+				if fig, err = bench.LookupSplitFigure(figure); err != nil {
+					return err
+				}
+				for _, name := range []string{"colors", "groups", "bytes", "color-len", "no-reorder", "no-split", "chain", "record"} {
+					if fl.Changed(name) {
+						return fmt.Errorf("--figure %s sets the colors and the generalized-split flags itself: drop --%s", figure, name)
+					}
+				}
+			}
 			c, stdout, stderr, err := joinWorld(cmd, world)
 			if err != nil {
 				return err
@@ -120,7 +184,11 @@ scoll sim --trace and scoll model --trace.`,
 			show := progress == "on" || progress == "auto" && isTerminal(os.Stderr)
 			if show {
 				cfg.Progress = func(p bench.SplitProgress) {
-					fmt.Fprintf(stderr, "\r%s/%s: repetition %d of %d: %v   ", p.Algorithm, p.Group, p.Rep, p.Reps, p.Time.Round(1e5))
+					name := p.Algorithm + "/" + p.Group
+					if p.Variant != "" {
+						name += " " + p.Variant
+					}
+					fmt.Fprintf(stderr, "\r%s: repetition %d of %d: %v   ", name, p.Rep, p.Reps, p.Time.Round(1e5))
 					if p.Rep == p.Reps {
 						fmt.Fprintln(stderr)
 					}
@@ -136,18 +204,24 @@ scoll sim --trace and scoll model --trace.`,
 				}
 			}
 			var results []bench.SplitResult
-			for _, n := range npList {
-				cfg.NP = n
+			if figure != "" {
+				fmt.Fprintln(stderr, fig.Title)
 				var rep *bench.SplitReport
-				rep, err = bench.RunSplit(cmd.Context(), cfg)
+				rep, err = bench.RunSplitFigure(cmd.Context(), fig, cfg, npList)
 				if rep != nil {
-					for _, s := range rep.Skipped {
-						fmt.Fprintf(stderr, "np=%d: %s\n", n, s)
-					}
-					results = append(results, rep.Results...)
+					results = rep.Results
 				}
-				if err != nil {
-					break
+			} else {
+				for _, n := range npList {
+					cfg.NP = n
+					var rep *bench.SplitReport
+					rep, err = bench.RunSplit(cmd.Context(), cfg)
+					if rep != nil {
+						results = append(results, rep.Results...)
+					}
+					if err != nil {
+						break
+					}
 				}
 			}
 			if format != "csv" {
@@ -156,7 +230,12 @@ scoll sim --trace and scoll model --trace.`,
 				}
 			}
 			if plotTo != "" && err == nil {
-				err = plotSplit(plotTo, results)
+				measured := (&bench.SplitReport{Results: results}).Measured()
+				if figure != "" {
+					err = plotMoody(plotTo, fig, measured)
+				} else {
+					err = plotSplit(plotTo, measured)
+				}
 			}
 			return err
 		},
@@ -165,16 +244,23 @@ scoll sim --trace and scoll model --trace.`,
 	f.StringVar(&nps, "np", "1024", "numbers of in-process ranks, comma-separated")
 	f.BoolVar(&world, "world", false, "run on the processes of the job (scoll run, mpirun, srun) instead of in-process ranks")
 	f.StringVar(&algs, "algorithm", "all", "split algorithms, comma-separated, or all ("+strings.Join(splitNames(), ", ")+")")
-	f.StringVar(&cfg.Colors, "colors", "1", "colors: 1 (one communicator), K (rank mod K) or unique")
+	f.StringVar(&cfg.Colors, "colors", "1", "colors: 1 (one communicator), K (rank mod K), unique (N) or small ("+strconv.Itoa(bench.SmallGroups)+")")
+	f.StringVar(&ngroups, "groups", "", "number of distinct colors, Moody's way: N (one per rank), small ("+strconv.Itoa(bench.SmallGroups)+") or K; another name for --colors")
 	f.StringVar(&cfg.Keys, "keys", "random", "keys: "+strings.Join(bench.SplitKeys(), ", "))
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of the random keys")
-	f.IntVar(&cfg.Sorters, "sorters", 0, "cheng: number of sorting ranks (0: its default)")
+	f.IntVar(&cfg.Sorters, "sorters", 0, "cheng: number of sorting ranks (0: its default; cheng-M set their own)")
 	f.StringVar(&groups, "group", "auto", "group representations, comma-separated: table, distributed:P', auto")
+	f.BoolVar(&cfg.Bytes, "bytes", false, "SplitBytes with byte colors and keys (8-byte integer encodings) instead of Split")
+	f.IntVar(&cfg.ColorLen, "color-len", 0, "string colors of this many bytes (e.g. 5 or 80); implies --bytes")
+	f.BoolVar(&cfg.NoReorder, "no-reorder", false, "WithoutReorder: keep the parent's order (keys ignored)")
+	f.BoolVar(&cfg.NoSplit, "no-split", false, "WithoutSplit: one communicator of every rank (colors ignored)")
+	f.BoolVar(&cfg.Chain, "chain", false, "WithChainGroup: keep the result as a chain")
+	f.StringVar(&figure, "figure", "", "measure the configurations of a figure of Moody et al.: "+strings.Join(bench.SplitFigureNames(), ", "))
 	f.IntVar(&cfg.Reps, "reps", 5, "timed splits per configuration")
 	f.StringVar(&format, "format", "table", "output format: table, csv or json")
 	f.StringVar(&maxMemory, "max-memory", "8GiB", "skip configurations estimated to need more memory over all ranks (0: no limit)")
 	f.StringVar(&progress, "progress", "auto", "report repetitions on stderr: auto (when a terminal), on, off")
-	f.StringVar(&plotTo, "plot", "", "draw the shape of Sack's Figures 2.1–2.3 against np into this .svg or .png file")
+	f.StringVar(&plotTo, "plot", "", "draw the shape of Sack's Figures 2.1–2.3 (or of the --figure) against np into this .svg or .png file")
 	f.StringVar(&recordTo, "record", "", "record one split's messages into this trace file (for scoll sim --trace) instead of measuring")
 	return cmd
 }
