@@ -396,6 +396,9 @@ func (s *Sorted) build(ctx context.Context, c Conn, o *Options, st *Stats) (Grou
 // GroupFor returns P' for a split of a parent of n ranks: the option, or
 // DefaultGroupSize(n). 1 means a replicated table.
 func (o *Options) GroupFor(n int) int {
+	if o.Chain {
+		return 1 // a table, cut down to a chain by build
+	}
 	if o.GroupSize > 0 {
 		return o.GroupSize
 	}
