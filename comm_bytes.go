@@ -212,16 +212,15 @@ func (p postConn) Take(ctx context.Context, buf []byte) (int, error) {
 	defer tk.Stop()
 	var sentinel *transport.Msg
 	if _, ok := c.t.(transport.CallAborter); ok && c.size > 1 {
-		peer, err := c.addr(ctx, (c.rank+1)%c.size)
-		if err == nil {
-			w := transport.NewWaiter(0)
-			sentinel = &transport.Msg{Peer: peer, W: w, Sig: p.sig, Buf: make([]byte, 1),
-				Key: transport.Key{Comm: c.id | splitBit, Seq: p.seq, Tag: takeTag}}
-			w.Add(1)
-			if c.t.Irecv(sentinel) != nil {
-				w.Done()
-				sentinel = nil
-			}
+		// From itself: a peer that has its reply may leave before this
+		// rank has its own, and its leaving must not fail the wait.
+		w := transport.NewWaiter(0)
+		sentinel = &transport.Msg{Peer: c.t.Rank(), W: w, Sig: p.sig, Buf: make([]byte, 1),
+			Key: transport.Key{Comm: c.id | splitBit, Seq: p.seq, Tag: takeTag}}
+		w.Add(1)
+		if c.t.Irecv(sentinel) != nil {
+			w.Done()
+			sentinel = nil
 		}
 	}
 	defer func() {

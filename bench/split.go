@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -655,19 +654,8 @@ func RecordSplit(ctx context.Context, cfg SplitConfig, rec *record.Recorder) err
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	call := cfg.splitCall(cfg.NP, alg, gs, keys)
-	// Every rank stays until all have split, without a message: under
-	// the recorder, a rank that returns right after a sorting split with
-	// a chain result (bitonic, hash with reorder) fails the rank that
-	// posted its reply ("rank 8 has exited"): the reply to the post is
-	// still on its way when the contributor's Take has the post.
-	var done sync.WaitGroup
-	done.Add(cfg.NP)
 	return scoll.Run(ctx, cfg.NP, func(ctx context.Context, c *scoll.Comm) error {
 		sub, err := call(ctx, c)
-		done.Done()
-		if err == nil {
-			done.Wait()
-		}
 		if sub != nil {
 			sub.Close()
 		}
