@@ -7,6 +7,9 @@ import "context"
 // Bcast broadcasts buf from root to every rank. buf has the same length on every rank.
 // It returns when this rank's part is done and its buffers may be reused.
 func Bcast[T Number](ctx context.Context, c *Comm, buf []T, root int, opts ...CallOption) error {
+	if useChain(c, opts) { // chaincoll.go
+		return chainBcast(ctx, c, buf, root, opts)
+	}
 	var cl call
 	err := prepBcast(&cl, ctx, c, buf, root, opts)
 	return blocking(ctx, c, &cl, err)
@@ -28,6 +31,9 @@ func BcastInit[T Number](ctx context.Context, c *Comm, buf []T, root int, opts .
 // Reduce combines the send buffers of all ranks with op into recv at root. recv is ignored on other ranks (may be nil). send == nil at root means in place: root's input is in recv.
 // It returns when this rank's part is done and its buffers may be reused.
 func Reduce[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, root int, opts ...CallOption) error {
+	if useChain(c, opts) { // chaincoll.go
+		return chainReduce(ctx, c, send, recv, op, root, opts)
+	}
 	var cl call
 	err := prepReduce(&cl, ctx, c, send, recv, op, root, opts)
 	return blocking(ctx, c, &cl, err)
@@ -49,6 +55,9 @@ func ReduceInit[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, r
 // Allreduce combines the send buffers of all ranks with op into recv on every rank. len(recv) == len(send); send == nil means in place: the input is in recv.
 // It returns when this rank's part is done and its buffers may be reused.
 func Allreduce[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CallOption) error {
+	if useChain(c, opts) { // chaincoll.go
+		return chainAllreduce(ctx, c, send, recv, op, opts)
+	}
 	var cl call
 	err := prepAllreduce(&cl, ctx, c, send, recv, op, opts)
 	return blocking(ctx, c, &cl, err)
@@ -70,6 +79,9 @@ func AllreduceInit[T Number](ctx context.Context, c *Comm, send, recv []T, op Op
 // Gather collects every rank's send buffer into recv at root, rank i's block at recv[i*n:(i+1)*n] for n = len(send). recv is ignored on other ranks. send == nil at root means in place: root's block is already in recv.
 // It returns when this rank's part is done and its buffers may be reused.
 func Gather[T Number](ctx context.Context, c *Comm, send, recv []T, root int, opts ...CallOption) error {
+	if useChain(c, opts) { // chaincoll.go
+		return chainGather(ctx, c, send, recv, root, opts)
+	}
 	var cl call
 	err := prepGather(&cl, ctx, c, send, recv, root, opts)
 	return blocking(ctx, c, &cl, err)
@@ -91,6 +103,9 @@ func GatherInit[T Number](ctx context.Context, c *Comm, send, recv []T, root int
 // Scatter sends block i of root's send buffer (of length Size()*len(recv)) to rank i's recv. send is ignored on other ranks. recv == nil at root means in place: root's block stays in send.
 // It returns when this rank's part is done and its buffers may be reused.
 func Scatter[T Number](ctx context.Context, c *Comm, send, recv []T, root int, opts ...CallOption) error {
+	if useChain(c, opts) { // chaincoll.go
+		return chainScatter(ctx, c, send, recv, root, opts)
+	}
 	var cl call
 	err := prepScatter(&cl, ctx, c, send, recv, root, opts)
 	return blocking(ctx, c, &cl, err)
@@ -175,6 +190,9 @@ func ReduceScatterBlockInit[T Number](ctx context.Context, c *Comm, send, recv [
 // Scan sets recv on rank r to the combination of the send buffers of ranks 0..r (inclusive prefix). send == nil means in place.
 // It returns when this rank's part is done and its buffers may be reused.
 func Scan[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CallOption) error {
+	if useChain(c, opts) { // chaincoll.go
+		return chainScan(ctx, c, send, recv, op, opts)
+	}
 	var cl call
 	err := prepScan(&cl, ctx, c, send, recv, op, opts)
 	return blocking(ctx, c, &cl, err)
@@ -196,6 +214,9 @@ func ScanInit[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, opt
 // Exscan sets recv on rank r > 0 to the combination of the send buffers of ranks 0..r-1 (exclusive prefix); rank 0's recv is left unchanged. send == nil means in place.
 // It returns when this rank's part is done and its buffers may be reused.
 func Exscan[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CallOption) error {
+	if useChain(c, opts) { // chaincoll.go
+		return chainExscan(ctx, c, send, recv, op, opts)
+	}
 	var cl call
 	err := prepExscan(&cl, ctx, c, send, recv, op, opts)
 	return blocking(ctx, c, &cl, err)
