@@ -87,7 +87,7 @@ import (
 //	Exscan         ⌈lg n⌉(α + mβ + 2mγ)
 //	DoubleScan     ⌈lg n⌉(α + 2mβ + 2mγ)
 //	DoubleExscan   ⌈lg n⌉(α + 2mβ + 4mγ)
-//	Allreduce      ⌈lg n⌉(α + 2mβ + 3mγ)
+//	Allreduce      ⌈lg n⌉(α + 2mβ + 3mγ); floating Sum, Prod, user: Reduce + Bcast
 //	Reduce         ⌈lg n⌉(α + mβ + mγ)
 //	Bcast          ⌈lg n⌉(α + mβ)
 //	Gather         ⌈lg n⌉α + (n−1)mβ
@@ -101,10 +101,11 @@ import (
 // rather than schedules: a rank learns its peers during the call.
 //
 // Every operator works, built-in or UserOp: contributions are combined in
-// rank order (non-commutative operators too). Allreduce combines each
-// rank's result with its own grouping, so with floating-point Sum or Prod
-// the ranks' results may differ in the last bits; a registered algorithm
-// (which learns the members) gives every rank the same bits.
+// rank order (non-commutative operators too). Allreduce is a double scan
+// (⌈lg n⌉ rounds) except for floating-point Sum, Prod and user operators,
+// where each rank's grouping of the terms would round its own way: there it
+// is a Reduce to rank 0 and a Bcast (2⌈lg n⌉ rounds), so that every rank
+// gets the same bits.
 const ChainAlgorithm = "chain"
 
 // useChain reports whether a blocking call on c with opts runs a chain
@@ -393,7 +394,33 @@ func chainReduction[T Number](ctx context.Context, c *Comm, coll schedule.Collec
 }
 
 func chainAllreduce[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, opts []CallOption) error {
+	if floating[T]() && (op.id == Sum.id || op.id == Prod.id || op.user != nil) {
+		// A double scan groups every rank's sum differently, and floating
+		// point rounds each grouping its own way: a reduce to rank 0 and a
+		// broadcast give every rank the same bits (2⌈lg n⌉ rounds).
+		if c == nil || len(send) != len(recv) && send != nil {
+			return chainReduction(ctx, c, schedule.Allreduce, send, recv, op, opts) // its errors
+		}
+		in := send
+		if in == nil && c.rank != 0 {
+			in = recv
+		}
+		if err := chainReduce(ctx, c, in, recv, op, 0, opts); err != nil {
+			return err
+		}
+		return chainBcast(ctx, c, recv, 0, opts)
+	}
 	return chainReduction(ctx, c, schedule.Allreduce, send, recv, op, opts)
+}
+
+// floating reports whether T is a floating-point type.
+func floating[T Number]() bool {
+	var z T
+	switch any(z).(type) {
+	case float32, float64:
+		return true
+	}
+	return false
 }
 
 func chainScan[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, opts []CallOption) error {

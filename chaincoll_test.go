@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 	"math/rand/v2"
 	"slices"
@@ -174,10 +175,15 @@ func checkReductions[T int32 | float64](ctx context.Context, c *scoll.Comm, cs c
 	if err := mismatch("exscan", recv, want); err != nil {
 		return err
 	}
-	// Allreduce, out of place and in place.
+	// Allreduce, out of place and in place: on floating point, a reduce
+	// to rank 0 and a broadcast, so that every rank gets the same bits.
+	arBound := lg(n)
+	if _, fl := any(T(0)).(float64); fl {
+		arBound = 2 * rootedRounds(n, 0)
+	}
 	k = next()
 	recv = make([]T, m)
-	if err := rc.run(lg(n), func() error { return scoll.Allreduce(ctx, c, cs.input(r, k), recv, cs.op) }); err != nil {
+	if err := rc.run(arBound, func() error { return scoll.Allreduce(ctx, c, cs.input(r, k), recv, cs.op) }); err != nil {
 		return fmt.Errorf("allreduce: %w", err)
 	}
 	if err := mismatch("allreduce", recv, cs.fold(0, n-1, k)); err != nil {
@@ -185,7 +191,7 @@ func checkReductions[T int32 | float64](ctx context.Context, c *scoll.Comm, cs c
 	}
 	k = next()
 	recv = cs.input(r, k)
-	if err := rc.run(lg(n), func() error { return scoll.Allreduce(ctx, c, nil, recv, cs.op) }); err != nil {
+	if err := rc.run(arBound, func() error { return scoll.Allreduce(ctx, c, nil, recv, cs.op) }); err != nil {
 		return fmt.Errorf("allreduce in place: %w", err)
 	}
 	if err := mismatch("allreduce in place", recv, cs.fold(0, n-1, k)); err != nil {
@@ -778,5 +784,33 @@ func TestChainTCP(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestChainAllreduceSameBits: a floating-point sum on a chain gives every
+// rank the same bits, even where the grouping of the terms matters.
+func TestChainAllreduceSameBits(t *testing.T) {
+	const n = 13
+	got := make([]float64, n)
+	err := scoll.Run(context.Background(), n, func(ctx context.Context, w *scoll.Comm) error {
+		c, err := w.SplitBytes(ctx, []byte("all"), []byte{byte(n - w.Rank())}, scoll.WithChainGroup())
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		v := []float64{[]float64{1e16, 1, -1e16, 3.3, 1e-7}[c.Rank()%5] * float64(1+c.Rank())}
+		if err := scoll.Allreduce(ctx, c, nil, v, scoll.Sum); err != nil {
+			return err
+		}
+		got[c.Rank()] = v[0]
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r, v := range got {
+		if math.Float64bits(v) != math.Float64bits(got[0]) {
+			t.Fatalf("rank %d: %v, rank 0: %v", r, v, got[0])
+		}
 	}
 }

@@ -12,47 +12,52 @@ import (
 	"os"
 )
 
-// coll is one collective: its name, parameter list, argument list and doc.
-type coll struct{ name, params, args, doc string }
+// coll is one collective: its name, parameter list, argument list and doc;
+// chain marks those whose blocking form runs the chain algorithm on a
+// chain communicator (chaincoll.go).
+type coll struct {
+	name, params, args, doc string
+	chain                   bool
+}
 
 var colls = []coll{
 	{"Bcast", "buf []T, root int", "buf, root",
-		"broadcasts buf from root to every rank. buf has the same length on every rank."},
+		"broadcasts buf from root to every rank. buf has the same length on every rank.", true},
 	{"Reduce", "send, recv []T, op Op, root int", "send, recv, op, root",
-		"combines the send buffers of all ranks with op into recv at root. recv is ignored on other ranks (may be nil). send == nil at root means in place: root's input is in recv."},
+		"combines the send buffers of all ranks with op into recv at root. recv is ignored on other ranks (may be nil). send == nil at root means in place: root's input is in recv.", true},
 	{"Allreduce", "send, recv []T, op Op", "send, recv, op",
-		"combines the send buffers of all ranks with op into recv on every rank. len(recv) == len(send); send == nil means in place: the input is in recv."},
+		"combines the send buffers of all ranks with op into recv on every rank. len(recv) == len(send); send == nil means in place: the input is in recv.", true},
 	{"Gather", "send, recv []T, root int", "send, recv, root",
-		"collects every rank's send buffer into recv at root, rank i's block at recv[i*n:(i+1)*n] for n = len(send). recv is ignored on other ranks. send == nil at root means in place: root's block is already in recv."},
+		"collects every rank's send buffer into recv at root, rank i's block at recv[i*n:(i+1)*n] for n = len(send). recv is ignored on other ranks. send == nil at root means in place: root's block is already in recv.", true},
 	{"Scatter", "send, recv []T, root int", "send, recv, root",
-		"sends block i of root's send buffer (of length Size()*len(recv)) to rank i's recv. send is ignored on other ranks. recv == nil at root means in place: root's block stays in send."},
+		"sends block i of root's send buffer (of length Size()*len(recv)) to rank i's recv. send is ignored on other ranks. recv == nil at root means in place: root's block stays in send.", true},
 	{"Allgather", "send, recv []T", "send, recv",
-		"collects every rank's send buffer into recv on every rank; len(recv) == Size()*len(send). send == nil means in place: the rank's block is already at recv[Rank()*n:]."},
+		"collects every rank's send buffer into recv on every rank; len(recv) == Size()*len(send). send == nil means in place: the rank's block is already at recv[Rank()*n:].", false},
 	{"Alltoall", "send, recv []T", "send, recv",
-		"sends block j of send to rank j and receives block i of recv from rank i; len(send) == len(recv) == Size()*n. send == nil means in place: the blocks to send are in recv and are replaced."},
+		"sends block j of send to rank j and receives block i of recv from rank i; len(send) == len(recv) == Size()*n. send == nil means in place: the blocks to send are in recv and are replaced.", false},
 	{"ReduceScatterBlock", "send, recv []T, op Op", "send, recv, op",
-		"combines the send buffers of all ranks with op and leaves block i of the result (of length len(recv)) on rank i; len(send) == Size()*len(recv). send == nil means in place: the input is in recv (of length Size()*n) and the result goes to recv[:n]."},
+		"combines the send buffers of all ranks with op and leaves block i of the result (of length len(recv)) on rank i; len(send) == Size()*len(recv). send == nil means in place: the input is in recv (of length Size()*n) and the result goes to recv[:n].", false},
 	{"Scan", "send, recv []T, op Op", "send, recv, op",
-		"sets recv on rank r to the combination of the send buffers of ranks 0..r (inclusive prefix). send == nil means in place."},
+		"sets recv on rank r to the combination of the send buffers of ranks 0..r (inclusive prefix). send == nil means in place.", true},
 	{"Exscan", "send, recv []T, op Op", "send, recv, op",
-		"sets recv on rank r > 0 to the combination of the send buffers of ranks 0..r-1 (exclusive prefix); rank 0's recv is left unchanged. send == nil means in place."},
+		"sets recv on rank r > 0 to the combination of the send buffers of ranks 0..r-1 (exclusive prefix); rank 0's recv is left unchanged. send == nil means in place.", true},
 	{"Gatherv", "send, recv []T, counts, displs []int, root int", "send, recv, counts, displs, root",
-		"collects rank i's send buffer (counts[i] elements) into recv at root at offset displs[i] (nil displs: packed). counts and displs must be the same on every rank. recv is ignored on other ranks. send == nil at root means in place."},
+		"collects rank i's send buffer (counts[i] elements) into recv at root at offset displs[i] (nil displs: packed). counts and displs must be the same on every rank. recv is ignored on other ranks. send == nil at root means in place.", false},
 	{"Scatterv", "send, recv []T, counts, displs []int, root int", "send, recv, counts, displs, root",
-		"sends counts[i] elements at send[displs[i]:] (nil displs: packed) from root to rank i's recv. counts and displs must be the same on every rank. recv == nil at root means in place."},
+		"sends counts[i] elements at send[displs[i]:] (nil displs: packed) from root to rank i's recv. counts and displs must be the same on every rank. recv == nil at root means in place.", false},
 	{"Allgatherv", "send, recv []T, counts, displs []int", "send, recv, counts, displs",
-		"collects rank i's send buffer (counts[i] elements) into recv at offset displs[i] (nil displs: packed) on every rank. send == nil means in place: the rank's block is already in recv."},
+		"collects rank i's send buffer (counts[i] elements) into recv at offset displs[i] (nil displs: packed) on every rank. send == nil means in place: the rank's block is already in recv.", false},
 	{"Alltoallv", "send []T, sendCounts, sendDispls []int, recv []T, recvCounts, recvDispls []int", "send, sendCounts, sendDispls, recv, recvCounts, recvDispls",
-		"sends sendCounts[j] elements at send[sendDispls[j]:] to rank j and receives recvCounts[i] elements from rank i at recv[recvDispls[i]:] (nil displacements: packed). In-place use is not supported."},
+		"sends sendCounts[j] elements at send[sendDispls[j]:] to rank j and receives recvCounts[i] elements from rank i at recv[recvDispls[i]:] (nil displacements: packed). In-place use is not supported.", false},
 	{"ReduceScatter", "send, recv []T, counts []int, op Op", "send, recv, counts, op",
-		"combines the send buffers (of length sum(counts)) of all ranks with op and leaves the block of counts[i] elements at the packed offset of rank i in rank i's recv. send == nil means in place: the input is in recv and the result goes to its start."},
+		"combines the send buffers (of length sum(counts)) of all ranks with op and leaves the block of counts[i] elements at the packed offset of rank i in rank i's recv. send == nil means in place: the input is in recv and the result goes to its start.", false},
 }
 
 const form = `
 // %[1]s %[4]s
 // It returns when this rank's part is done and its buffers may be reused.
 func %[1]s[T Number](ctx context.Context, c *Comm, %[2]s, opts ...CallOption) error {
-	var cl call
+%[5]s	var cl call
 	err := prep%[1]s(&cl, ctx, c, %[3]s, opts)
 	return blocking(ctx, c, &cl, err)
 }
@@ -96,7 +101,11 @@ func main() {
 	var b bytes.Buffer
 	b.WriteString("// Code generated by internal/genapi; DO NOT EDIT.\n\npackage scoll\n\nimport \"context\"\n")
 	for _, c := range colls {
-		fmt.Fprintf(&b, form, c.name, c.params, c.args, c.doc)
+		chain := ""
+		if c.chain {
+			chain = fmt.Sprintf("\tif useChain(c, opts) { // chaincoll.go\n\t\treturn chain%s(ctx, c, %s, opts)\n\t}\n", c.name, c.args)
+		}
+		fmt.Fprintf(&b, form, c.name, c.params, c.args, c.doc, chain)
 	}
 	b.WriteString(barrier)
 	src, err := format.Source(b.Bytes())
