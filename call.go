@@ -9,6 +9,7 @@ import (
 	"github.com/scoll/scoll/exec"
 	"github.com/scoll/scoll/internal/kernels"
 	"github.com/scoll/scoll/schedule"
+	"github.com/scoll/scoll/split"
 	"github.com/scoll/scoll/transport"
 )
 
@@ -557,6 +558,12 @@ func (c *Comm) abandon(err error) {
 		return
 	}
 	if a, ok := c.t.(transport.CallAborter); ok {
-		a.AbortCall(c.id, c.seq.Add(1), err)
+		seq := c.seq.Add(1)
+		a.AbortCall(c.id, seq, err)
+		if ch, ok := c.grp.(*split.Chain); ok && !ch.Learnt() {
+			// The others may be learning the members, along the chain
+			// in the split message space.
+			a.AbortCall(c.id|splitBit, seq, err)
+		}
 	}
 }

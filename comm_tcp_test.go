@@ -298,3 +298,42 @@ func TestMatrixSubCommTCP(t *testing.T) {
 		})
 	}
 }
+
+// TestChainBadArgsTCP: a rank whose arguments are bad at the first
+// collective that learns a chain's members fails, and so do the others,
+// which are learning along the chain meanwhile, instead of waiting.
+func TestChainBadArgsTCP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped in -short mode")
+	}
+	comms := tcpComms(t, 5, tcp.Config{})
+	errs := make([]error, len(comms))
+	done := make(chan struct{})
+	go func() {
+		onAll(comms, func(ctx context.Context, c *scoll.Comm) error {
+			ch, err := c.SplitBytes(ctx, []byte("x"), []byte{byte(9 - c.Rank())}, scoll.WithChainGroup())
+			if err != nil {
+				errs[c.Rank()] = err
+				return nil
+			}
+			defer ch.Close()
+			n := ch.Size()
+			if c.Rank() == 2 {
+				n++ // bad: recv of the wrong length
+			}
+			errs[c.Rank()] = scoll.Allgather(ctx, ch, []int32{1}, make([]int32, n))
+			return nil
+		})
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("hang; errors so far %v", errs)
+	}
+	for r, err := range errs {
+		if err == nil {
+			t.Errorf("rank %d: no error", r)
+		}
+	}
+}
