@@ -814,3 +814,74 @@ func TestChainAllreduceSameBits(t *testing.T) {
 		}
 	}
 }
+
+// TestChainEveryOperator: the chain collectives agree with the table
+// algorithms (the same communicator after it has learnt its members) for
+// every built-in operator on integers and floats.
+func TestChainEveryOperator(t *testing.T) {
+	ops := []scoll.Op{scoll.Sum, scoll.Prod, scoll.Min, scoll.Max, scoll.Land, scoll.Lor, scoll.Band, scoll.Bor, scoll.Bxor}
+	for _, n := range []int{1, 6, 11} {
+		err := scoll.Run(context.Background(), n, func(ctx context.Context, w *scoll.Comm) error {
+			chain, err := w.SplitBytes(ctx, []byte("c"), []byte{byte(3 * w.Rank() % n)}, scoll.WithChainGroup())
+			if err != nil {
+				return err
+			}
+			defer chain.Close()
+			table, err := w.SplitBytes(ctx, []byte("c"), []byte{byte(3 * w.Rank() % n)})
+			if err != nil {
+				return err
+			}
+			defer table.Close()
+			r := chain.Rank()
+			for _, op := range ops {
+				in := []int64{int64(r%4 + 1), int64(-r), int64(r * r % 7)}
+				for _, coll := range []string{"allreduce", "scan", "exscan", "reduce"} {
+					run := func(c *scoll.Comm) ([]int64, error) {
+						out := []int64{-9, -9, -9}
+						switch coll {
+						case "allreduce":
+							return out, scoll.Allreduce(ctx, c, in, out, op)
+						case "scan":
+							return out, scoll.Scan(ctx, c, in, out, op)
+						case "exscan":
+							return out, scoll.Exscan(ctx, c, in, out, op)
+						}
+						return out, scoll.Reduce(ctx, c, in, out, op, n/2)
+					}
+					got, err := run(chain)
+					if err != nil {
+						return fmt.Errorf("%s %s on the chain: %w", coll, op, err)
+					}
+					want, err := run(table)
+					if err != nil {
+						return fmt.Errorf("%s %s on the table: %w", coll, op, err)
+					}
+					if !slices.Equal(got, want) {
+						return fmt.Errorf("rank %d: %s %s: chain %v, table %v", r, coll, op, got, want)
+					}
+				}
+				if op.String() == "land" || op.String() == "lor" || op.String() == "band" || op.String() == "bor" || op.String() == "bxor" {
+					continue // integers only
+				}
+				fin := []float64{float64(r) + 0.5, -float64(r % 3)}
+				fout, fwant := make([]float64, 2), make([]float64, 2)
+				if err := scoll.Allreduce(ctx, chain, fin, fout, op); err != nil {
+					return err
+				}
+				if err := scoll.Allreduce(ctx, table, fin, fwant, op); err != nil {
+					return err
+				}
+				if !slices.Equal(fout, fwant) {
+					return fmt.Errorf("rank %d: float allreduce %s: chain %v, table %v", r, op, fout, fwant)
+				}
+			}
+			if _, learnt := scoll.ChainStateForTest(chain); learnt {
+				return fmt.Errorf("the chain learnt its members")
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("n=%d: %v", n, err)
+		}
+	}
+}
