@@ -433,30 +433,11 @@ func chainExscan[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, 
 
 func chainGather[T Number](ctx context.Context, c *Comm, send, recv []T, root int, opts []CallOption) error {
 	coll := schedule.Gather
-	err := pre(ctx, c, coll, root)
-	count := len(send)
-	if err == nil && c.rank == root {
-		if send == nil {
-			if len(recv)%c.size != 0 {
-				err = argErr(coll, "in place: len(recv)=%d is not a multiple of %d ranks", len(recv), c.size)
-			}
-			count = len(recv) / c.size
-		} else if len(recv) != c.size*len(send) {
-			err = argErr(coll, "len(recv)=%d, want %d ranks × len(send)=%d", len(recv), c.size, len(send))
-		}
-	}
-	if err == nil {
-		err = chainOptions(coll, c, opts)
-	}
+	x, count, ctx, err := chainRooted(ctx, c, coll, root, send, recv, "recv", "send", opts)
 	if err != nil {
-		c.chainAbandon(err)
 		return err
 	}
 	es := elemSize[T]()
-	x, ctx, err := c.chainStart(ctx, chainSig(uint64(coll), count, root, es, 0), exec.Kernel{ElemSize: es})
-	if err != nil {
-		return err
-	}
 	var out []byte
 	if c.rank == root {
 		out = kernels.Bytes(recv)
@@ -470,32 +451,12 @@ func chainGather[T Number](ctx context.Context, c *Comm, send, recv []T, root in
 
 func chainScatter[T Number](ctx context.Context, c *Comm, send, recv []T, root int, opts []CallOption) error {
 	coll := schedule.Scatter
-	err := pre(ctx, c, coll, root)
-	count := len(recv)
-	if err == nil && c.rank == root {
-		if recv == nil {
-			if len(send)%c.size != 0 {
-				err = argErr(coll, "in place: len(send)=%d is not a multiple of %d ranks", len(send), c.size)
-			}
-			count = len(send) / c.size
-		} else if len(send) != c.size*len(recv) {
-			err = argErr(coll, "len(send)=%d, want %d ranks × len(recv)=%d", len(send), c.size, len(recv))
-		}
-	}
-	if err == nil {
-		err = chainOptions(coll, c, opts)
-	}
-	if err != nil {
-		c.chainAbandon(err)
-		return err
-	}
-	es := elemSize[T]()
-	x, ctx, err := c.chainStart(ctx, chainSig(uint64(coll), count, root, es, 0), exec.Kernel{ElemSize: es})
+	x, count, ctx, err := chainRooted(ctx, c, coll, root, recv, send, "send", "recv", opts)
 	if err != nil {
 		return err
 	}
 	var in []byte
-	m := count * es
+	m := count * elemSize[T]()
 	if c.rank == root {
 		in = kernels.Bytes(send)
 		if recv != nil {
@@ -503,6 +464,35 @@ func chainScatter[T Number](ctx context.Context, c *Comm, send, recv []T, root i
 		}
 	}
 	return x.end(coll, x.scatter(ctx, root, m, in, kernels.Bytes(recv)))
+}
+
+// chainRooted checks the arguments of a chain Gather (one = send, all =
+// recv) or Scatter (one = recv, all = send) as the table path does, and
+// starts the call: the block count (len(one), or len(all)/n at a root in
+// place, where one is nil).
+func chainRooted[T Number](ctx context.Context, c *Comm, coll schedule.Collective, root int, one, all []T, allName, oneName string, opts []CallOption) (*chainX, int, context.Context, error) {
+	err := pre(ctx, c, coll, root)
+	count := len(one)
+	if err == nil && c.rank == root {
+		if one == nil {
+			if len(all)%c.size != 0 {
+				err = argErr(coll, "in place: len(%s)=%d is not a multiple of %d ranks", allName, len(all), c.size)
+			}
+			count = len(all) / c.size
+		} else if len(all) != c.size*len(one) {
+			err = argErr(coll, "len(%s)=%d, want %d ranks × len(%s)=%d", allName, len(all), c.size, oneName, len(one))
+		}
+	}
+	if err == nil {
+		err = chainOptions(coll, c, opts)
+	}
+	if err != nil {
+		c.chainAbandon(err)
+		return nil, 0, ctx, err
+	}
+	es := elemSize[T]()
+	x, ctx, err := c.chainStart(ctx, chainSig(uint64(coll), count, root, es, 0), exec.Kernel{ElemSize: es})
+	return x, count, ctx, err
 }
 
 // DoubleScan runs a left-to-right and a right-to-left inclusive scan at
