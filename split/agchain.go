@@ -20,7 +20,13 @@ func init() {
 // the rank's group out of them.
 func runAllgatherChain(ctx context.Context, c Conn, j *Job, st *Stats) (*Sorted, error) {
 	t := time.Now()
-	all, err := chainAllgather(ctx, c, st, j.Parent, tagChainGather, j.Shape.encode(&j.Me))
+	return gatherGroup(ctx, c, j, st, j.Parent, &t)
+}
+
+// gatherGroup gathers the items of the chain l along it and picks this
+// rank's group out of them (phases gather and sort).
+func gatherGroup(ctx context.Context, c Conn, j *Job, st *Stats, l Links, t *time.Time) (*Sorted, error) {
+	all, err := chainAllgather(ctx, c, st, l, tagChainGather, j.Shape.encode(&j.Me))
 	if err != nil {
 		return nil, err
 	}
@@ -28,9 +34,9 @@ func runAllgatherChain(ctx context.Context, c Conn, j *Job, st *Stats) (*Sorted,
 	if err != nil {
 		return nil, err
 	}
-	st.phase("gather", &t)
+	st.phase("gather", t)
 	s := sortedItems(&j.order, items, &j.Me)
-	st.phase("sort", &t)
+	st.phase("sort", t)
 	return s, nil
 }
 

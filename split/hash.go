@@ -221,18 +221,7 @@ func runHash(ctx context.Context, c Conn, j *Job, st *Stats, limit int) (*Sorted
 	for iter := 1; cur.Size > 1; iter++ {
 		if limit > 0 && cur.Size < limit {
 			st.phase("hash", &t)
-			all, err := chainAllgather(ctx, c, st, cur, tagChainGather, j.Shape.encode(&me))
-			if err != nil {
-				return nil, err
-			}
-			items, err := j.Shape.decodeAll(all)
-			if err != nil {
-				return nil, err
-			}
-			st.phase("gather", &t)
-			s := sortedItems(or, items, &me)
-			st.phase("sort", &t)
-			return s, nil
+			return gatherGroup(ctx, c, j, st, cur, &t)
 		}
 		tag := tagHash + iter*2*scanTags
 		next, err := hashSplit(ctx, c, st, cur, tag, hashBins, binOf(me.Color, iter))
