@@ -7,7 +7,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/scoll/scoll/split"
 	"github.com/scoll/scoll/transport"
@@ -108,27 +107,70 @@ const postBit = 1 << 60
 // one communicator, by the split's sequence number, until taken.
 type postbox struct {
 	mu    sync.Mutex
-	boxes map[uint64]chan []byte
+	boxes map[uint64]*post
 }
 
-func (p *postbox) box(seq uint64) chan []byte {
+// post is one split's reply to this rank: its data once posted, and the
+// waiter of the Take waiting for it.
+type post struct {
+	data []byte
+	got  bool
+	w    *transport.Waiter
+}
+
+// put delivers data for split seq; false if a reply was there already.
+func (p *postbox) put(seq uint64, data []byte) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.boxes == nil {
-		p.boxes = map[uint64]chan []byte{}
+		p.boxes = map[uint64]*post{}
 	}
-	b, ok := p.boxes[seq]
-	if !ok {
-		b = make(chan []byte, 1)
+	b := p.boxes[seq]
+	if b == nil {
+		b = &post{}
 		p.boxes[seq] = b
 	}
-	return b
+	if b.got {
+		return false
+	}
+	b.data, b.got = data, true
+	if b.w != nil {
+		b.w.Done()
+	}
+	return true
 }
 
-func (p *postbox) drop(seq uint64) {
+// await returns split seq's reply if it is there, else registers w (with
+// one operation added) to be told of it.
+func (p *postbox) await(seq uint64, w *transport.Waiter) ([]byte, bool) {
 	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.boxes == nil {
+		p.boxes = map[uint64]*post{}
+	}
+	b := p.boxes[seq]
+	if b == nil {
+		b = &post{}
+		p.boxes[seq] = b
+	}
+	if b.got {
+		return b.data, true
+	}
+	w.Add(1)
+	b.w = w
+	return nil, false
+}
+
+// take removes split seq's box and returns its reply, if any.
+func (p *postbox) take(seq uint64) ([]byte, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	b := p.boxes[seq]
 	delete(p.boxes, seq)
-	p.mu.Unlock()
+	if b == nil {
+		return nil, false
+	}
+	return b.data, b.got
 }
 
 // servePosts starts taking c's posts (once; every rank does so before the
@@ -145,12 +187,10 @@ func (c *Comm) servePosts() bool {
 			if len(req) < 8 {
 				return nil
 			}
-			select {
-			case c.posts.box(binary.LittleEndian.Uint64(req)) <- append([]byte(nil), req[8:]...):
-				return []byte{1}
-			default:
+			if !c.posts.put(binary.LittleEndian.Uint64(req), append([]byte(nil), req[8:]...)) {
 				return nil // a second post: refused
 			}
+			return []byte{1}
 		})
 		c.addUnserve(func() { rs.Unserve(svc) })
 	})
@@ -175,12 +215,10 @@ func (p postConn) Post(ctx context.Context, to int32, data []byte) error {
 	req := binary.LittleEndian.AppendUint64(make([]byte, 0, 8+len(data)), p.seq)
 	req = append(req, data...)
 	if int(to) == c.t.Rank() {
-		select {
-		case c.posts.box(p.seq) <- req[8:]:
-			return nil
-		default:
+		if !c.posts.put(p.seq, req[8:]) {
 			return fmt.Errorf("%w: split: two replies posted to one rank", ErrMismatch)
 		}
+		return nil
 	}
 	a := asker{c: c, service: c.id | postBit}
 	rep := [][]byte{make([]byte, 1)}
@@ -193,67 +231,50 @@ func (p postConn) Post(ctx context.Context, to int32, data []byte) error {
 	return nil
 }
 
-// Take implements split.Poster. It waits for the post, the context, c's
-// closing, or — on transports whose ranks tell each other of abandoned
-// calls (transport.CallAborter) — another rank giving the split up: a
-// receive that no message matches is posted in the split's message space
-// for that. On polling transports it keeps the transport progressing (the
-// post arrives through it).
+// Take implements split.Poster. It waits, as for any message (polling
+// transports keep progressing), for the post, the context, or — on
+// transports whose ranks tell each other of abandoned calls
+// (transport.CallAborter) — another rank giving the split up: a receive
+// from itself that no message matches is posted in the split's message
+// space for that.
 func (p postConn) Take(ctx context.Context, buf []byte) (int, error) {
 	c := p.c
-	box := c.posts.box(p.seq)
-	defer c.posts.drop(p.seq)
-	poller, _ := c.t.(transport.Poller)
-	every := 5 * time.Millisecond
-	if poller != nil {
-		every = 100 * time.Microsecond
+	w := transport.NewWaiter(c.spin)
+	if pl, ok := c.t.(transport.Poller); ok {
+		w.SetPoller(pl)
 	}
-	tk := time.NewTicker(every)
-	defer tk.Stop()
-	var sentinel *transport.Msg
-	if _, ok := c.t.(transport.CallAborter); ok && c.size > 1 {
-		// From itself: a peer that has its reply may leave before this
-		// rank has its own, and its leaving must not fail the wait.
-		w := transport.NewWaiter(0)
-		sentinel = &transport.Msg{Peer: c.t.Rank(), W: w, Sig: p.sig, Buf: make([]byte, 1),
-			Key: transport.Key{Comm: c.id | splitBit, Seq: p.seq, Tag: takeTag}}
-		w.Add(1)
-		if c.t.Irecv(sentinel) != nil {
-			w.Done()
-			sentinel = nil
-		}
-	}
-	defer func() {
-		if sentinel != nil && c.t.Cancel(sentinel) {
-			sentinel.W.Done()
-		}
-	}()
-	for {
-		if poller != nil {
-			poller.Poll()
-		}
-		select {
-		case m := <-box:
-			if len(m) > len(buf) {
-				return 0, fmt.Errorf("%w: split: reply of %d bytes", ErrMismatch, len(m))
+	if _, ok := c.posts.await(p.seq, w); !ok {
+		var sentinel *transport.Msg
+		if _, ok := c.t.(transport.CallAborter); ok && c.size > 1 {
+			// From itself: a peer that has its reply may leave before
+			// this rank has its own, and its leaving must not end the wait.
+			// Its completion, like the post's, ends the wait.
+			sentinel = &transport.Msg{Peer: c.t.Rank(), W: w, Sig: p.sig, Buf: make([]byte, 1),
+				Key: transport.Key{Comm: c.id | splitBit, Seq: p.seq, Tag: takeTag}}
+			if c.t.Irecv(sentinel) != nil {
+				sentinel = nil
 			}
-			return copy(buf, m), nil
-		case <-ctx.Done():
-			return 0, transport.CtxErr(ctx)
-		case <-tk.C:
-			if c.isClosed() {
-				return 0, ErrClosed
-			}
-			if sentinel != nil && sentinel.W.Pending() == 0 {
-				err := sentinel.Err
+		}
+		err := w.Wait(ctx)
+		if sentinel != nil && !c.t.Cancel(sentinel) && err == nil {
+			if _, got := c.posts.take(p.seq); !got {
+				err = sentinel.Err
 				if err == nil {
 					err = fmt.Errorf("%w: split: unexpected message", ErrMismatch)
 				}
-				sentinel = nil
 				return 0, err
 			}
 		}
+		if err != nil {
+			c.posts.take(p.seq)
+			return 0, err
+		}
 	}
+	m, _ := c.posts.take(p.seq)
+	if len(m) > len(buf) {
+		return 0, fmt.Errorf("%w: split: reply of %d bytes", ErrMismatch, len(m))
+	}
+	return copy(buf, m), nil
 }
 
 // takeTag is the tag of Take's sentinel receive (no algorithm uses it).

@@ -178,8 +178,8 @@ func TestSplitBytesTCP(t *testing.T) {
 // TestSplitPeerDiesTCP: a rank whose process ends in the middle of a split
 // (its transport closes) makes the splits of the ranks that still need it
 // fail with ErrPeerFailed instead of hanging; a rank whose own part was
-// complete may return its communicator, and the next collective that
-// involves the dead rank fails with ErrPeerFailed.
+// complete may return its communicator, on which a receive from the dead
+// rank fails with ErrPeerFailed.
 func TestSplitPeerDiesTCP(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipped in -short mode")
@@ -211,7 +211,14 @@ func TestSplitPeerDiesTCP(t *testing.T) {
 					sub, err := c.Split(ctx, 0, -c.Rank(), scoll.WithSplitAlgorithm(alg), scoll.WithSorters(2))
 					errs[c.Rank()] = err
 					if sub != nil {
-						later[c.Rank()] = scoll.Allreduce(ctx, sub, nil, []int32{1}, scoll.Sum)
+						// A message from the dead rank fails at once. (A
+						// collective could wait instead for a live rank
+						// whose split failed and that will never call it.)
+						dead, err := c.TranslateRanks([]int{3}, sub)
+						if err == nil {
+							_, err = sub.Recv(ctx, dead[0], 0, make([]byte, 1))
+						}
+						later[c.Rank()] = err
 						sub.Close()
 					}
 					return nil
@@ -232,7 +239,7 @@ func TestSplitPeerDiesTCP(t *testing.T) {
 					}
 				case err == nil:
 					if !errors.Is(later[r], scoll.ErrPeerFailed) {
-						t.Errorf("%s, death at round %d: rank %d: allreduce with the dead rank: %v, want ErrPeerFailed", alg, at, r, later[r])
+						t.Errorf("%s, death at round %d: rank %d: receive from the dead rank: %v, want ErrPeerFailed", alg, at, r, later[r])
 					}
 				case errors.Is(err, scoll.ErrPeerFailed):
 					failed++
