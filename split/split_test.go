@@ -248,8 +248,12 @@ func TestAlgorithms(t *testing.T) {
 				for _, p := range sorters {
 					gss := []int{1, 2, 3, 16}
 					if in.Run == nil {
-						// Generalized algorithms: their own test covers the rest.
-						gss = []int{1, 16}
+						// Generalized algorithms on integers: their own
+						// test covers the rest.
+						gss = []int{1}
+						if n == 257 {
+							continue
+						}
 					}
 					for _, gs := range gss {
 						if p > n {
