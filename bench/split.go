@@ -841,3 +841,52 @@ func WriteSplitTable(w io.Writer, results []SplitResult) error {
 	}
 	return tw.Flush()
 }
+
+// ReadSplitCSV reads results written by WriteSplitCSV (the columns it
+// knows, by name; phases are not read back).
+func ReadSplitCSV(r io.Reader) ([]SplitResult, error) {
+	cr := csv.NewReader(r)
+	head, err := cr.Read()
+	if err != nil {
+		return nil, err
+	}
+	col := map[string]int{}
+	for i, h := range head {
+		col[h] = i
+	}
+	for _, need := range []string{"np", "algorithm", "median_ms"} {
+		if _, ok := col[need]; !ok {
+			return nil, fmt.Errorf("%w: split CSV without a %q column", ErrConfig, need)
+		}
+	}
+	var out []SplitResult
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		get := func(name string) string {
+			if i, ok := col[name]; ok && i < len(rec) {
+				return rec[i]
+			}
+			return ""
+		}
+		num := func(name string) float64 { v, _ := strconv.ParseFloat(get(name), 64); return v }
+		boo := func(name string) bool { v, _ := strconv.ParseBool(get(name)); return v }
+		np, err := strconv.Atoi(get("np"))
+		if err != nil {
+			return nil, fmt.Errorf("%w: split CSV: np %q", ErrConfig, get("np"))
+		}
+		out = append(out, SplitResult{NP: np, Algorithm: get("algorithm"), Colors: get("colors"), Keys: get("keys"),
+			Sorters: int(num("sorters")), Group: get("group"), Reps: int(num("reps")),
+			MedianMs: num("median_ms"), MinMs: num("min_ms"), MaxMs: num("max_ms"),
+			GroupBytesMean: num("group_bytes_mean"), GroupBytesMax: int(num("group_bytes_max")),
+			Messages: int64(num("messages")), Bytes: int64(num("bytes")), Checksum: get("checksum"),
+			Variant: get("variant"), ByteItems: boo("bytes_items"), ColorLen: int(num("color_len")),
+			Reorder: boo("reorder"), Split: boo("split"), Chain: boo("chain"),
+			AllocBytesPerRank: num("alloc_bytes_per_rank"), EstBytesPerRank: num("est_bytes_per_rank"), Skipped: get("skipped")})
+	}
+}

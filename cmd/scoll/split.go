@@ -30,6 +30,7 @@ func newSplitCmd() *cobra.Command {
 		recordTo  string
 		nps       string
 		plotTo    string
+		from      string
 		figure    string
 	)
 	cmd := &cobra.Command{
@@ -204,7 +205,24 @@ and scoll model --trace.`,
 				}
 			}
 			var results []bench.SplitResult
-			if figure != "" {
+			if from != "" {
+				// Plot (or print) saved measurements instead.
+				f, ferr := os.Open(from)
+				if ferr != nil {
+					return ferr
+				}
+				results, err = bench.ReadSplitCSV(f)
+				f.Close()
+				if figure != "" {
+					keep := results[:0]
+					for _, r := range results {
+						if slices.ContainsFunc(fig.Variants, func(v bench.SplitVariant) bool { return v.Name() == r.Variant }) {
+							keep = append(keep, r)
+						}
+					}
+					results = keep
+				}
+			} else if figure != "" {
 				fmt.Fprintln(stderr, fig.Title)
 				var rep *bench.SplitReport
 				rep, err = bench.RunSplitFigure(cmd.Context(), fig, cfg, npList)
@@ -260,6 +278,7 @@ and scoll model --trace.`,
 	f.StringVar(&format, "format", "table", "output format: table, csv or json")
 	f.StringVar(&maxMemory, "max-memory", "8GiB", "skip configurations estimated to need more memory over all ranks (0: no limit)")
 	f.StringVar(&progress, "progress", "auto", "report repetitions on stderr: auto (when a terminal), on, off")
+	f.StringVar(&from, "from", "", "read the results from this CSV (written with --format csv) instead of measuring: to plot or print saved runs")
 	f.StringVar(&plotTo, "plot", "", "draw the shape of Sack's Figures 2.1–2.3 (or of the --figure) against np into this .svg or .png file")
 	f.StringVar(&recordTo, "record", "", "record one split's messages into this trace file (for scoll sim --trace) instead of measuring")
 	return cmd
