@@ -557,12 +557,22 @@ func (c *Comm) abandon(err error) {
 	if c == nil || c.rs.closed.Load() {
 		return
 	}
+	// The others may be learning a chain's members, along the chain in
+	// the split message space.
+	ch, ok := c.grp.(*split.Chain)
+	c.abandonIn(err, ok && !ch.Learnt())
+}
+
+// abandonIn tells the other ranks that this rank gave up its next call on
+// c, in c's message space and, if splits is set, in its splits' too.
+func (c *Comm) abandonIn(err error, splits bool) {
+	if c == nil || c.rs.closed.Load() {
+		return
+	}
 	if a, ok := c.t.(transport.CallAborter); ok {
 		seq := c.seq.Add(1)
 		a.AbortCall(c.id, seq, err)
-		if ch, ok := c.grp.(*split.Chain); ok && !ch.Learnt() {
-			// The others may be learning the members, along the chain
-			// in the split message space.
+		if splits {
 			a.AbortCall(c.id|splitBit, seq, err)
 		}
 	}

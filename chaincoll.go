@@ -160,15 +160,25 @@ func chainOptions(name fmt.Stringer, c *Comm, opts []CallOption) error {
 // chainAbandon is abandon for a chain call: the others wait in the
 // message space of c's splits (or, had they taken another path, in c's
 // own), so the call is aborted in both.
-func (c *Comm) chainAbandon(err error) {
-	if c == nil || c.rs.closed.Load() {
-		return
+func (c *Comm) chainAbandon(err error) { c.abandonIn(err, true) }
+
+// chainKernel finishes the argument checks of a reducing chain call whose
+// own checks gave err: the operator's kernel for T and the options. On an
+// error it abandons the call.
+func chainKernel[T Number](c *Comm, name fmt.Stringer, op Op, opts []CallOption, err error) (exec.Kernel, error) {
+	var k exec.Kernel
+	if err == nil {
+		if k, err = kernelFor[T](op); err != nil {
+			err = fmt.Errorf("%s: %w", name, err)
+		}
 	}
-	if a, ok := c.t.(transport.CallAborter); ok {
-		seq := c.seq.Add(1)
-		a.AbortCall(c.id, seq, err)
-		a.AbortCall(c.id|splitBit, seq, err)
+	if err == nil {
+		err = chainOptions(name, c, opts)
 	}
+	if err != nil {
+		c.chainAbandon(err)
+	}
+	return k, err
 }
 
 // Pseudo-collectives of the signatures of the double scans.
@@ -305,17 +315,8 @@ func chainReduce[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, 
 			err = argErr(coll, "len(send)=%d != len(recv)=%d at root", len(send), len(recv))
 		}
 	}
-	var k exec.Kernel
-	if err == nil {
-		if k, err = kernelFor[T](op); err != nil {
-			err = fmt.Errorf("%s: %w", coll, err)
-		}
-	}
-	if err == nil {
-		err = chainOptions(coll, c, opts)
-	}
+	k, err := chainKernel[T](c, coll, op, opts, err)
 	if err != nil {
-		c.chainAbandon(err)
 		return err
 	}
 	x, ctx, err := c.chainStart(ctx, chainSig(uint64(coll), count, root, k.ElemSize, op.id), k)
@@ -343,17 +344,8 @@ func chainReduction[T Number](ctx context.Context, c *Comm, coll schedule.Collec
 	if err == nil && send != nil && len(send) != len(recv) {
 		err = argErr(coll, "len(send)=%d != len(recv)=%d", len(send), len(recv))
 	}
-	var k exec.Kernel
-	if err == nil {
-		if k, err = kernelFor[T](op); err != nil {
-			err = fmt.Errorf("%s: %w", coll, err)
-		}
-	}
-	if err == nil {
-		err = chainOptions(coll, c, opts)
-	}
+	k, err := chainKernel[T](c, coll, op, opts, err)
 	if err != nil {
-		c.chainAbandon(err)
 		return err
 	}
 	x, ctx, err := c.chainStart(ctx, chainSig(uint64(coll), len(recv), 0, k.ElemSize, op.id), k)
@@ -539,17 +531,8 @@ func doubleScan[T Number](ctx context.Context, c *Comm, send, fromLeft, fromRigh
 	if err == nil && (len(fromLeft) != len(send) || len(fromRight) != len(send)) {
 		err = bad("len(send)=%d, len(fromLeft)=%d, len(fromRight)=%d: want equal lengths", len(send), len(fromLeft), len(fromRight))
 	}
-	var k exec.Kernel
-	if err == nil {
-		if k, err = kernelFor[T](op); err != nil {
-			err = fmt.Errorf("%s: %w", name, err)
-		}
-	}
-	if err == nil {
-		err = chainOptions(name, c, opts)
-	}
+	k, err := chainKernel[T](c, name, op, opts, err)
 	if err != nil {
-		c.chainAbandon(err)
 		return err
 	}
 	coll := sigDoubleScan

@@ -118,10 +118,8 @@ type post struct {
 	w    *transport.Waiter
 }
 
-// put delivers data for split seq; false if a reply was there already.
-func (p *postbox) put(seq uint64, data []byte) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+// boxLocked returns split seq's box, made on first use; p.mu is held.
+func (p *postbox) boxLocked(seq uint64) *post {
 	if p.boxes == nil {
 		p.boxes = map[uint64]*post{}
 	}
@@ -130,6 +128,14 @@ func (p *postbox) put(seq uint64, data []byte) bool {
 		b = &post{}
 		p.boxes[seq] = b
 	}
+	return b
+}
+
+// put delivers data for split seq; false if a reply was there already.
+func (p *postbox) put(seq uint64, data []byte) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	b := p.boxLocked(seq)
 	if b.got {
 		return false
 	}
@@ -145,14 +151,7 @@ func (p *postbox) put(seq uint64, data []byte) bool {
 func (p *postbox) await(seq uint64, w *transport.Waiter) ([]byte, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.boxes == nil {
-		p.boxes = map[uint64]*post{}
-	}
-	b := p.boxes[seq]
-	if b == nil {
-		b = &post{}
-		p.boxes[seq] = b
-	}
+	b := p.boxLocked(seq)
 	if b.got {
 		return b.data, true
 	}

@@ -49,23 +49,8 @@ func (c *memConn) Take(ctx context.Context, buf []byte) (int, error) {
 func runItems(t testing.TB, items []Item, o Options) ([]*Result, error) {
 	t.Helper()
 	n := len(items)
-	net := newMemNet()
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		tk := time.NewTicker(50 * time.Millisecond)
-		defer tk.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tk.C:
-				net.mu.Lock()
-				net.cond.Broadcast()
-				net.mu.Unlock()
-			}
-		}
-	}()
+	net, stop := tickingNet()
+	defer stop()
 	sh := Shape{}
 	for _, it := range items {
 		sh.ColorLen, sh.KeyLen = max(sh.ColorLen, len(it.Color)), max(sh.KeyLen, len(it.Key))

@@ -21,6 +21,28 @@ type memNet struct {
 	posts map[int32][][]byte
 }
 
+// tickingNet returns a memNet whose waiters are woken periodically (so
+// that their deadlines are noticed) until stop is called.
+func tickingNet() (net *memNet, stop func()) {
+	net = newMemNet()
+	done := make(chan struct{})
+	go func() {
+		tk := time.NewTicker(50 * time.Millisecond)
+		defer tk.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tk.C:
+				net.mu.Lock()
+				net.cond.Broadcast()
+				net.mu.Unlock()
+			}
+		}
+	}()
+	return net, func() { close(done) }
+}
+
 func newMemNet() *memNet {
 	n := &memNet{queue: map[[3]int][][]byte{}}
 	n.cond = sync.NewCond(&n.mu)
@@ -80,24 +102,8 @@ func (c *memConn) Round(ctx context.Context, sends []Send, recvs []Recv) error {
 func runSplit(t testing.TB, colors, keys []int64, o Options) []*Result {
 	t.Helper()
 	n := len(colors)
-	net := newMemNet()
-	// Wake waiters periodically so that deadlines are noticed.
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		tk := time.NewTicker(50 * time.Millisecond)
-		defer tk.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tk.C:
-				net.mu.Lock()
-				net.cond.Broadcast()
-				net.mu.Unlock()
-			}
-		}
-	}()
+	net, stop := tickingNet()
+	defer stop()
 	res := make([]*Result, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
