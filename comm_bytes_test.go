@@ -170,6 +170,34 @@ func TestChainComm(t *testing.T) {
 			if n != p/2 || r != (p-1-c.Rank())/2 {
 				return fmt.Errorf("rank %d: chain rank %d of %d", c.Rank(), r, n)
 			}
+			if c.Rank() == 1 {
+				// One rank alone walks the chain to translate ranks
+				// into it; the collectives below must still agree.
+				all := make([]int, p)
+				for q := range all {
+					all[q] = q
+				}
+				got, err := c.TranslateRanks(all, sub)
+				if err != nil {
+					return err
+				}
+				for q, x := range got {
+					want := scoll.Undefined
+					if q%2 == 1 {
+						want = (p - 1 - q) / 2
+					}
+					if x != want {
+						return fmt.Errorf("world rank %d translates to %d in the chain, want %d", q, x, want)
+					}
+				}
+			}
+			v := []int32{int32(r)}
+			if err := scoll.Allreduce(ctx, sub, nil, v, scoll.Sum); err != nil {
+				return err
+			}
+			if v[0] != int32(n*(n-1)/2) {
+				return fmt.Errorf("allreduce on the chain after one rank walked it: %d", v[0])
+			}
 			// Point-to-point across the chain: rank i sends to n-1-i.
 			peer := n - 1 - r
 			sent := make(chan error, 1)
@@ -198,7 +226,7 @@ func TestChainComm(t *testing.T) {
 				return err
 			}
 			defer d.Close()
-			v := []int32{int32(r)}
+			v = []int32{int32(r)}
 			if err := scoll.Allreduce(ctx, d, nil, v, scoll.Max); err != nil {
 				return err
 			}

@@ -345,7 +345,9 @@ func (c *Comm) Create(ctx context.Context, ranks []int) (*Comm, error) {
 // ranks (MPI_Group_translate_ranks): Undefined for those that are not
 // members of other. It is local when both communicators' members are known
 // here; with distributed tables it asks their owners (one lookup round for
-// c's, one request to each of other's P' block owners for other).
+// c's, one request to each of other's P' block owners for other); a chain
+// (WithChainGroup) is walked: a request per hop for c's ranks, n − 1 in
+// sequence for other's, remembered afterwards.
 func (c *Comm) TranslateRanks(ranks []int, other *Comm) ([]int, error) {
 	if c == nil || other == nil {
 		return nil, fmt.Errorf("%w: translate ranks: nil communicator", ErrInvalidArgument)
@@ -374,6 +376,14 @@ func (c *Comm) TranslateRanks(ranks []int, other *Comm) ([]int, error) {
 		return out, nil
 	}
 	members := other.grp.Members()
+	if ch, ok := other.grp.(*split.Chain); ok && members == nil {
+		// A chain's members are found by walking it once (n − 1
+		// requests, kept for later calls).
+		var err error
+		if members, err = ch.Walk(context.Background()); err != nil {
+			return nil, fmt.Errorf("translate ranks: %w", err)
+		}
+	}
 	if members == nil {
 		dg, ok := other.grp.(*split.Distributed)
 		if !ok {

@@ -15,7 +15,7 @@ import (
 )
 
 // TestSplitTCP runs every split algorithm with replicated and distributed
-// tables over the TCP transport, checks the result against the reference
+// tables and with chain results over the TCP transport, checks the result against the reference
 // and runs collectives and point-to-point messages on the new
 // communicators (which makes distributed tables answer lookups).
 func TestSplitTCP(t *testing.T) {
@@ -34,10 +34,15 @@ func TestSplitTCP(t *testing.T) {
 	colors[3] = scoll.Undefined
 	want := splitRef(colors, keys)
 	for _, alg := range scoll.SplitAlgorithms() {
-		for _, gs := range []int{1, 2} {
+		for _, gs := range []int{1, 2, 0} { // 0: WithChainGroup
 			err := onAll(comms, func(ctx context.Context, c *scoll.Comm) error {
 				var st scoll.SplitStats
-				opts := []scoll.SplitOption{scoll.WithSplitAlgorithm(alg.Name), scoll.WithDistributedGroup(gs), scoll.WithSplitStats(&st)}
+				opts := []scoll.SplitOption{scoll.WithSplitAlgorithm(alg.Name), scoll.WithSplitStats(&st)}
+				if gs > 0 {
+					opts = append(opts, scoll.WithDistributedGroup(gs))
+				} else {
+					opts = append(opts, scoll.WithChainGroup())
+				}
 				if alg.Name == "cheng" {
 					opts = append(opts, scoll.WithSorters(3))
 				}
@@ -64,7 +69,7 @@ func TestSplitTCP(t *testing.T) {
 						return fmt.Errorf("rank %d: member %d translates back to %d", c.Rank(), i, r)
 					}
 				}
-				if wantKind := map[int]string{1: "table", 2: "distributed:2"}[gs]; st.Group != wantKind || st.GroupBytes <= 0 {
+				if wantKind := map[int]string{0: "chain", 1: "table", 2: "distributed:2"}[gs]; st.Group != wantKind || st.GroupBytes <= 0 {
 					return fmt.Errorf("stats: group %q (%d bytes), want %q", st.Group, st.GroupBytes, wantKind)
 				}
 				oc := opCases[int32]()[0]

@@ -294,7 +294,8 @@ var chainAlgorithms = []string{"bitonic", "hash", "hash64", "radix", "gather-sca
 //	allgather-chain    every rank holds all n items, encoded and decoded:
 //	                   2·n·(item+40) per rank
 //	cheng, cheng-M     the sorters' pieces and the replicated tables of
-//	                   the result (or Sack's distributed ones)
+//	                   the result (or Sack's distributed ones; with a
+//	                   chain, the links posted to each rank: O(n) in all)
 //	gather-scatter     rank o holds its binomial subtree: n lg n / 2 items
 //	bitonic, hash,     a few items and the lg n partners per rank
 //	hash64, radix
@@ -318,6 +319,10 @@ func splitMemory(alg string, n, m, group, item int, chain bool) int64 {
 	case alg == "allgather-chain":
 		return 2*N*N*(I+40) + table
 	case alg == "cheng" || strings.HasPrefix(alg, "cheng-"):
+		if chain {
+			// The sorters' pieces, the links posted to every rank.
+			return 128*N + 64*N
+		}
 		if group > 1 {
 			return 64*N*int64(group) + table
 		}

@@ -131,8 +131,7 @@ func TestSplitFigures(t *testing.T) {
 						registered && !refused && r.Skipped != "":
 						t.Fatalf("%s: %s skipped %q", what, r.Algorithm, r.Skipped)
 					}
-					cheng := r.Algorithm == "cheng" || strings.HasPrefix(r.Algorithm, "cheng-")
-					if r.Chain == cheng || r.Reorder == v.NoReorder || r.Split == v.NoSplit || r.ColorLen != v.ColorLen {
+					if !r.Chain || r.Reorder == v.NoReorder || r.Split == v.NoSplit || r.ColorLen != v.ColorLen {
 						t.Fatalf("%s: %s: row describes %s %s", what, r.Algorithm, r.Items(), r.Does())
 					}
 				}

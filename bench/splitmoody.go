@@ -14,8 +14,8 @@ import (
 // number of ranks have the shape of one of Moody, Ahn and de Supinski's
 // figures (2011, sec. 4), measured on in-process ranks (scoll split
 // --figure). Every configuration keeps its result as a chain
-// (WithChainGroup), as the paper's algorithms do, except cheng and cheng-M,
-// which keep Sack's tables (distributed from 4,096 ranks on).
+// (WithChainGroup), as the paper's algorithms do: cheng and cheng-M too,
+// whose sorters then post every contributor its links (no table anywhere).
 type SplitFigure struct {
 	// Name is what scoll split --figure takes; Title describes it.
 	Name, Title string
@@ -172,33 +172,14 @@ func RunSplitFigure(ctx context.Context, fig SplitFigure, base SplitConfig, nps 
 			if len(have) == 0 {
 				continue
 			}
-			// cheng and cheng-M keep Sack's tables (distributed from 4,096
-			// ranks on): a chain would cost them a replicated table on
-			// the way, n² addresses in all.
-			var chained, tabled []string
-			for _, a := range have {
-				if a == "cheng" || strings.HasPrefix(a, "cheng-") {
-					tabled = append(tabled, a)
-				} else {
-					chained = append(chained, a)
-				}
+			cfg.Algorithms = have
+			r, err := RunSplit(ctx, cfg)
+			if r != nil {
+				rep.Results = append(rep.Results, r.Results...)
+				rep.Skipped = append(rep.Skipped, r.Skipped...)
 			}
-			for _, part := range []struct {
-				algs  []string
-				chain bool
-			}{{chained, true}, {tabled, false}} {
-				if len(part.algs) == 0 {
-					continue
-				}
-				cfg.Algorithms, cfg.Chain = part.algs, part.chain
-				r, err := RunSplit(ctx, cfg)
-				if r != nil {
-					rep.Results = append(rep.Results, r.Results...)
-					rep.Skipped = append(rep.Skipped, r.Skipped...)
-				}
-				if err != nil {
-					return rep, fmt.Errorf("figure %s, %s: %w", fig.Name, v.Name(), err)
-				}
+			if err != nil {
+				return rep, fmt.Errorf("figure %s, %s: %w", fig.Name, v.Name(), err)
 			}
 		}
 	}

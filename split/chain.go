@@ -39,6 +39,9 @@ type Chain struct {
 	hops  int64
 	// table, once Learn has run, holds every member's address.
 	table []int32
+	// walked, once Walk has run on this rank alone, too; unlike table it
+	// changes no collective's algorithm (the others may not have it).
+	walked []int32
 }
 
 // Learn makes the chain hold every member's address (members in rank
@@ -83,7 +86,7 @@ func (ch *Chain) Kind() string { return "chain" }
 func (ch *Chain) Bytes() int {
 	ch.mu.Lock()
 	defer ch.mu.Unlock()
-	return 32 + 8*len(ch.cache) + 4*len(ch.table)
+	return 32 + 8*len(ch.cache) + 4*len(ch.table) + 4*len(ch.walked)
 }
 
 // Hops returns the number of lookups walks have sent so far.
@@ -112,6 +115,9 @@ func (ch *Chain) Addr(r int) (int32, bool) {
 	defer ch.mu.Unlock()
 	if ch.table != nil {
 		return ch.table[r], true
+	}
+	if ch.walked != nil {
+		return ch.walked[r], true
 	}
 	a, ok := ch.cache[int32(r)]
 	return a, ok
@@ -195,6 +201,55 @@ func (ch *Chain) walk(ctx context.Context, r int) (int32, error) {
 		ch.mu.Unlock()
 	}
 	return at, nil
+}
+
+// Walk learns every member's address without the others' help (not
+// collectively): it asks each member from rank 0 on for its right
+// neighbour, n − 1 requests in sequence, and keeps the addresses for
+// later lookups (Addr) but, unlike Learn, leaves Learnt false: the other
+// members have not learnt them, and collectives must pick the same
+// algorithm everywhere. It is how a local call (TranslateRanks) finds a
+// chain's members.
+func (ch *Chain) Walk(ctx context.Context) ([]int32, error) {
+	ch.mu.Lock()
+	m := ch.table
+	if m == nil {
+		m = ch.walked
+	}
+	ch.mu.Unlock()
+	if m != nil {
+		return m, nil
+	}
+	n := ch.Links.Size
+	m = make([]int32, n)
+	m[0] = ch.First
+	req := [][]byte{{chainAsk}}
+	for r := 1; r < n; r++ {
+		if a, ok := ch.Addr(r); ok {
+			m[r] = a
+			continue
+		}
+		if ch.asker == nil {
+			return nil, fmt.Errorf("%w: chain: rank %d is not a neighbour and nothing answers lookups", errs.Unsupported, r)
+		}
+		rep := [][]byte{make([]byte, 8)}
+		if err := ch.asker.Ask(ctx, []int32{m[r-1]}, req, rep); err != nil {
+			return nil, err
+		}
+		if len(rep[0]) != 8 {
+			return nil, fmt.Errorf("%w: chain lookup at rank %d unanswered (closed?)", errs.PeerFailed, r-1)
+		}
+		if m[r] = int32(binary.LittleEndian.Uint32(rep[0][4:])); m[r] == None {
+			return nil, fmt.Errorf("%w: chain ends before rank %d", errs.Mismatch, r)
+		}
+		ch.mu.Lock()
+		ch.hops++
+		ch.mu.Unlock()
+	}
+	ch.mu.Lock()
+	ch.walked = m
+	ch.mu.Unlock()
+	return m, nil
 }
 
 func abs(x int) int {

@@ -237,7 +237,9 @@ func DefaultItemsAlgorithm(n int, o *Options) string {
 // o.Algorithm (or DefaultItemsAlgorithm) over the parent chain, then the
 // group representation. Integer-only algorithms run when o.Ints is set
 // and no comparator is (NoSplit then makes every color 0, NoReorder every
-// key 0); otherwise they refuse with ErrUnsupported.
+// key 0); otherwise they refuse with ErrUnsupported. The table algorithms
+// (allgather, merge, cheng) take Split's colors: a negative one is
+// undefined; radix and the chain algorithms order every int64.
 func RunItems(ctx context.Context, c Conn, me Item, parent Links, sh Shape, o Options) (*Result, error) {
 	if err := o.Check(c.Size()); err != nil {
 		return nil, err
