@@ -76,6 +76,12 @@ type SplitConfig struct {
 	Variant string
 	// Reps is the number of timed splits per configuration (0: 5).
 	Reps int
+	// Peak adds one untimed split per configuration, before the timed
+	// ones, whose peak live memory is measured (SplitResult.PeakBytesPerRank),
+	// with the garbage collector running every PeakGCPercent of heap
+	// growth (0: the constant PeakGCPercent).
+	Peak          bool
+	PeakGCPercent int
 	// MaxMemory skips configurations estimated to need more bytes over all
 	// ranks (0: DefaultMaxMemory, negative: no limit).
 	MaxMemory int64
@@ -140,6 +146,16 @@ type SplitResult struct {
 	// transient memory per rank from above, resulting group included; it
 	// is not a peak. With World every rank reads its own process's heap.
 	AllocBytesPerRank float64 `json:"alloc_bytes_per_rank"`
+	// PeakBytesPerRank is measured with SplitConfig.Peak: the largest live
+	// memory (heap found live by the garbage collector, running every
+	// SplitConfig.PeakGCPercent of growth, plus goroutine stacks; sampled every
+	// millisecond) during one split, less the live memory before it, over
+	// all ranks, divided by np: the split's transient state at its peak
+	// with the new group. PeakResolutionPerRank is its uncertainty
+	// (that percentage of the live memory before the split, over np). With
+	// World every rank measures its own process.
+	PeakBytesPerRank      float64 `json:"peak_bytes_per_rank,omitempty"`
+	PeakResolutionPerRank float64 `json:"peak_resolution_per_rank,omitempty"`
 	// EstBytesPerRank is the memory guard's formula (not a measurement):
 	// the split's estimated largest state over all ranks, divided by np.
 	EstBytesPerRank float64 `json:"est_bytes_per_rank"`
@@ -557,6 +573,17 @@ func measureSplit(ctx context.Context, cfg *SplitConfig, n, gs int, keys []int, 
 		if _, err := noSplit(); err != nil {
 			return err
 		}
+		var peak [2]uint64
+		if cfg.Peak {
+			var err error
+			gc := cfg.PeakGCPercent
+			if gc <= 0 {
+				gc = PeakGCPercent
+			}
+			if peak, err = peakSplit(ctx, c, meter.on, gc, call); err != nil {
+				return err
+			}
+		}
 		allocs, harness := make([]float64, cfg.Reps), make([]float64, cfg.Reps)
 		for rep := range cfg.Reps {
 			h, err := noSplit()
@@ -592,7 +619,7 @@ func measureSplit(ctx context.Context, cfg *SplitConfig, n, gs int, keys []int, 
 			if rep == cfg.Reps-1 {
 				slices.Sort(allocs)
 				slices.Sort(harness)
-				if err := splitStats(ctx, c, sub, &st, res, int64(median(allocs)-median(harness))); err != nil {
+				if err := splitStats(ctx, c, sub, &st, res, int64(median(allocs)-median(harness)), peak); err != nil {
 					return err
 				}
 			}
@@ -680,7 +707,7 @@ func median(s []float64) float64 {
 // rank 0): sums of messages, bytes, checksums and allocated bytes (alloc,
 // this rank's heap reading: 0 where another rank reads the shared heap),
 // group memory, phases.
-func splitStats(ctx context.Context, c, sub *scoll.Comm, st *scoll.SplitStats, res *SplitResult, alloc int64) error {
+func splitStats(ctx context.Context, c, sub *scoll.Comm, st *scoll.SplitStats, res *SplitResult, alloc int64, peak [2]uint64) error {
 	var sum uint64
 	if sub != nil {
 		lead, err := sub.TranslateRanks([]int{0}, c)
@@ -697,7 +724,7 @@ func splitStats(ctx context.Context, c, sub *scoll.Comm, st *scoll.SplitStats, r
 		}
 		sum = h
 	}
-	sums := []uint64{sum, uint64(st.Messages), uint64(st.Bytes), uint64(st.GroupBytes), uint64(max(alloc, 0))}
+	sums := []uint64{sum, uint64(st.Messages), uint64(st.Bytes), uint64(st.GroupBytes), uint64(max(alloc, 0)), peak[0], peak[1]}
 	if err := scoll.Allreduce(ctx, c, nil, sums, scoll.Sum); err != nil {
 		return err
 	}
@@ -723,6 +750,8 @@ func splitStats(ctx context.Context, c, sub *scoll.Comm, st *scoll.SplitStats, r
 		res.Messages, res.Bytes = int64(sums[1]), int64(sums[2])
 		res.GroupBytesMean = float64(sums[3]) / float64(c.Size())
 		res.AllocBytesPerRank = float64(sums[4]) / float64(c.Size())
+		res.PeakBytesPerRank = float64(sums[5]) / float64(c.Size())
+		res.PeakResolutionPerRank = float64(sums[6]) / float64(c.Size())
 		res.GroupBytesMax = int(maxes[0])
 		res.Phases = nil
 		for i, ms := range maxes[1:] {
@@ -755,7 +784,7 @@ func WriteSplit(w io.Writer, format string, results []SplitResult) error {
 // splitColumns are the CSV columns; the first sixteen are those of the
 // integer-only benchmark, in its order (scripts read them by position).
 var splitColumns = []string{"np", "algorithm", "colors", "keys", "sorters", "group", "reps", "median_ms", "min_ms", "max_ms", "group_bytes_mean", "group_bytes_max", "messages", "bytes", "checksum", "phases",
-	"variant", "bytes_items", "color_len", "reorder", "split", "chain", "alloc_bytes_per_rank", "est_bytes_per_rank", "skipped"}
+	"variant", "bytes_items", "color_len", "reorder", "split", "chain", "alloc_bytes_per_rank", "est_bytes_per_rank", "skipped", "peak_bytes_per_rank", "peak_resolution_per_rank"}
 
 func splitFields(r SplitResult) []string {
 	f := func(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 64) }
@@ -767,7 +796,8 @@ func splitFields(r SplitResult) []string {
 	return []string{strconv.Itoa(r.NP), r.Algorithm, r.Colors, r.Keys, strconv.Itoa(r.Sorters), r.Group, strconv.Itoa(r.Reps),
 		f(r.MedianMs, 3), f(r.MinMs, 3), f(r.MaxMs, 3), f(r.GroupBytesMean, 1), strconv.Itoa(r.GroupBytesMax),
 		strconv.FormatInt(r.Messages, 10), strconv.FormatInt(r.Bytes, 10), r.Checksum, strings.Join(ph, " "),
-		r.Variant, b(r.ByteItems), strconv.Itoa(r.ColorLen), b(r.Reorder), b(r.Split), b(r.Chain), f(r.AllocBytesPerRank, 1), f(r.EstBytesPerRank, 1), r.Skipped}
+		r.Variant, b(r.ByteItems), strconv.Itoa(r.ColorLen), b(r.Reorder), b(r.Split), b(r.Chain), f(r.AllocBytesPerRank, 1), f(r.EstBytesPerRank, 1), r.Skipped,
+		f(r.PeakBytesPerRank, 1), f(r.PeakResolutionPerRank, 1)}
 }
 
 // Items names the call and its colors: "int" (Split), "bytes" (SplitBytes
@@ -827,7 +857,7 @@ func WriteSplitTable(w io.Writer, results []SplitResult) error {
 	if variants {
 		head = "np\talgorithm\tvariant\tgroup\tcolors\tkeys\titems\tdoes\t"
 	}
-	fmt.Fprintln(tw, head+"median ms\tmin ms\tmax ms\tgroup B/rank\tmax B\talloc B/rank\tmessages\tbytes\tchecksum\tphases (ms, slowest rank)")
+	fmt.Fprintln(tw, head+"median ms\tmin ms\tmax ms\tgroup B/rank\tmax B\talloc B/rank\tpeak B/rank\tmessages\tbytes\tchecksum\tphases (ms, slowest rank)")
 	for _, r := range results {
 		f := splitFields(r)
 		fmt.Fprintf(tw, "%s\t%s\t", f[0], f[1])
@@ -838,11 +868,15 @@ func WriteSplitTable(w io.Writer, results []SplitResult) error {
 		if r.Skipped != "" {
 			// Empty measurements, the reason in the last column: the
 			// columns stay aligned.
-			fmt.Fprintf(tw, "%sskipped: %s\n", strings.Repeat("-\t", 10), r.Skipped)
+			fmt.Fprintf(tw, "%sskipped: %s\n", strings.Repeat("-\t", 11), r.Skipped)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f\t%d\t%.0f\t%d\t%s\t%s\t%s\n", f[7], f[8], f[9],
-			r.GroupBytesMean, r.GroupBytesMax, r.AllocBytesPerRank, r.Messages, FormatSize(int(r.Bytes)), r.Checksum, f[15])
+		pk := "-"
+		if r.PeakBytesPerRank > 0 || r.PeakResolutionPerRank > 0 {
+			pk = fmt.Sprintf("%.0f±%.0f", r.PeakBytesPerRank, r.PeakResolutionPerRank)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f\t%d\t%.0f\t%s\t%d\t%s\t%s\t%s\n", f[7], f[8], f[9],
+			r.GroupBytesMean, r.GroupBytesMax, r.AllocBytesPerRank, pk, r.Messages, FormatSize(int(r.Bytes)), r.Checksum, f[15])
 	}
 	return tw.Flush()
 }
@@ -892,6 +926,38 @@ func ReadSplitCSV(r io.Reader) ([]SplitResult, error) {
 			Messages: int64(num("messages")), Bytes: int64(num("bytes")), Checksum: get("checksum"),
 			Variant: get("variant"), ByteItems: boo("bytes_items"), ColorLen: int(num("color_len")),
 			Reorder: boo("reorder"), Split: boo("split"), Chain: boo("chain"),
-			AllocBytesPerRank: num("alloc_bytes_per_rank"), EstBytesPerRank: num("est_bytes_per_rank"), Skipped: get("skipped")})
+			AllocBytesPerRank: num("alloc_bytes_per_rank"), EstBytesPerRank: num("est_bytes_per_rank"), Skipped: get("skipped"),
+			PeakBytesPerRank: num("peak_bytes_per_rank"), PeakResolutionPerRank: num("peak_resolution_per_rank")})
 	}
+}
+
+// peakSplit runs one untimed split (call) and measures its peak live
+// memory (peakMeter) on the ranks that read the heap (on): the peak over
+// the base and the resolution, in bytes; zero elsewhere. The barriers
+// keep the other ranks out of the measured window's edges.
+func peakSplit(ctx context.Context, c *scoll.Comm, on bool, gc int, call func(ctx context.Context, c *scoll.Comm, extra ...scoll.SplitOption) (*scoll.Comm, error)) ([2]uint64, error) {
+	var out [2]uint64
+	if err := c.Barrier(ctx); err != nil {
+		return out, err
+	}
+	var m *peakMeter
+	if on {
+		m = startPeak(gc)
+	}
+	// Nobody starts before the base is read.
+	err := c.Barrier(ctx)
+	var sub *scoll.Comm
+	if err == nil {
+		sub, err = call(ctx, c)
+	}
+	if err == nil {
+		err = c.Barrier(ctx)
+	}
+	if m != nil {
+		out[0], out[1] = m.end()
+	}
+	if sub != nil {
+		sub.Close()
+	}
+	return out, err
 }

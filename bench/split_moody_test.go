@@ -264,3 +264,29 @@ func mustFigure(t *testing.T, name string) SplitFigure {
 	}
 	return f
 }
+
+// TestSplitPeak measures peak live memory: the allgather baseline holds
+// every entry on every rank, so its peak per rank grows with n; a chain
+// split's stays far below it.
+func TestSplitPeak(t *testing.T) {
+	peak := func(alg string, n int) SplitResult {
+		t.Helper()
+		rep, err := RunSplit(context.Background(), SplitConfig{NP: n, Reps: 1, Algorithms: []string{alg}, NoSplit: true, Chain: true, Peak: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rep.Results[0]
+		if r.Skipped != "" || r.PeakBytesPerRank < 0 || r.PeakResolutionPerRank <= 0 {
+			t.Fatalf("%s n=%d: peak %.0f±%.0f (%s)", alg, n, r.PeakBytesPerRank, r.PeakResolutionPerRank, r.Skipped)
+		}
+		return r
+	}
+	small, large := peak("allgather", 32), peak("allgather", 1024)
+	// 1,024 entries of 24 bytes, twice, on every rank: about 48 KB.
+	if large.PeakBytesPerRank < 3*small.PeakBytesPerRank || large.PeakBytesPerRank < 24<<10 {
+		t.Fatalf("allgather peak per rank %.0f B at 32 ranks, %.0f B at 1,024", small.PeakBytesPerRank, large.PeakBytesPerRank)
+	}
+	if b := peak("bitonic", 1024); b.PeakBytesPerRank > large.PeakBytesPerRank/2 {
+		t.Fatalf("bitonic peak per rank %.0f B, allgather's %.0f B", b.PeakBytesPerRank, large.PeakBytesPerRank)
+	}
+}

@@ -73,6 +73,14 @@ ranks), equal across algorithms, representations, and Split and SplitBytes
 for the same partition and order. CSV and JSON also give est_bytes_per_rank,
 the memory guard's formula per rank (an estimate, not a measurement).
 
+--peak adds the peak live memory per rank ("peak B/rank", value±resolution):
+one untimed split before the timed ones, during which the garbage collector
+runs whenever the heap grows by --peak-gc percent (2) and a sampler reads,
+every millisecond, the heap the last collection found live plus the goroutine
+stacks; the largest reading less the one before the split, over np, is the
+split's state at its peak (the new group included). The resolution is
+--peak-gc percent of the live memory before the split, over np.
+
 Configurations whose memory estimate over all ranks exceeds --max-memory are
 skipped (the allgather baselines hold n entries per rank: n² in all, and
 n·(color+key+16) bytes per rank with byte items).
@@ -275,6 +283,8 @@ and scoll model --trace.`,
 	f.BoolVar(&cfg.Chain, "chain", false, "WithChainGroup: keep the result as a chain")
 	f.StringVar(&figure, "figure", "", "measure the configurations of a figure of Moody et al.: "+strings.Join(bench.SplitFigureNames(), ", "))
 	f.IntVar(&cfg.Reps, "reps", 5, "timed splits per configuration")
+	f.BoolVar(&cfg.Peak, "peak", false, "measure each configuration's peak live memory per rank in one extra, untimed split")
+	f.IntVar(&cfg.PeakGCPercent, "peak-gc", bench.PeakGCPercent, "with --peak: collect garbage every this percent of heap growth (the resolution; lower is finer and slower)")
 	f.StringVar(&format, "format", "table", "output format: table, csv or json")
 	f.StringVar(&maxMemory, "max-memory", "8GiB", "skip configurations estimated to need more memory over all ranks (0: no limit)")
 	f.StringVar(&progress, "progress", "auto", "report repetitions on stderr: auto (when a terminal), on, off")

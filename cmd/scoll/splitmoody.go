@@ -110,5 +110,12 @@ func plotMoody(file string, fig bench.SplitFigure, rows []bench.SplitResult) err
 		return err
 	}
 	tiles = append(tiles, []*plot.Plot{mem})
+	if slices.ContainsFunc(rows, func(r bench.SplitResult) bool { return r.PeakBytesPerRank > 0 }) {
+		pk := newPlot(fig.Name+": peak live bytes per rank during one split (measured, --peak)", "bytes per rank")
+		if err := add(pk, first, func(r bench.SplitResult) float64 { return r.PeakBytesPerRank }); err != nil {
+			return err
+		}
+		tiles = append(tiles, []*plot.Plot{pk})
+	}
 	return savePlots(file, tiles, 9*vg.Inch, vg.Length(len(tiles))*4.5*vg.Inch)
 }

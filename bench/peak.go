@@ -1,0 +1,98 @@
+package bench
+
+import (
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"sync"
+	"time"
+)
+
+// PeakGCPercent is the garbage collector's default target while a split's
+// peak memory is measured (SplitConfig.PeakGCPercent): a collection starts
+// whenever the heap has grown by this share of what was live after the
+// last one, so the live heap is known at least that often.
+const PeakGCPercent = 2
+
+// peakMeter samples the live memory of the process while it runs: the
+// heap the last collection found live (runtime/metrics
+// /gc/heap/live:bytes) plus the goroutine stacks, every millisecond,
+// with the collector running often (gc percent of growth). The largest
+// sample less the reading at the start is the peak a measured call added,
+// to within gc percent of the live heap (the heap can grow that much
+// between two collections).
+type peakMeter struct {
+	stop, done chan struct{}
+	oldGC      int
+	base       uint64
+	resolution uint64
+
+	mu   sync.Mutex
+	peak uint64
+}
+
+var peakSamples = []string{"/gc/heap/live:bytes", "/memory/classes/heap/stacks:bytes"}
+
+// liveNow reads live heap and stacks.
+func liveNow(s []metrics.Sample) uint64 {
+	metrics.Read(s)
+	var v uint64
+	for _, x := range s {
+		if x.Value.Kind() == metrics.KindUint64 {
+			v += x.Value.Uint64()
+		}
+	}
+	return v
+}
+
+// startPeak collects garbage, reads the base and starts sampling.
+func startPeak(gc int) *peakMeter {
+	m := &peakMeter{stop: make(chan struct{}), done: make(chan struct{})}
+	runtime.GC()
+	s := make([]metrics.Sample, len(peakSamples))
+	for i, n := range peakSamples {
+		s[i].Name = n
+	}
+	m.base = liveNow(s)
+	m.peak = m.base
+	m.resolution = m.base * uint64(gc) / 100
+	m.oldGC = debug.SetGCPercent(gc)
+	go func() {
+		defer close(m.done)
+		t := time.NewTicker(time.Millisecond)
+		defer t.Stop()
+		for {
+			v := liveNow(s)
+			m.mu.Lock()
+			m.peak = max(m.peak, v)
+			m.mu.Unlock()
+			select {
+			case <-m.stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return m
+}
+
+// end stops sampling, collects once more (the state still live at the end
+// counts too) and returns the peak over the base and the resolution.
+func (m *peakMeter) end() (peak, resolution uint64) {
+	close(m.stop)
+	<-m.done
+	runtime.GC()
+	s := make([]metrics.Sample, len(peakSamples))
+	for i, n := range peakSamples {
+		s[i].Name = n
+	}
+	last := liveNow(s)
+	debug.SetGCPercent(m.oldGC)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p := max(m.peak, last)
+	if p < m.base {
+		return 0, m.resolution
+	}
+	return p - m.base, m.resolution
+}
