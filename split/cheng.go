@@ -16,7 +16,7 @@ func init() {
 		Name:   "cheng",
 		Doc:    "gather to p sorting ranks, Cheng et al.'s exact splitters, exchange among the sorters, lg p merge stages, then the tables (replicated or distributed) built from the sorted pieces",
 		Source: "Sack 2011, sec. 2.3.1–2.3.2; Cheng, Shah, Gilbert and Edelman 2007",
-		Phases: []string{"collect", "splitters", "exchange", "merge", "allgather", "broadcast", "records", "scatter", "rows", "build"},
+		Phases: []string{"collect", "splitters", "exchange", "merge", "allgather", "broadcast", "records", "scatter", "rows", "links", "build"},
 		Run:    runCheng,
 	})
 }
@@ -86,6 +86,13 @@ func runCheng(ctx context.Context, c Conn, me Entry, o *Options, st *Stats) (*So
 			return nil, err
 		}
 		t = time.Now()
+	}
+	if o.Chain {
+		// A chain result needs no table: the sorters post each
+		// contributor its links (without a Poster, the table is cut).
+		if post, ok := c.(Poster); ok {
+			return chainLinks(ctx, c, post, st, me, srt)
+		}
 	}
 	if gs := o.GroupFor(n); gs > 1 {
 		return buildDistributed(ctx, c, st, gs, me, lo, grp, srt)

@@ -16,7 +16,7 @@ func init() {
 			Name:   fmt.Sprintf("cheng-%d", m),
 			Doc:    fmt.Sprintf("cheng with p = ⌈n/%d⌉ sorting ranks: at most %d items per sorter (Moody's Cheng%d)", m, m, m),
 			Source: "Moody, Ahn, de Supinski 2011, sec. 3.2; Sack 2011, sec. 2.3.1",
-			Phases: []string{"collect", "splitters", "exchange", "merge", "allgather", "broadcast", "records", "scatter", "rows", "build"},
+			Phases: []string{"collect", "splitters", "exchange", "merge", "allgather", "broadcast", "records", "scatter", "rows", "links", "build"},
 			Run: func(ctx context.Context, c Conn, me Entry, o *Options, st *Stats) (*Sorted, error) {
 				oo := *o
 				oo.Sorters = (c.Size() + m - 1) / m
