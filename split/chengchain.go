@@ -134,6 +134,7 @@ func (s *sorter) postLinks(ctx context.Context, post Poster) error {
 			break
 		}
 	}
+	to, msgs := make([]int32, 0, l), make([][]byte, 0, l)
 	for a := 0; a < l; {
 		b := a + 1
 		for b < l && L[b].Color == L[a].Color {
@@ -160,11 +161,17 @@ func (s *sorter) postLinks(ctx context.Context, post Poster) error {
 			case b == l:
 				lk.Right = rightAddr
 			}
-			if err := post.Post(ctx, L[i].Addr, putReply(&lk)); err != nil {
-				return err
-			}
+			to, msgs = append(to, L[i].Addr), append(msgs, putReply(&lk))
 		}
 		a = b
+	}
+	if pa, ok := post.(PostAller); ok {
+		return pa.PostAll(ctx, to, msgs)
+	}
+	for i := range to {
+		if err := post.Post(ctx, to[i], msgs[i]); err != nil {
+			return err
+		}
 	}
 	return nil
 }
