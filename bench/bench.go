@@ -536,6 +536,7 @@ func measure(ctx context.Context, c *config, alg string, sh shape) (Result, erro
 		}
 	} else {
 		err = scoll.Run(ctx, c.NP, body)
+		releaseWorld(c.NP)
 	}
 	if err != nil {
 		return Result{}, err

@@ -8,6 +8,23 @@ import (
 	"time"
 )
 
+// bigWorld is the number of in-process ranks from which a finished world's
+// memory is handed back to the operating system at once (releaseWorld).
+const bigWorld = 8192
+
+// releaseWorld returns the memory of a finished in-process world of n
+// ranks to the operating system when n is large. Without it, a process
+// that runs several configurations of tens of thousands of ranks in a row
+// grows by each one's peak (measured at 65,536 ranks: 6.1, 13.2, 19.6,
+// 24.5 GB of system memory after four hash splits, almost all of it idle
+// heap the next world did not reuse), and the kernel kills it; with it the
+// process stays at one world's peak (6.1–6.9 GB).
+func releaseWorld(n int) {
+	if n >= bigWorld {
+		debug.FreeOSMemory()
+	}
+}
+
 // PeakGCPercent is the garbage collector's default target while a split's
 // peak memory is measured (SplitConfig.PeakGCPercent): a collection starts
 // whenever the heap has grown by this share of what was live after the

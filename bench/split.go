@@ -634,6 +634,7 @@ func measureSplit(ctx context.Context, cfg *SplitConfig, n, gs int, keys []int, 
 		err = body(ctx, cfg.World)
 	} else {
 		err = scoll.Run(ctx, n, body)
+		releaseWorld(n)
 	}
 	if err != nil {
 		return err
