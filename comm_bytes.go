@@ -210,37 +210,22 @@ type postConn struct{ *splitConn }
 
 // Post implements split.Poster.
 func (p postConn) Post(ctx context.Context, to int32, data []byte) error {
-	return p.PostAll(ctx, []int32{to}, [][]byte{data})
-}
-
-// PostAll implements split.PostAller: the posts to other ranks go out at
-// once, one request each, and are awaited together.
-func (p postConn) PostAll(ctx context.Context, to []int32, data [][]byte) error {
 	c := p.c
-	var dst []int32
-	var reqs, reps [][]byte
-	for i, d := range data {
-		req := binary.LittleEndian.AppendUint64(make([]byte, 0, 8+len(d)), p.seq)
-		req = append(req, d...)
-		if int(to[i]) == c.t.Rank() {
-			if !c.posts.put(p.seq, req[8:]) {
-				return fmt.Errorf("%w: split: two replies posted to one rank", ErrMismatch)
-			}
-			continue
+	req := binary.LittleEndian.AppendUint64(make([]byte, 0, 8+len(data)), p.seq)
+	req = append(req, data...)
+	if int(to) == c.t.Rank() {
+		if !c.posts.put(p.seq, req[8:]) {
+			return fmt.Errorf("%w: split: two replies posted to one rank", ErrMismatch)
 		}
-		dst, reqs, reps = append(dst, to[i]), append(reqs, req), append(reps, make([]byte, 1))
-	}
-	if len(dst) == 0 {
 		return nil
 	}
 	a := asker{c: c, service: c.id | postBit}
-	if err := a.Ask(ctx, dst, reqs, reps); err != nil {
+	rep := [][]byte{make([]byte, 1)}
+	if err := a.Ask(ctx, []int32{to}, [][]byte{req}, rep); err != nil {
 		return err
 	}
-	for i, r := range reps {
-		if len(r) != 1 {
-			return fmt.Errorf("%w: split: transport address %d refused a reply", ErrMismatch, dst[i])
-		}
+	if len(rep[0]) != 1 {
+		return fmt.Errorf("%w: split: transport address %d refused a reply", ErrMismatch, to)
 	}
 	return nil
 }

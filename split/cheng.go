@@ -88,11 +88,9 @@ func runCheng(ctx context.Context, c Conn, me Entry, o *Options, st *Stats) (*So
 		t = time.Now()
 	}
 	if o.Chain {
-		// A chain result needs no table: the sorters post each
-		// contributor its links (without a Poster, the table is cut).
-		if post, ok := c.(Poster); ok {
-			return chainLinks(ctx, c, post, st, me, srt)
-		}
+		// A chain result needs no table: the sorters route each
+		// contributor its links.
+		return chainLinks(ctx, c, st, me, lo, grp, srt)
 	}
 	if gs := o.GroupFor(n); gs > 1 {
 		return buildDistributed(ctx, c, st, gs, me, lo, grp, srt)

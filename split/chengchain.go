@@ -3,7 +3,10 @@ package split
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"time"
+
+	"github.com/scoll/scoll/internal/errs"
 )
 
 // A sorter's summary of its sorted piece, allgathered among the sorters so
@@ -57,45 +60,91 @@ func getSummary(b []byte, n int64) summary {
 // chainLinks finishes cheng with a chain result and no table anywhere: the
 // sorters allgather one summary of their sorted pieces (p·48 bytes), number
 // the members of every group (those crossing a piece's border from the
-// summaries), and post each entry's contributor its links (sec. 3.2's
-// message back). Ranks hold O(1) besides a sorter's piece (O(n/p)). c must
-// be a Poster; every rank with a defined color takes one message.
-func chainLinks(ctx context.Context, c Conn, post Poster, st *Stats, me Entry, srt *sorter) (*Sorted, error) {
+// summaries), route each entry's links (20 bytes) to the sorter of its
+// contributor's collect group (an alltoallv among the sorters), and each
+// sorter scatters its group's links down the collect tree (⌈lg(n/p)⌉
+// rounds; a rank holds its subtree's links on the way). A rank whose color
+// is undefined gets an empty reply. Ranks hold O(1) besides a sorter's
+// piece (O(n/p)) and the scatter's subtree.
+func chainLinks(ctx context.Context, c Conn, st *Stats, me Entry, lo []int, grp int, srt *sorter) (*Sorted, error) {
 	t := time.Now()
+	g := rangeTeam(lo[grp], lo[grp+1], c.Rank())
+	// Room for this rank's subtree of the group's replies only.
+	slots := make([]byte, replyLen*(subtreeEnd(g.me, g.size())-g.me))
 	if srt != nil {
-		if err := srt.postLinks(ctx, post); err != nil {
+		if err := srt.routeLinks(ctx, lo, slots); err != nil {
 			return nil, err
 		}
 	}
-	if me.Color < 0 {
-		st.phase("links", &t)
-		return nil, nil
+	off := make(pieces, g.size()+1)
+	for i := range off {
+		off[i] = replyLen * i
 	}
-	buf := make([]byte, replyLen)
-	n, err := post.Take(ctx, buf)
-	if err != nil {
-		return nil, err
-	}
-	l, err := getReply(buf[:n], me.Addr)
-	if err != nil {
+	if err := scatter(ctx, c, st, g, off, slots); err != nil {
 		return nil, err
 	}
 	st.phase("links", &t)
+	if me.Color < 0 {
+		return nil, nil
+	}
+	l, err := getReply(slots[:replyLen], me.Addr)
+	if err != nil {
+		return nil, err
+	}
+	if l.Size < 1 || l.Rank < 0 || l.Rank >= l.Size {
+		return nil, fmt.Errorf("%w: split: rank %d's links say rank %d of %d", errs.Mismatch, c.Rank(), l.Rank, l.Size)
+	}
 	return &Sorted{Rank: l.Rank, Size: l.Size, links: &l}, nil
 }
 
-// postLinks numbers this sorter's piece and posts every entry's links.
-func (s *sorter) postLinks(ctx context.Context, post Poster) error {
+// routeLinks numbers this sorter's piece, sends every entry's links to the
+// sorter of its contributor's collect group (lo: the groups' first ranks)
+// and fills this sorter's group's slots (replyLen bytes per parent rank of
+// the group) with what the sorters sent it.
+func (s *sorter) routeLinks(ctx context.Context, lo []int, slots []byte) error {
+	to, msgs, err := s.links(ctx)
+	if err != nil {
+		return err
+	}
+	out := make([][]byte, s.t.size())
+	for i, e := range to {
+		d := groupOf(lo, int(e))
+		out[d] = binary.LittleEndian.AppendUint32(out[d], uint32(e))
+		out[d] = append(out[d], msgs[i]...)
+	}
+	in, err := s.alltoallv(ctx, out, tagLinks)
+	if err != nil {
+		return err
+	}
+	first, n := lo[s.t.me], lo[s.t.me+1]-lo[s.t.me]
+	for d, b := range in {
+		if len(b)%(4+replyLen) != 0 {
+			return fmt.Errorf("%w: split: sorter %d sent %d bytes of links", errs.Mismatch, d, len(b))
+		}
+		for ; len(b) > 0; b = b[4+replyLen:] {
+			k := int(binary.LittleEndian.Uint32(b)) - first
+			if k < 0 || k >= n {
+				return fmt.Errorf("%w: split: sorter %d sent the links of rank %d, not of this group", errs.Mismatch, d, k+first)
+			}
+			copy(slots[k*replyLen:], b[4:4+replyLen])
+		}
+	}
+	return nil
+}
+
+// links numbers this sorter's piece: each entry's contributor (parent
+// rank) and links, encoded as a reply.
+func (s *sorter) links(ctx context.Context) (ranks []int32, replies [][]byte, err error) {
 	p, me := s.t.size(), s.t.me
 	all := make([]byte, p*summaryLen)
 	copy(all[me*summaryLen:], summarize(s.list))
 	if err := allgather(ctx, s.c, s.st, s.t, evenPieces(len(all), p, summaryLen), all); err != nil {
-		return err
+		return nil, nil, err
 	}
 	sum := func(j int) summary { return getSummary(all[j*summaryLen:], s.target(j+1)-s.target(j)) }
 	L := s.list
 	if len(L) == 0 {
-		return nil
+		return nil, nil, nil
 	}
 	F, l := s.first, len(L)
 	// The first run may begin in earlier pieces, the last end in later ones.
@@ -134,7 +183,7 @@ func (s *sorter) postLinks(ctx context.Context, post Poster) error {
 			break
 		}
 	}
-	to, msgs := make([]int32, 0, l), make([][]byte, 0, l)
+	ranks, replies = make([]int32, 0, l), make([][]byte, 0, l)
 	for a := 0; a < l; {
 		b := a + 1
 		for b < l && L[b].Color == L[a].Color {
@@ -161,17 +210,9 @@ func (s *sorter) postLinks(ctx context.Context, post Poster) error {
 			case b == l:
 				lk.Right = rightAddr
 			}
-			to, msgs = append(to, L[i].Addr), append(msgs, putReply(&lk))
+			ranks, replies = append(ranks, L[i].Rank), append(replies, putReply(&lk))
 		}
 		a = b
 	}
-	if pa, ok := post.(PostAller); ok {
-		return pa.PostAll(ctx, to, msgs)
-	}
-	for i := range to {
-		if err := post.Post(ctx, to[i], msgs[i]); err != nil {
-			return err
-		}
-	}
-	return nil
+	return ranks, replies, nil
 }

@@ -22,13 +22,6 @@ type Poster interface {
 	Take(ctx context.Context, buf []byte) (int, error)
 }
 
-// PostAller is a Poster that posts many messages at once (one round of
-// requests instead of one after another); sorters use it when their Conn
-// has it.
-type PostAller interface {
-	PostAll(ctx context.Context, to []int32, data [][]byte) error
-}
-
 // replyLen is the size of a contributor's reply: rank, size, left, right
 // and first addresses (size 0: undefined).
 const replyLen = 20

@@ -60,6 +60,7 @@ const (
 	tagRadix       = 13 << 20
 	tagGatherSc    = 14 << 20
 	tagChainTable  = 15 << 20
+	tagLinks       = 16 << 20
 )
 
 // collect gathers the defined entries of the team's members, sorted, at
