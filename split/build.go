@@ -65,11 +65,7 @@ func buildDistributed(ctx context.Context, c Conn, st *Stats, p int, me Entry, l
 		}
 		st.phase("records", &t)
 	}
-	off := make(pieces, g.size()+1)
-	for i := range off {
-		off[i] = 4 * rl * i
-	}
-	if err := scatter(ctx, c, st, g, off, slots); err != nil {
+	if err := scatter(ctx, c, st, g, uniform(4*rl), slots); err != nil {
 		return nil, err
 	}
 	st.phase("scatter", &t)

@@ -76,11 +76,7 @@ func chainLinks(ctx context.Context, c Conn, st *Stats, me Entry, lo []int, grp 
 			return nil, err
 		}
 	}
-	off := make(pieces, g.size()+1)
-	for i := range off {
-		off[i] = replyLen * i
-	}
-	if err := scatter(ctx, c, st, g, off, slots); err != nil {
+	if err := scatter(ctx, c, st, g, uniform(replyLen), slots); err != nil {
 		return nil, err
 	}
 	st.phase("links", &t)

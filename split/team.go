@@ -109,6 +109,12 @@ func evenPieces(total, g, unit int) pieces {
 	return off
 }
 
+// at returns where piece i starts.
+func (p pieces) at(i int) int { return p[i] }
+
+// uniform returns the starts of pieces of size bytes each.
+func uniform(size int) func(i int) int { return func(i int) int { return size * i } }
+
 func btoi(b bool) int {
 	if b {
 		return 1
@@ -190,7 +196,7 @@ func bcast(ctx context.Context, c Conn, st *Stats, t team, total int, data []byt
 		data = make([]byte, total)
 	}
 	p := evenPieces(total, t.size(), 1)
-	if err := scatter(ctx, c, st, t, p, data[p[t.me]:]); err != nil {
+	if err := scatter(ctx, c, st, t, p.at, data[p[t.me]:]); err != nil {
 		return nil, err
 	}
 	if err := allgather(ctx, c, st, t, p, data); err != nil {
@@ -205,25 +211,28 @@ func bcast(ctx context.Context, c Conn, st *Stats, t team, total int, data []byt
 // needs room only for its subtree, pieces [o, subtreeEnd(o, g)): data holds
 // the bytes from p[o] of the whole string on (member 0: all of it). On
 // return the member's own piece (and its subtree's) is set.
-func scatter(ctx context.Context, c Conn, st *Stats, t team, p pieces, data []byte) error {
+//
+// p gives where piece i starts (i = 0 … g): pieces.at, or uniform for
+// pieces of one size, which needs no array of g offsets on every member.
+func scatter(ctx context.Context, c Conn, st *Stats, t team, p func(i int) int, data []byte) error {
 	o, g := t.me, t.size()
-	base := p[o]
+	base := p(o)
 	top := ceilLog2(g)
 	for k := top - 1; k >= 0; k-- {
 		d := 1 << k
 		switch {
 		case o%(2*d) == 0 && o+d < g:
 			hi := min(o+2*d, g)
-			if err := round(ctx, c, st, []Send{{To: t.at(o + d), Tag: tagScatter + k, Data: data[p[o+d]-base : p[hi]-base]}}, nil); err != nil {
+			if err := round(ctx, c, st, []Send{{To: t.at(o + d), Tag: tagScatter + k, Data: data[p(o+d)-base : p(hi)-base]}}, nil); err != nil {
 				return err
 			}
 		case o%(2*d) == d:
 			hi := min(o+d, g)
-			recvs := []Recv{{From: t.at(o - d), Tag: tagScatter + k, Buf: data[:p[hi]-base]}}
+			recvs := []Recv{{From: t.at(o - d), Tag: tagScatter + k, Buf: data[:p(hi)-base]}}
 			if err := round(ctx, c, st, nil, recvs); err != nil {
 				return err
 			}
-			if err := expect(&recvs[0], p[hi]-p[o]); err != nil {
+			if err := expect(&recvs[0], p(hi)-p(o)); err != nil {
 				return err
 			}
 		}
