@@ -14,7 +14,7 @@ import (
 func init() {
 	Register(Info{
 		Name:   "cheng",
-		Doc:    "gather to p sorting ranks, Cheng et al.'s exact splitters, exchange among the sorters, lg p merge stages, then the tables (replicated or distributed) built from the sorted pieces",
+		Doc:    "gather to p sorting ranks, Cheng et al.'s exact splitters, exchange among the sorters, lg p merge stages, then the tables (replicated or distributed) built from the sorted pieces, or a chain (each rank's links routed back through the sorters and the gather tree)",
 		Source: "Sack 2011, sec. 2.3.1–2.3.2; Cheng, Shah, Gilbert and Edelman 2007",
 		Phases: []string{"collect", "splitters", "exchange", "merge", "allgather", "broadcast", "records", "scatter", "rows", "links", "build"},
 		Run:    runCheng,
