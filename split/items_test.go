@@ -210,6 +210,32 @@ func TestItemAlgorithms(t *testing.T) {
 	}
 }
 
+// TestItemAlgorithms1024 runs every algorithm once at 1,024 ranks (the
+// top of the sizes the generalized split is checked on): byte colors of
+// mixed lengths, split and reorder, a chain result; the integer-only ones
+// on integers.
+func TestItemAlgorithms1024(t *testing.T) {
+	if testing.Short() {
+		t.Skip("1,024 ranks: skipped in -short mode")
+	}
+	const n = 1024
+	rng := rand.New(rand.NewPCG(9, 10))
+	pats := itemPatterns(n, rng)
+	for _, in := range List() {
+		items, o := pats["mixed"], Options{Algorithm: in.Name, Chain: true}
+		if in.Items == nil || in.Name == "radix" {
+			items, o.Ints = pats["random"], true
+		}
+		t.Run(in.Name, func(t *testing.T) {
+			res, err := runItems(t, items, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkItems(t, res, itemReference(items, &o))
+		})
+	}
+}
+
 // TestHashCollisions forces every color into one bin: hash must notice
 // that its chains stop shrinking with several colors left and sort them.
 func TestHashCollisions(t *testing.T) {
