@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"sync"
 
 	"github.com/scoll/scoll/internal/errs"
 )
@@ -98,8 +97,8 @@ func (p *Params) placement() (machine, nodes []int) {
 }
 
 // lineCache memoises the rank orders along paths: every rank of a call
-// computes the same one.
-var lineCache sync.Map // lineKey → *lineEntry
+// computes the same one. It holds the 64 newest.
+var lineCache = newMemo[lineKey, *lineEntry](64)
 
 type lineKey struct {
 	kind    int // 0: snake; 1 + i: cycle i of the decomposition
@@ -108,10 +107,8 @@ type lineKey struct {
 	sum     uint64
 }
 
-// lineEntry is computed once, by the first rank that asks; the others
-// wait for it (every rank of a large in-process world asks at once).
+// lineEntry is a path's rank order for one placement.
 type lineEntry struct {
-	once            sync.Once
 	nodes, line, at []int
 }
 
@@ -129,12 +126,13 @@ func nodesSum(nodes []int) uint64 {
 // nodes nil means rank r on node r.
 func pathLine(kind int, machine, nodes []int, size int) (line, at []int) {
 	key := lineKey{kind, fmt.Sprint(machine), size, nodesSum(nodes)}
-	v, _ := lineCache.LoadOrStore(key, &lineEntry{nodes: slices.Clone(nodes)})
-	e := v.(*lineEntry)
+	e := lineCache.get(key, func() *lineEntry {
+		line, at := computeLine(kind, machine, nodes, size)
+		return &lineEntry{slices.Clone(nodes), line, at}
+	})
 	if !slices.Equal(e.nodes, nodes) { // a hash collision: not cached
 		return computeLine(kind, machine, nodes, size)
 	}
-	e.once.Do(func() { e.line, e.at = computeLine(kind, machine, nodes, size) })
 	return e.line, e.at
 }
 
@@ -200,23 +198,16 @@ func torusCycleIndex(dims []int, c int) []int {
 	return idx
 }
 
-var cycleCache sync.Map // fmt.Sprint(dims) → *cycleEntry
-
-// cycleEntry is computed once, by the first rank that asks.
-type cycleEntry struct {
-	once   sync.Once
-	cycles [][]int
-}
+// cycleCache memoises the cycle decompositions by torus shape
+// (fmt.Sprint(dims)); it holds the 16 newest.
+var cycleCache = newMemo[string, [][]int](16)
 
 // torusCycles returns d edge-disjoint Hamiltonian cycles of the torus dims
 // (d its dimensions of size > 1, at least two), each as the position of
 // every node along it starting from node 0, or nil when d < 2 or the
 // search gets stuck (not seen for any size tried; see TestTorusCycles).
 func torusCycles(dims []int) [][]int {
-	v, _ := cycleCache.LoadOrStore(fmt.Sprint(dims), &cycleEntry{})
-	e := v.(*cycleEntry)
-	e.once.Do(func() { e.cycles = decompose(dims) })
-	return e.cycles
+	return cycleCache.get(fmt.Sprint(dims), func() [][]int { return decompose(dims) })
 }
 
 // decompose runs the cycle-merging search described above, from a few
