@@ -329,25 +329,25 @@ func allgatherNeighborCost(p *Params) Cost {
 func init() {
 	for _, c := range []schedule.Collective{schedule.Allgather, schedule.Allgatherv} {
 		Register(Info{
-			Coll: c, Name: "linear", Linear: true,
+			Coll: c, Name: Linear, Linear: true,
 			Doc:    "every rank sends its block to every other rank in one round",
 			Source: "Hoefler-Moor 2014 sec. 3 (direct); MPICH/Open MPI basic linear",
 			Build:  allgatherLinear, Cost: allgatherLinearCost,
 		})
 		Register(Info{
-			Coll: c, Name: "recursive-doubling", Requires: NeedsPowerOfTwo,
+			Coll: c, Name: RecursiveDoubling, Requires: NeedsPowerOfTwo,
 			Doc:    "exchange all held blocks with partners at distance 1, 2, 4, ...",
 			Source: "Thakur, Rabenseifner, Gropp 2005; Sack 2011 sec. 3.2.2; Heath-Solomonik 2019 sec. 5",
 			Build:  allgatherRD, Cost: allgatherRDCost,
 		})
 		Register(Info{
-			Coll: c, Name: "bruck",
+			Coll: c, Name: Bruck,
 			Doc:    "ceil(lg P) rounds of doubling block counts for any P, then a local rotation",
 			Source: "Bruck et al. 1997; Thakur, Rabenseifner, Gropp 2005; Sack 2011 sec. 3.2.2",
 			Build:  allgatherBruckAlg, Cost: allgatherBruckCost,
 		})
 		Register(Info{
-			Coll: c, Name: "neighbor-exchange", Linear: true,
+			Coll: c, Name: NeighborExchange, Linear: true,
 			Doc:    "P/2 steps exchanging pairs of blocks with alternating neighbours (ring for odd P)",
 			Source: "Chen et al. 2005",
 			Build:  allgatherNeighbor, Cost: allgatherNeighborCost,

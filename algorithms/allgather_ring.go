@@ -61,7 +61,7 @@ func allgatherRingCost(p *Params) Cost {
 func init() {
 	for _, c := range []schedule.Collective{schedule.Allgather, schedule.Allgatherv} {
 		Register(Info{
-			Coll: c, Name: "ring", Linear: true,
+			Coll: c, Name: Ring, Linear: true,
 			Doc:    "pass blocks around a ring in P-1 steps; bandwidth-optimal",
 			Source: "Thakur, Rabenseifner, Gropp 2005; Sack 2011 sec. 3.2",
 			Build:  allgatherRing, Cost: allgatherRingCost,

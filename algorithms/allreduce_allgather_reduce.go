@@ -52,7 +52,7 @@ func allreduceAllgatherReduceCost(p *Params) Cost {
 func init() {
 	Register(Info{
 		// Linear: Θ(P) local reductions a rank, Θ(P²) operations in all.
-		Coll: schedule.Allreduce, Name: "allgather-reduce", Linear: true,
+		Coll: schedule.Allreduce, Name: AllgatherReduce, Linear: true,
 		Doc:    "Bruck allgather of all vectors, then a local reduction in rank order; fewest rounds",
 		Source: "Bruck et al. 1997; Hoefler-Moor 2014 sec. 3",
 		Build:  allreduceAllgatherReduce, Cost: allreduceAllgatherReduceCost,

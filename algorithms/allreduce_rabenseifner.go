@@ -93,7 +93,7 @@ func allreduceRabenseifnerCost(p *Params) Cost {
 
 func init() {
 	Register(Info{
-		Coll: schedule.Allreduce, Name: "rabenseifner",
+		Coll: schedule.Allreduce, Name: Rabenseifner,
 		Doc:    "recursive-halving reduce-scatter then recursive-doubling allgather; keeps rank order",
 		Source: "Thakur, Rabenseifner, Gropp 2005; Heath-Solomonik 2019 sec. 5; Hoefler-Moor 2014 sec. 3",
 		Build:  allreduceRabenseifner, Cost: allreduceRabenseifnerCost,

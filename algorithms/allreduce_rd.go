@@ -100,7 +100,7 @@ func allreduceRDCost(p *Params) Cost {
 
 func init() {
 	Register(Info{
-		Coll: schedule.Allreduce, Name: "recursive-doubling",
+		Coll: schedule.Allreduce, Name: RecursiveDoubling,
 		Doc:    "exchange whole vectors with partners at distance 1, 2, 4, ...; latency-optimal",
 		Source: "Thakur, Rabenseifner, Gropp 2005; Hoefler-Moor 2014 sec. 3",
 		Build:  allreduceRD, Cost: allreduceRDCost,

@@ -101,7 +101,7 @@ func allreduceReduceBcastCost(p *Params) Cost {
 
 func init() {
 	Register(Info{
-		Coll: schedule.Allreduce, Name: "reduce-bcast",
+		Coll: schedule.Allreduce, Name: ReduceBcast,
 		Doc:    "binomial reduce to rank 0, then binomial broadcast; keeps rank order",
 		Source: "Thakur, Rabenseifner, Gropp 2005; Hoefler-Moor 2014 sec. 3",
 		Build:  allreduceReduceBcast, Cost: allreduceReduceBcastCost,

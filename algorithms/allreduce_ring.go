@@ -46,7 +46,7 @@ func allreduceRingCost(p *Params) Cost {
 
 func init() {
 	Register(Info{
-		Coll: schedule.Allreduce, Name: "ring", Requires: NeedsCommutative, Linear: true,
+		Coll: schedule.Allreduce, Name: Ring, Requires: NeedsCommutative, Linear: true,
 		Doc:    "ring reduce-scatter then ring allgather, optionally segmented; bandwidth-optimal",
 		Source: "Thakur, Rabenseifner, Gropp 2005; Hoefler-Moor 2014 sec. 3; Sack 2011 sec. 3.2",
 		Build:  allreduceRing, Cost: allreduceRingCost,

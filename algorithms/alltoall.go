@@ -278,20 +278,20 @@ func alltoallBruckCost(p *Params) Cost {
 func init() {
 	for _, c := range []schedule.Collective{schedule.Alltoall, schedule.Alltoallv} {
 		Register(Info{
-			Coll: c, Name: "direct", Linear: true,
+			Coll: c, Name: Direct, Linear: true,
 			Doc:    "post every send and receive in one round; the transport orders them",
 			Source: "Thakur, Rabenseifner, Gropp 2005",
 			Build:  alltoallDirect, Cost: alltoallDirectCost,
 		})
 		Register(Info{
-			Coll: c, Name: "pairwise", Linear: true,
+			Coll: c, Name: Pairwise, Linear: true,
 			Doc:    "P-1 steps; in step k send to r+k and receive from r-k",
 			Source: "Thakur, Rabenseifner, Gropp 2005",
 			Build:  alltoallPairwise, Cost: alltoallPairwiseCost,
 		})
 	}
 	Register(Info{
-		Coll: schedule.Alltoall, Name: "bruck",
+		Coll: schedule.Alltoall, Name: Bruck,
 		Doc:    "lg P rounds moving packed blocks 2^k ranks on; latency-optimal for small blocks",
 		Source: "Bruck, Ho, Kipnis, Upfal, Weathersby 1997",
 		Build:  alltoallBruck, Cost: alltoallBruckCost,

@@ -120,19 +120,19 @@ func barrierTreeCost(p *Params) Cost {
 func init() {
 	for _, in := range []Info{
 		{
-			Name:   "dissemination",
+			Name:   Dissemination,
 			Doc:    "lg P rounds; in round k signal r+2^k and wait for r-2^k",
 			Source: "Hensgen, Finkel, Manber 1988",
 			Build:  barrierDissemination, Cost: barrierDisseminationCost,
 		},
 		{
-			Name:   "recursive-doubling",
+			Name:   RecursiveDoubling,
 			Doc:    "pairwise exchanges with r^2^k; extra ranks fold into a power of two",
 			Source: "Thakur, Rabenseifner, Gropp 2005",
 			Build:  barrierRD, Cost: barrierRDCost,
 		},
 		{
-			Name:   "tree",
+			Name:   Tree,
 			Doc:    "gather arrival up a binomial tree to rank 0, then release down it",
 			Source: "binomial tree (MPICH); Hoefler-Moor 2014",
 			Build:  barrierTree, Cost: barrierTreeCost,

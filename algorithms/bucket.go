@@ -317,19 +317,19 @@ func bucketReduceScatterPhase(b *schedule.Builder, pl *bucketPlan, r int, x *sec
 func init() {
 	for _, c := range []schedule.Collective{schedule.Allgather, schedule.Allgatherv} {
 		Register(Info{
-			Coll: c, Name: "bucket", Linear: true,
+			Coll: c, Name: Bucket, Linear: true,
 			Doc:    "ring allgather along each grid dimension in turn (X lines, then XY planes, ...)",
 			Source: "Sack 2011 sec. 3.2.2; Chan et al. 2007",
 			Build:  allgatherBucket(1), Cost: bucketCost(1, false),
 		})
 		Register(Info{
-			Coll: c, Name: "bucket3", Linear: true,
+			Coll: c, Name: Bucket3, Linear: true,
 			Doc:    "one bucket per grid dimension (XYZ+, YZX+, ZXY+) on sections of every block, after a remapping exchange",
 			Source: "Sack 2011 sec. 3.4.2",
 			Build:  allgatherBucket(3), Cost: bucketCost(3, false),
 		})
 		Register(Info{
-			Coll: c, Name: "bucket6", Linear: true,
+			Coll: c, Name: Bucket6, Linear: true,
 			Doc:    "two buckets per grid dimension (XYZ+-, YZX+-, ZXY+-) on sections of every block, after a remapping exchange",
 			Source: "Sack 2011 sec. 3.4.2",
 			Build:  allgatherBucket(6), Cost: bucketCost(6, false),
@@ -337,19 +337,19 @@ func init() {
 	}
 	for _, c := range []schedule.Collective{schedule.ReduceScatterBlock, schedule.ReduceScatter} {
 		Register(Info{
-			Coll: c, Name: "bucket", Linear: true, Requires: NeedsCommutative,
+			Coll: c, Name: Bucket, Linear: true, Requires: NeedsCommutative,
 			Doc:    "ring reduce-scatter along each grid dimension in turn (Z planes, then Y lines, ...)",
 			Source: "Sack 2011 sec. 3.2.2; Chan et al. 2007",
 			Build:  redscatBucket(1), Cost: bucketCost(1, true),
 		})
 		Register(Info{
-			Coll: c, Name: "bucket3", Linear: true, Requires: NeedsCommutative,
+			Coll: c, Name: Bucket3, Linear: true, Requires: NeedsCommutative,
 			Doc:    "one reduce-scatter bucket per grid dimension on sections of the vector, then a remapping exchange",
 			Source: "Sack 2011 sec. 3.4.2",
 			Build:  redscatBucket(3), Cost: bucketCost(3, true),
 		})
 		Register(Info{
-			Coll: c, Name: "bucket6", Linear: true, Requires: NeedsCommutative,
+			Coll: c, Name: Bucket6, Linear: true, Requires: NeedsCommutative,
 			Doc:    "two reduce-scatter buckets per grid dimension and direction on sections of the vector, then a remapping exchange",
 			Source: "Sack 2011 sec. 3.4.2",
 			Build:  redscatBucket(6), Cost: bucketCost(6, true),

@@ -144,11 +144,12 @@ func (ps *positions) treeGather(b *schedule.Builder, r int, q0 []int, mine func(
 	}
 }
 
-// composite names one of the families the composites are built from.
+// composite names one of the families the composites are built from, and
+// the names of its allreduce (the family's name), bcast and reduce.
 type composite struct {
-	name  string
-	rd    func(*Params, redscatLayout) []rdLane // recursive doubling in these lanes, or
-	ports int                                   // buckets
+	name, bcastName, reduceName string
+	rd                          func(*Params, redscatLayout) []rdLane // recursive doubling in these lanes, or
+	ports                       int                                   // buckets
 }
 
 // singleLane adapts a one-lane plan.
@@ -157,13 +158,13 @@ func singleLane(plan func(*Params) *rdPlan) func(*Params, redscatLayout) []rdLan
 }
 
 var composites = []composite{
-	{name: "rd-halving", rd: singleLane(rdHalvingPlan)},
-	{name: "rd-optimal", rd: singleLane(rdOptimalPlan)},
-	{name: "rd-path", rd: singleLane(rdPathPlan)},
-	{name: "rd-paths", rd: pathLanes},
-	{name: "bucket", ports: 1},
-	{name: "bucket3", ports: 3},
-	{name: "bucket6", ports: 6},
+	{name: RDHalving, bcastName: ScatterRDHalving, reduceName: RDHalvingGather, rd: singleLane(rdHalvingPlan)},
+	{name: RDOptimal, bcastName: ScatterRDOptimal, reduceName: RDOptimalGather, rd: singleLane(rdOptimalPlan)},
+	{name: RDPath, bcastName: ScatterRDPath, reduceName: RDPathGather, rd: singleLane(rdPathPlan)},
+	{name: RDPaths, bcastName: ScatterRDPaths, reduceName: RDPathsGather, rd: pathLanes},
+	{name: Bucket, bcastName: ScatterBucket, reduceName: BucketGather, ports: 1},
+	{name: Bucket3, bcastName: ScatterBucket3, reduceName: Bucket3Gather, ports: 3},
+	{name: Bucket6, bcastName: ScatterBucket6, reduceName: Bucket6Gather, ports: 6},
 }
 
 // plan returns the positions of the family for p over blocks l and the
@@ -313,7 +314,7 @@ func (c *composite) cost(coll schedule.Collective) func(*Params) Cost {
 func init() {
 	for i := range composites {
 		c := &composites[i]
-		ordered := c.name == "rd-halving"
+		ordered := c.name == RDHalving
 		var req Requirement
 		if !ordered {
 			req = NeedsCommutative
@@ -325,12 +326,12 @@ func init() {
 			Source: src, Build: c.allreduce, Cost: c.cost(schedule.Allreduce),
 		})
 		Register(Info{
-			Coll: schedule.Bcast, Name: "scatter-" + c.name, Linear: c.rd == nil,
+			Coll: schedule.Bcast, Name: c.bcastName, Linear: c.rd == nil,
 			Doc:    "binomial scatter straight to the " + c.name + " allgather's starting blocks, then that allgather",
 			Source: src, Build: c.bcast, Cost: c.cost(schedule.Bcast),
 		})
 		Register(Info{
-			Coll: schedule.Reduce, Name: c.name + "-gather", Requires: req, Linear: c.rd == nil,
+			Coll: schedule.Reduce, Name: c.reduceName, Requires: req, Linear: c.rd == nil,
 			Doc:    c.name + " reduce-scatter without its exchange, then a binomial gather of the blocks to the root",
 			Source: src, Build: c.reduce, Cost: c.cost(schedule.Reduce),
 		})

@@ -144,19 +144,19 @@ func gatherBinomialCost(p *Params) Cost {
 
 func init() {
 	for _, c := range []schedule.Collective{schedule.Gather, schedule.Gatherv} {
-		Register(Info{Coll: c, Name: "linear", Linear: true, Build: gatherLinear, Cost: gatherLinearCost,
+		Register(Info{Coll: c, Name: Linear, Linear: true, Build: gatherLinear, Cost: gatherLinearCost,
 			Doc:    "every rank sends its block straight to the root",
 			Source: "Hoefler-Moor 2014 sec. 3.1.1"})
 	}
 	for _, c := range []schedule.Collective{schedule.Scatter, schedule.Scatterv} {
-		Register(Info{Coll: c, Name: "linear", Linear: true, Build: scatterLinear, Cost: gatherLinearCost,
+		Register(Info{Coll: c, Name: Linear, Linear: true, Build: scatterLinear, Cost: gatherLinearCost,
 			Doc:    "the root sends every rank its block directly",
 			Source: "Hoefler-Moor 2014 sec. 3.1.1"})
 	}
-	Register(Info{Coll: schedule.Gather, Name: "binomial", Build: gatherBinomial, Cost: gatherBinomialCost,
+	Register(Info{Coll: schedule.Gather, Name: Binomial, Build: gatherBinomial, Cost: gatherBinomialCost,
 		Doc:    "binomial tree of contiguous rank ranges; one message per tree edge",
 		Source: "Heath-Solomonik notes sec. 5.2.1; Hoefler-Moor 2014 sec. 3.1.2"})
-	Register(Info{Coll: schedule.Scatter, Name: "binomial", Build: scatterBinomial, Cost: gatherBinomialCost,
+	Register(Info{Coll: schedule.Scatter, Name: Binomial, Build: scatterBinomial, Cost: gatherBinomialCost,
 		Doc:    "binomial tree of contiguous rank ranges, largest subtree first",
 		Source: "Heath-Solomonik notes sec. 5.2.1; Hoefler-Moor 2014 sec. 3.1.2"})
 }

@@ -239,19 +239,19 @@ func hybridCost(reduces bool) func(*Params) Cost {
 func init() {
 	for _, c := range []schedule.Collective{schedule.Allgather, schedule.Allgatherv} {
 		Register(Info{
-			Coll: c, Name: "rd-path",
+			Coll: c, Name: RDPath,
 			Doc:    "distance-halving recursive doubling in the order of a Hamiltonian (snake) path through the machine, for irregular placements",
 			Source: "Sack 2011 sec. 3.4.3",
 			Build:  allgatherLanes(singleLane(rdPathPlan)), Cost: lanesCost(singleLane(rdPathPlan), false),
 		})
 		Register(Info{
-			Coll: c, Name: "rd-paths",
+			Coll: c, Name: RDPaths,
 			Doc:    "one distance-halving recursive doubling per edge-disjoint Hamiltonian cycle of the torus, at once on sections of the data (multi-port)",
 			Source: "Sack 2011 sec. 3.4.3",
 			Build:  allgatherLanes(pathLanes), Cost: lanesCost(pathLanes, false),
 		})
 		Register(Info{
-			Coll: c, Name: "rd-hybrid",
+			Coll: c, Name: RDHybrid,
 			Doc:    "bucket6 with each bucket's first d-1 rings replaced by recursive doubling over that sub-grid (triple recursive doubling + sextuple ring)",
 			Source: "Sack 2011 sec. 3.6.1",
 			Build:  allgatherHybrid, Cost: hybridCost(false), Linear: true,
@@ -259,19 +259,19 @@ func init() {
 	}
 	for _, c := range []schedule.Collective{schedule.ReduceScatterBlock, schedule.ReduceScatter} {
 		Register(Info{
-			Coll: c, Name: "rh-path", Requires: NeedsCommutative,
+			Coll: c, Name: RHPath, Requires: NeedsCommutative,
 			Doc:    "recursive halving in the order of a Hamiltonian (snake) path through the machine, then the exchange; for irregular placements",
 			Source: "Sack 2011 sec. 3.4.3",
 			Build:  redscatLanes(singleLane(rdPathPlan)), Cost: lanesCost(singleLane(rdPathPlan), true),
 		})
 		Register(Info{
-			Coll: c, Name: "rh-paths", Requires: NeedsCommutative,
+			Coll: c, Name: RHPaths, Requires: NeedsCommutative,
 			Doc:    "one recursive halving per edge-disjoint Hamiltonian cycle of the torus, at once on sections of the data (multi-port)",
 			Source: "Sack 2011 sec. 3.4.3",
 			Build:  redscatLanes(pathLanes), Cost: lanesCost(pathLanes, true),
 		})
 		Register(Info{
-			Coll: c, Name: "rh-hybrid", Requires: NeedsCommutative,
+			Coll: c, Name: RHHybrid, Requires: NeedsCommutative,
 			Doc:    "the six buckets' last rings, then recursive halving over each bucket's sub-grid of the other dimensions (mirror of rd-hybrid)",
 			Source: "Sack 2011 sec. 3.6.1",
 			Build:  redscatHybrid, Cost: hybridCost(true), Linear: true,

@@ -336,22 +336,22 @@ func reduceRabenseifnerCost(p *Params) Cost {
 
 func init() {
 	for _, in := range []Info{
-		{Name: "linear", Linear: true, Build: reduceLinear, Cost: reduceLinearCost,
+		{Name: Linear, Linear: true, Build: reduceLinear, Cost: reduceLinearCost,
 			Doc:    "the root receives every vector in turn and combines them in rank order",
 			Source: "Hoefler-Moor 2014 sec. 3.1.1"},
-		{Name: "binomial", Build: reduceBinomial, Cost: reduceBinomialCost,
+		{Name: Binomial, Build: reduceBinomial, Cost: reduceBinomialCost,
 			Doc:    "binomial tree of contiguous rank ranges; order-preserving, lg P rounds",
 			Source: "Heath-Solomonik notes sec. 5.1; Thakur, Rabenseifner, Gropp 2005"},
-		{Name: "k-nomial", Build: reduceKnomial, Cost: reduceKnomialCost,
+		{Name: KNomial, Build: reduceKnomial, Cost: reduceKnomialCost,
 			Doc:    "k-nomial tree (radix p.Radix, default 4) of contiguous rank ranges",
 			Source: "Hoefler-Moor 2014 sec. 3.1.2"},
-		{Name: "pipeline", Build: reducePipeline, Cost: reducePipelineCost,
+		{Name: Pipeline, Build: reducePipeline, Cost: reducePipelineCost,
 			Doc:    "segmented pipeline along chains from both ends into the root",
 			Source: "Hoefler-Moor 2014 sec. 3.1.4; Sack 2011 sec. 3.2"},
-		{Name: "in-order-binary", Build: reduceInOrderBinary, Cost: reduceInOrderBinaryCost,
+		{Name: InOrderBinary, Build: reduceInOrderBinary, Cost: reduceInOrderBinaryCost,
 			Doc:    "segmented in-order binary tree rooted at the root; order-preserving",
 			Source: "Open MPI coll/tuned; Hoefler-Moor 2014 sec. 3.1.4"},
-		{Name: "rabenseifner", Build: reduceRabenseifner, Cost: reduceRabenseifnerCost,
+		{Name: Rabenseifner, Build: reduceRabenseifner, Cost: reduceRabenseifnerCost,
 			Doc:    "reduce-scatter by recursive halving, then binomial gather; for long vectors",
 			Source: "Rabenseifner 2004; Thakur, Rabenseifner, Gropp 2005"},
 	} {

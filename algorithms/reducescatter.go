@@ -334,25 +334,25 @@ func redscatReduceScatterCost(p *Params) Cost {
 func init() {
 	for _, c := range []schedule.Collective{schedule.ReduceScatterBlock, schedule.ReduceScatter} {
 		Register(Info{
-			Coll: c, Name: "ring", Requires: NeedsCommutative, Linear: true,
+			Coll: c, Name: Ring, Requires: NeedsCommutative, Linear: true,
 			Doc:    "pass partial blocks around a ring in P-1 steps, optionally segmented; bandwidth-optimal",
 			Source: "Thakur, Rabenseifner, Gropp 2005; Sack 2011 sec. 3.2; Hoefler-Moor 2014 sec. 3",
 			Build:  redscatRingAlg, Cost: redscatRingCost,
 		})
 		Register(Info{
-			Coll: c, Name: "recursive-halving", Requires: NeedsCommutative,
+			Coll: c, Name: RecursiveHalving, Requires: NeedsCommutative,
 			Doc:    "halve the vector with partners at distance P/2, ..., 1; folds extra ranks when P is not a power of two",
 			Source: "Thakur, Rabenseifner, Gropp 2005; Heath-Solomonik 2019 sec. 5",
 			Build:  redscatHalvingAlg, Cost: redscatHalvingCost,
 		})
 		Register(Info{
-			Coll: c, Name: "pairwise", Linear: true,
+			Coll: c, Name: Pairwise, Linear: true,
 			Doc:    "in step k send block r+k to rank r+k and combine rank r-k's block; keeps rank order",
 			Source: "Thakur, Rabenseifner, Gropp 2005; Hoefler-Moor 2014 sec. 3",
 			Build:  redscatPairwise, Cost: redscatPairwiseCost,
 		})
 		Register(Info{
-			Coll: c, Name: "reduce-scatter",
+			Coll: c, Name: ReduceScatter,
 			Doc:    "binomial reduce of the whole vector to rank 0, then binomial scatter of the blocks",
 			Source: "Thakur, Rabenseifner, Gropp 2005; Sack 2011 sec. 3.2",
 			Build:  redscatReduceScatter, Cost: redscatReduceScatterCost,

@@ -478,13 +478,13 @@ func redscatReorderCost(plan func(*Params) *rdPlan) func(*Params) Cost {
 func init() {
 	for _, c := range []schedule.Collective{schedule.Allgather, schedule.Allgatherv} {
 		Register(Info{
-			Coll: c, Name: "rd-halving",
+			Coll: c, Name: RDHalving,
 			Doc:    "recursive doubling with partners at distance P/2, P/4, ..., 1 after a bit-reversal exchange",
 			Source: "Sack 2011 sec. 3.4.1",
 			Build:  allgatherReorder(rdHalvingPlan), Cost: allgatherReorderCost(rdHalvingPlan),
 		})
 		Register(Info{
-			Coll: c, Name: "rd-optimal",
+			Coll: c, Name: RDOptimal,
 			Doc:    "recursive doubling in torus order (largest dimensions first, far partners first) after a reordering exchange",
 			Source: "Sack 2011 sec. 3.4.1",
 			Build:  allgatherReorder(rdOptimalPlan), Cost: allgatherReorderCost(rdOptimalPlan),
@@ -492,13 +492,13 @@ func init() {
 	}
 	for _, c := range []schedule.Collective{schedule.ReduceScatterBlock, schedule.ReduceScatter} {
 		Register(Info{
-			Coll: c, Name: "rh-doubling",
+			Coll: c, Name: RHDoubling,
 			Doc:    "recursive halving with partners at distance 1, 2, ..., P/2, then a bit-reversal exchange; keeps rank order",
 			Source: "Sack 2011 sec. 3.4.1",
 			Build:  redscatReorder(rdHalvingPlan), Cost: redscatReorderCost(rdHalvingPlan),
 		})
 		Register(Info{
-			Coll: c, Name: "rh-optimal", Requires: NeedsCommutative,
+			Coll: c, Name: RHOptimal, Requires: NeedsCommutative,
 			Doc:    "recursive halving in reverse torus order (neighbours first), then a reordering exchange",
 			Source: "Sack 2011 sec. 3.4.1",
 			Build:  redscatReorder(rdOptimalPlan), Cost: redscatReorderCost(rdOptimalPlan),

@@ -349,19 +349,19 @@ func scanButterflyCost(p *Params) Cost {
 func init() {
 	for _, c := range []schedule.Collective{schedule.Scan, schedule.Exscan} {
 		Register(Info{
-			Coll: c, Name: "linear", Linear: true,
+			Coll: c, Name: Linear, Linear: true,
 			Doc:    "pass the prefix along a chain from rank 0 to rank P-1",
 			Source: "MPI standard reference semantics; MPICH",
 			Build:  scanLinear, Cost: scanLinearCost,
 		})
 		Register(Info{
-			Coll: c, Name: "recursive-doubling",
+			Coll: c, Name: RecursiveDoubling,
 			Doc:    "lg P exchanges of partial totals with partners r^2^k; latency-optimal",
 			Source: "Hillis, Steele 1986; Thakur, Rabenseifner, Gropp 2005",
 			Build:  scanRD, Cost: scanRDCost,
 		})
 		Register(Info{
-			Coll: c, Name: "butterfly",
+			Coll: c, Name: Butterfly,
 			Doc:    "pairwise halving of data and ranks, recursive scan, then a second exchange; 2 lg P rounds",
 			Source: "Heath, Solomonik 2019, sec. 5.2.4, Algorithm 2",
 			Build:  scanButterfly, Cost: scanButterflyCost,
