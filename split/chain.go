@@ -172,16 +172,11 @@ func (ch *Chain) walk(ctx context.Context, r int) (int32, error) {
 		}
 	}
 	ch.mu.Unlock()
-	req := [][]byte{{chainAsk}}
 	for from != r {
-		rep := [][]byte{make([]byte, 8)}
-		if err := ch.asker.Ask(ctx, []int32{at}, req, rep); err != nil {
+		left, right, err := ch.neighbours(ctx, at, from)
+		if err != nil {
 			return 0, err
 		}
-		if len(rep[0]) != 8 {
-			return 0, fmt.Errorf("%w: chain lookup at rank %d unanswered (closed?)", errs.PeerFailed, from)
-		}
-		left, right := int32(binary.LittleEndian.Uint32(rep[0])), int32(binary.LittleEndian.Uint32(rep[0][4:]))
 		if r < from {
 			from, at = from-1, left
 		} else {
@@ -191,7 +186,6 @@ func (ch *Chain) walk(ctx context.Context, r int) (int32, error) {
 			return 0, fmt.Errorf("%w: chain ends before rank %d", errs.Mismatch, r)
 		}
 		ch.mu.Lock()
-		ch.hops++
 		if ch.cache == nil {
 			ch.cache = map[int32]int32{}
 		}
@@ -223,7 +217,6 @@ func (ch *Chain) Walk(ctx context.Context) ([]int32, error) {
 	n := ch.Links.Size
 	m = make([]int32, n)
 	m[0] = ch.First
-	req := [][]byte{{chainAsk}}
 	for r := 1; r < n; r++ {
 		if a, ok := ch.Addr(r); ok {
 			m[r] = a
@@ -232,24 +225,34 @@ func (ch *Chain) Walk(ctx context.Context) ([]int32, error) {
 		if ch.asker == nil {
 			return nil, fmt.Errorf("%w: chain: rank %d is not a neighbour and nothing answers lookups", errs.Unsupported, r)
 		}
-		rep := [][]byte{make([]byte, 8)}
-		if err := ch.asker.Ask(ctx, []int32{m[r-1]}, req, rep); err != nil {
+		_, right, err := ch.neighbours(ctx, m[r-1], r-1)
+		if err != nil {
 			return nil, err
 		}
-		if len(rep[0]) != 8 {
-			return nil, fmt.Errorf("%w: chain lookup at rank %d unanswered (closed?)", errs.PeerFailed, r-1)
-		}
-		if m[r] = int32(binary.LittleEndian.Uint32(rep[0][4:])); m[r] == None {
+		if m[r] = right; right == None {
 			return nil, fmt.Errorf("%w: chain ends before rank %d", errs.Mismatch, r)
 		}
-		ch.mu.Lock()
-		ch.hops++
-		ch.mu.Unlock()
 	}
 	ch.mu.Lock()
 	ch.walked = m
 	ch.mu.Unlock()
 	return m, nil
+}
+
+// neighbours asks the member of rank r at address at for its neighbours
+// (one lookup request, counted in Hops).
+func (ch *Chain) neighbours(ctx context.Context, at int32, r int) (left, right int32, err error) {
+	rep := [][]byte{make([]byte, 8)}
+	if err := ch.asker.Ask(ctx, []int32{at}, [][]byte{{chainAsk}}, rep); err != nil {
+		return 0, 0, err
+	}
+	if len(rep[0]) != 8 {
+		return 0, 0, fmt.Errorf("%w: chain lookup at rank %d unanswered (closed?)", errs.PeerFailed, r)
+	}
+	ch.mu.Lock()
+	ch.hops++
+	ch.mu.Unlock()
+	return int32(binary.LittleEndian.Uint32(rep[0])), int32(binary.LittleEndian.Uint32(rep[0][4:])), nil
 }
 
 func abs(x int) int {
