@@ -33,15 +33,6 @@ import (
 // Per sorter O((n/p)(P' + lg n)) addresses move in steps 2 and 3; per
 // member O(m/P' + P' + lg n). No rank ever holds a whole table.
 
-// pieceSummary is what a sorter tells the others about its piece.
-type pieceSummary struct {
-	n                     int64 // entries
-	first, last           int64 // colors of the first and last entry
-	firstCount, lastCount int64 // entries of those colors in the piece
-}
-
-const summaryBytes = 40
-
 // recordLen returns the length in int32 words of a member's record for a
 // parent of n ranks and groups of p: new rank, size, the address of rank
 // 0, 2⌈lg n⌉ partners and up to min(p, n) column entries.
@@ -134,55 +125,21 @@ func blockRows(ctx context.Context, c Conn, st *Stats, self int32, o, length int
 // sorter's group's slots (rl words per parent rank of the group, zero for
 // ranks whose color is undefined).
 func (s *sorter) records(ctx context.Context, p, rl int, lo []int, slots []byte) error {
-	np := s.t.size()
 	// 1. Where the colors of this piece start and how long they are.
-	sum := make([]byte, summaryBytes*np)
-	mine := pieceSummary{n: int64(len(s.list))}
-	if len(s.list) > 0 {
-		mine.first, mine.last = s.list[0].Color, s.list[len(s.list)-1].Color
-		mine.firstCount = int64(len(colorRange(s.list, mine.first)))
-		mine.lastCount = int64(len(colorRange(s.list, mine.last)))
-	}
-	b := sum[summaryBytes*s.t.me : summaryBytes*s.t.me]
-	for _, v := range []int64{mine.n, mine.first, mine.last, mine.firstCount, mine.lastCount} {
-		b = putI64(b, v)
-	}
-	if err := allgather(ctx, s.c, s.st, s.t, evenPieces(len(sum), np, summaryBytes), sum); err != nil {
+	sums, err := s.summaries(ctx)
+	if err != nil {
 		return err
 	}
-	sums := make([]pieceSummary, np)
-	for i := range sums {
-		v := sum[summaryBytes*i:]
-		sums[i] = pieceSummary{getI64(v), getI64(v[8:]), getI64(v[16:]), getI64(v[24:]), getI64(v[32:])}
-	}
-	// Global bounds of every color of the piece.
+	// Global bounds of every color of the piece: a run at either end of
+	// the piece may go on in the neighbouring pieces.
 	type bounds struct{ start, size int64 }
 	colorBounds := func(col int64, localFirst, localLen int64) bounds {
-		start := s.first + localFirst
-		for i := s.t.me - 1; i >= 0; i-- {
-			if sums[i].n == 0 {
-				continue
-			}
-			if sums[i].last != col || localFirst > 0 {
-				break
-			}
-			start -= sums[i].lastCount
-			if sums[i].first != col {
-				break
-			}
+		start, end := s.first+localFirst, s.first+localFirst+localLen
+		if localFirst == 0 {
+			start, _, _ = s.runBefore(sums, col, None)
 		}
-		end := s.first + localFirst + localLen
-		for i := s.t.me + 1; i < np; i++ {
-			if sums[i].n == 0 {
-				continue
-			}
-			if sums[i].first != col || localFirst+localLen < int64(len(s.list)) {
-				break
-			}
-			end += sums[i].firstCount
-			if sums[i].last != col {
-				break
-			}
+		if localFirst+localLen == int64(len(s.list)) {
+			end, _ = s.runAfter(sums, col)
 		}
 		return bounds{start, end - start}
 	}
@@ -246,7 +203,7 @@ func (s *sorter) records(ctx context.Context, p, rl int, lo []int, slots []byte)
 		return addrOf[i]
 	}
 	// 3. Records to the sorters of the members' collect groups.
-	perDest := make([][]byte, np)
+	perDest := make([][]byte, s.t.size())
 	for _, mb := range members {
 		d := groupOf(lo, int(mb.e.Rank))
 		rec := binary.LittleEndian.AppendUint32(perDest[d], uint32(mb.e.Rank))

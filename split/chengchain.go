@@ -128,57 +128,87 @@ func (s *sorter) routeLinks(ctx context.Context, lo []int, slots []byte) error {
 	return nil
 }
 
-// links numbers this sorter's piece: each entry's contributor (parent
-// rank) and links, encoded as a reply.
-func (s *sorter) links(ctx context.Context) (ranks []int32, replies [][]byte, err error) {
+// summaries allgathers every sorter's summary of its piece.
+func (s *sorter) summaries(ctx context.Context) ([]summary, error) {
 	p, me := s.t.size(), s.t.me
 	all := make([]byte, p*summaryLen)
 	copy(all[me*summaryLen:], summarize(s.list))
 	if err := allgather(ctx, s.c, s.st, s.t, evenPieces(len(all), p, summaryLen), all); err != nil {
+		return nil, err
+	}
+	sums := make([]summary, p)
+	for j := range sums {
+		sums[j] = getSummary(all[j*summaryLen:], s.target(j+1)-s.target(j))
+	}
+	return sums, nil
+}
+
+// runBefore follows the run of color col that starts this sorter's piece
+// back through the earlier pieces: where it starts, the address of its
+// first entry (addr, this piece's first entry's, if it starts here) and
+// the address of the entry just before this piece (None when that entry
+// has another color or there is none).
+func (s *sorter) runBefore(sums []summary, col int64, addr int32) (start int64, first, left int32) {
+	start, first, left = s.first, addr, None
+	for j, near := s.t.me-1, true; j >= 0; j-- {
+		x := sums[j]
+		if x.n == 0 {
+			continue
+		}
+		if x.last != col {
+			break
+		}
+		if near {
+			left, near = x.lastAddr, false
+		}
+		start, first = s.target(j)+x.n-x.lastRun, x.lastRunAddr
+		if x.lastRun < x.n {
+			break
+		}
+	}
+	return start, first, left
+}
+
+// runAfter follows the run of color col that ends this sorter's piece on
+// through the later pieces: where it ends and the address of the entry
+// just after this piece (None when that entry has another color or there
+// is none).
+func (s *sorter) runAfter(sums []summary, col int64) (end int64, right int32) {
+	end, right = s.first+int64(len(s.list)), None
+	for j, near := s.t.me+1, true; j < len(sums); j++ {
+		x := sums[j]
+		if x.n == 0 {
+			continue
+		}
+		if x.first != col {
+			break
+		}
+		if near {
+			right, near = x.firstAddr, false
+		}
+		end = s.target(j) + x.firstRun
+		if x.firstRun < x.n {
+			break
+		}
+	}
+	return end, right
+}
+
+// links numbers this sorter's piece: each entry's contributor (parent
+// rank) and links, encoded as a reply.
+func (s *sorter) links(ctx context.Context) (ranks []int32, replies [][]byte, err error) {
+	sums, err := s.summaries(ctx)
+	if err != nil {
 		return nil, nil, err
 	}
-	sum := func(j int) summary { return getSummary(all[j*summaryLen:], s.target(j+1)-s.target(j)) }
 	L := s.list
 	if len(L) == 0 {
 		return nil, nil, nil
 	}
 	F, l := s.first, len(L)
 	// The first run may begin in earlier pieces, the last end in later ones.
-	c0, cl := L[0].Color, L[l-1].Color
-	startPos, firstAddr, leftAddr := F, L[0].Addr, None
-	for j, near := me-1, true; j >= 0; j-- {
-		x := sum(j)
-		if x.n == 0 {
-			continue
-		}
-		if x.last != c0 {
-			break
-		}
-		if near {
-			leftAddr, near = x.lastAddr, false
-		}
-		startPos, firstAddr = s.target(j)+x.n-x.lastRun, x.lastRunAddr
-		if x.lastRun < x.n {
-			break
-		}
-	}
-	endPos, rightAddr := F+int64(l), None
-	for j, near := me+1, true; j < p; j++ {
-		x := sum(j)
-		if x.n == 0 {
-			continue
-		}
-		if x.first != cl {
-			break
-		}
-		if near {
-			rightAddr, near = x.firstAddr, false
-		}
-		endPos = s.target(j) + x.firstRun
-		if x.firstRun < x.n {
-			break
-		}
-	}
+	startPos, firstAddr, leftAddr := s.runBefore(sums, L[0].Color, L[0].Addr)
+	endPos, rightAddr := s.runAfter(sums, L[l-1].Color)
 	ranks, replies = make([]int32, 0, l), make([][]byte, 0, l)
 	for a := 0; a < l; {
 		b := a + 1
