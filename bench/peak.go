@@ -50,6 +50,15 @@ type peakMeter struct {
 
 var peakSamples = []string{"/gc/heap/live:bytes", "/memory/classes/heap/stacks:bytes"}
 
+// newSamples returns the samples liveNow reads.
+func newSamples() []metrics.Sample {
+	s := make([]metrics.Sample, len(peakSamples))
+	for i, n := range peakSamples {
+		s[i].Name = n
+	}
+	return s
+}
+
 // liveNow reads live heap and stacks.
 func liveNow(s []metrics.Sample) uint64 {
 	metrics.Read(s)
@@ -66,10 +75,7 @@ func liveNow(s []metrics.Sample) uint64 {
 func startPeak(gc int) *peakMeter {
 	m := &peakMeter{stop: make(chan struct{}), done: make(chan struct{})}
 	runtime.GC()
-	s := make([]metrics.Sample, len(peakSamples))
-	for i, n := range peakSamples {
-		s[i].Name = n
-	}
+	s := newSamples()
 	m.base = liveNow(s)
 	m.peak = m.base
 	m.resolution = m.base * uint64(gc) / 100
@@ -99,11 +105,7 @@ func (m *peakMeter) end() (peak, resolution uint64) {
 	close(m.stop)
 	<-m.done
 	runtime.GC()
-	s := make([]metrics.Sample, len(peakSamples))
-	for i, n := range peakSamples {
-		s[i].Name = n
-	}
-	last := liveNow(s)
+	last := liveNow(newSamples())
 	debug.SetGCPercent(m.oldGC)
 	m.mu.Lock()
 	defer m.mu.Unlock()
