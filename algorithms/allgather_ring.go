@@ -1,8 +1,6 @@
 package algorithms
 
-import (
-	"github.com/scoll/scoll/schedule"
-)
+import "github.com/scoll/scoll/schedule"
 
 // Ring allgather (also allgatherv).
 //
@@ -59,12 +57,7 @@ func allgatherRingCost(p *Params) Cost {
 }
 
 func init() {
-	for _, c := range []schedule.Collective{schedule.Allgather, schedule.Allgatherv} {
-		Register(Info{
-			Coll: c, Name: Ring, Linear: true,
-			Doc:    "pass blocks around a ring in P-1 steps; bandwidth-optimal",
-			Source: "Thakur, Rabenseifner, Gropp 2005; Sack 2011 sec. 3.2",
-			Build:  allgatherRing, Cost: allgatherRingCost,
-		})
-	}
+	register(Info{Name: Ring, Linear: true, Build: allgatherRing, Cost: allgatherRingCost,
+		Doc:    "pass blocks around a ring in P-1 steps; bandwidth-optimal",
+		Source: "Thakur, Rabenseifner, Gropp 2005; Sack 2011 sec. 3.2"}, schedule.Allgather, schedule.Allgatherv)
 }

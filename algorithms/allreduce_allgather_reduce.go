@@ -1,8 +1,6 @@
 package algorithms
 
-import (
-	"github.com/scoll/scoll/schedule"
-)
+import "github.com/scoll/scoll/schedule"
 
 // Allgather-then-reduce allreduce.
 //
@@ -50,11 +48,8 @@ func allreduceAllgatherReduceCost(p *Params) Cost {
 }
 
 func init() {
-	Register(Info{
-		// Linear: Θ(P) local reductions a rank, Θ(P²) operations in all.
-		Coll: schedule.Allreduce, Name: AllgatherReduce, Linear: true,
+	// Linear: Θ(P) local reductions a rank, Θ(P²) operations in all.
+	register(Info{Name: AllgatherReduce, Linear: true, Build: allreduceAllgatherReduce, Cost: allreduceAllgatherReduceCost,
 		Doc:    "Bruck allgather of all vectors, then a local reduction in rank order; fewest rounds",
-		Source: "Bruck et al. 1997; Hoefler-Moor 2014 sec. 3",
-		Build:  allreduceAllgatherReduce, Cost: allreduceAllgatherReduceCost,
-	})
+		Source: "Bruck et al. 1997; Hoefler-Moor 2014 sec. 3"}, schedule.Allreduce)
 }

@@ -1,8 +1,6 @@
 package algorithms
 
-import (
-	"github.com/scoll/scoll/schedule"
-)
+import "github.com/scoll/scoll/schedule"
 
 // Rabenseifner's allreduce: recursive-halving reduce-scatter followed by a
 // recursive-doubling allgather.
@@ -92,10 +90,7 @@ func allreduceRabenseifnerCost(p *Params) Cost {
 }
 
 func init() {
-	Register(Info{
-		Coll: schedule.Allreduce, Name: Rabenseifner,
+	register(Info{Name: Rabenseifner, Build: allreduceRabenseifner, Cost: allreduceRabenseifnerCost,
 		Doc:    "recursive-halving reduce-scatter then recursive-doubling allgather; keeps rank order",
-		Source: "Thakur, Rabenseifner, Gropp 2005; Heath-Solomonik 2019 sec. 5; Hoefler-Moor 2014 sec. 3",
-		Build:  allreduceRabenseifner, Cost: allreduceRabenseifnerCost,
-	})
+		Source: "Thakur, Rabenseifner, Gropp 2005; Heath-Solomonik 2019 sec. 5; Hoefler-Moor 2014 sec. 3"}, schedule.Allreduce)
 }

@@ -1,8 +1,6 @@
 package algorithms
 
-import (
-	"github.com/scoll/scoll/schedule"
-)
+import "github.com/scoll/scoll/schedule"
 
 // Recursive-doubling allreduce.
 //
@@ -99,10 +97,7 @@ func allreduceRDCost(p *Params) Cost {
 }
 
 func init() {
-	Register(Info{
-		Coll: schedule.Allreduce, Name: RecursiveDoubling,
+	register(Info{Name: RecursiveDoubling, Build: allreduceRD, Cost: allreduceRDCost,
 		Doc:    "exchange whole vectors with partners at distance 1, 2, 4, ...; latency-optimal",
-		Source: "Thakur, Rabenseifner, Gropp 2005; Hoefler-Moor 2014 sec. 3",
-		Build:  allreduceRD, Cost: allreduceRDCost,
-	})
+		Source: "Thakur, Rabenseifner, Gropp 2005; Hoefler-Moor 2014 sec. 3"}, schedule.Allreduce)
 }

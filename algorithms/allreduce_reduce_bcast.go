@@ -1,8 +1,6 @@
 package algorithms
 
-import (
-	"github.com/scoll/scoll/schedule"
-)
+import "github.com/scoll/scoll/schedule"
 
 // allreduceTreeReduce reduces every rank's vector in to rank 0 along a
 // binomial tree and returns the region holding rank 0's result (on other
@@ -100,10 +98,7 @@ func allreduceReduceBcastCost(p *Params) Cost {
 }
 
 func init() {
-	Register(Info{
-		Coll: schedule.Allreduce, Name: ReduceBcast,
+	register(Info{Name: ReduceBcast, Build: allreduceReduceBcast, Cost: allreduceReduceBcastCost,
 		Doc:    "binomial reduce to rank 0, then binomial broadcast; keeps rank order",
-		Source: "Thakur, Rabenseifner, Gropp 2005; Hoefler-Moor 2014 sec. 3",
-		Build:  allreduceReduceBcast, Cost: allreduceReduceBcastCost,
-	})
+		Source: "Thakur, Rabenseifner, Gropp 2005; Hoefler-Moor 2014 sec. 3"}, schedule.Allreduce)
 }

@@ -1,8 +1,6 @@
 package algorithms
 
-import (
-	"github.com/scoll/scoll/schedule"
-)
+import "github.com/scoll/scoll/schedule"
 
 // Ring allreduce: a ring reduce-scatter followed by a ring allgather.
 //
@@ -45,10 +43,7 @@ func allreduceRingCost(p *Params) Cost {
 }
 
 func init() {
-	Register(Info{
-		Coll: schedule.Allreduce, Name: Ring, Requires: NeedsCommutative, Linear: true,
+	register(Info{Name: Ring, Requires: NeedsCommutative, Linear: true, Build: allreduceRing, Cost: allreduceRingCost,
 		Doc:    "ring reduce-scatter then ring allgather, optionally segmented; bandwidth-optimal",
-		Source: "Thakur, Rabenseifner, Gropp 2005; Hoefler-Moor 2014 sec. 3; Sack 2011 sec. 3.2",
-		Build:  allreduceRing, Cost: allreduceRingCost,
-	})
+		Source: "Thakur, Rabenseifner, Gropp 2005; Hoefler-Moor 2014 sec. 3; Sack 2011 sec. 3.2"}, schedule.Allreduce)
 }

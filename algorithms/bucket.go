@@ -1,8 +1,6 @@
 package algorithms
 
-import (
-	"github.com/scoll/scoll/schedule"
-)
+import "github.com/scoll/scoll/schedule"
 
 // Bucket algorithms on a process grid (Sack 2011 sec. 3.2.2 and 3.4.2).
 //
@@ -144,29 +142,6 @@ func (x *sections) runs(base schedule.Region, s0, s1 int) []schedule.Region {
 	return out
 }
 
-// Bucket allgather.
-//
-//	bucket, 2×2 grid:  stage 0 (X): 0↔1 2↔3   stage 1 (Y): 0↔2 1↔3 (two blocks)
-//	bucket3, 2×2 grid: exchange, then X-first and Y-first buckets at once on
-//	                   halves of every block
-//
-// Cost: see bucketCost.
-func allgatherBucket(ports int) func(*schedule.Builder, *Params) {
-	return func(b *schedule.Builder, p *Params) {
-		l, own, _, done := allgatherSetup(b, p)
-		if done {
-			return
-		}
-		pl := newBucketPlan(p, ports)
-		x := &sections{l: l, k: pl.k()}
-		recv := schedule.RecvBuf(0, 0)
-		// Exchange: section s goes to the rank numbered s mod P in bucket
-		// ⌊s/P⌋.
-		laneExchange(b, x, p.Rank, own, recv, pl.holder, pl.held)
-		bucketAllgatherStages(b, pl, p.Rank, x, recv)
-	}
-}
-
 // bucketAllgatherStages emits the buckets' rings for rank r, which holds
 // section bP + index_b(r) of every bucket b at its place in base.
 func bucketAllgatherStages(b *schedule.Builder, pl *bucketPlan, r int, x *sections, base schedule.Region) {
@@ -197,71 +172,6 @@ func bucketAllgatherPhase(b *schedule.Builder, pl *bucketPlan, r int, x *section
 			}
 		}
 		b.EndRound()
-	}
-}
-
-// familyBytes is the data of an allgather call, or of a reduce-scatter
-// when reducing.
-func familyBytes(p *Params, reduces bool) float64 {
-	if reduces {
-		return redscatBytes(p)
-	}
-	return allgatherBytes(p)
-}
-
-func bucketRounds(p *Params, ports int) (k, rounds float64) {
-	pl := newBucketPlan(p, ports)
-	for t := range pl.dims {
-		rounds += float64(pl.phaseRounds(t))
-	}
-	return float64(pl.k()), rounds
-}
-
-// bucketCost is the single-port accounting of the bucket algorithms:
-// k·(Σ_t max_b(d_b,t − 1) + 1)·α + ((P−1)/P·N + n)·β for k buckets (one:
-// Σ(d_j − 1)·α + (P−1)/P·N·β), plus (P−1)/P·N·γ when reducing.
-func bucketCost(ports int, reduces bool) func(*Params) Cost {
-	return func(p *Params) Cost {
-		N := familyBytes(p, reduces)
-		if p.Size <= 1 {
-			return Cost{Copy: N}
-		}
-		P := float64(p.Size)
-		k, rounds := bucketRounds(p, ports)
-		c := Cost{Alpha: k * rounds, Beta: N * (P - 1) / P}
-		if reduces {
-			c.Gamma = c.Beta
-		} else {
-			c.Copy = N / P
-		}
-		if ports > 1 {
-			c.Alpha += k
-			c.Beta += N / P
-		}
-		return c
-	}
-}
-
-// Bucket reduce-scatter: ring reduce-scatters along the dimensions in
-// reverse order (Z, then Y, then X for the single bucket), then the exchange
-// that hands every reduced section to its owner.
-//
-// Cost: see bucketCost.
-func redscatBucket(ports int) func(*schedule.Builder, *Params) {
-	return func(b *schedule.Builder, p *Params) {
-		l, in, out, done := redscatSetup(b, p)
-		if done {
-			return
-		}
-		P, r := p.Size, p.Rank
-		pl := newBucketPlan(p, ports)
-		k := pl.k()
-		x := &sections{l: l, k: k}
-		acc := b.Alloc(l.displ(P))
-		bucketReduceScatterStages(b, pl, r, x, in, acc)
-		// Exchange: the section this rank ends with in bucket b goes to
-		// its owner.
-		laneReturn(b, x, r, acc, out, pl.holder, pl.held)
 	}
 }
 
@@ -314,45 +224,44 @@ func bucketReduceScatterPhase(b *schedule.Builder, pl *bucketPlan, r int, x *sec
 	}
 }
 
-func init() {
-	for _, c := range []schedule.Collective{schedule.Allgather, schedule.Allgatherv} {
-		Register(Info{
-			Coll: c, Name: Bucket, Linear: true,
-			Doc:    "ring allgather along each grid dimension in turn (X lines, then XY planes, ...)",
-			Source: "Sack 2011 sec. 3.2.2; Chan et al. 2007",
-			Build:  allgatherBucket(1), Cost: bucketCost(1, false),
-		})
-		Register(Info{
-			Coll: c, Name: Bucket3, Linear: true,
-			Doc:    "one bucket per grid dimension (XYZ+, YZX+, ZXY+) on sections of every block, after a remapping exchange",
-			Source: "Sack 2011 sec. 3.4.2",
-			Build:  allgatherBucket(3), Cost: bucketCost(3, false),
-		})
-		Register(Info{
-			Coll: c, Name: Bucket6, Linear: true,
-			Doc:    "two buckets per grid dimension (XYZ+-, YZX+-, ZXY+-) on sections of every block, after a remapping exchange",
-			Source: "Sack 2011 sec. 3.4.2",
-			Build:  allgatherBucket(6), Cost: bucketCost(6, false),
-		})
+// familyBytes is the data of an allgather call, or of a reduce-scatter
+// when reducing.
+func familyBytes(p *Params, reduces bool) float64 {
+	if reduces {
+		return redscatBytes(p)
 	}
-	for _, c := range []schedule.Collective{schedule.ReduceScatterBlock, schedule.ReduceScatter} {
-		Register(Info{
-			Coll: c, Name: Bucket, Linear: true, Requires: NeedsCommutative,
-			Doc:    "ring reduce-scatter along each grid dimension in turn (Z planes, then Y lines, ...)",
-			Source: "Sack 2011 sec. 3.2.2; Chan et al. 2007",
-			Build:  redscatBucket(1), Cost: bucketCost(1, true),
-		})
-		Register(Info{
-			Coll: c, Name: Bucket3, Linear: true, Requires: NeedsCommutative,
-			Doc:    "one reduce-scatter bucket per grid dimension on sections of the vector, then a remapping exchange",
-			Source: "Sack 2011 sec. 3.4.2",
-			Build:  redscatBucket(3), Cost: bucketCost(3, true),
-		})
-		Register(Info{
-			Coll: c, Name: Bucket6, Linear: true, Requires: NeedsCommutative,
-			Doc:    "two reduce-scatter buckets per grid dimension and direction on sections of the vector, then a remapping exchange",
-			Source: "Sack 2011 sec. 3.4.2",
-			Build:  redscatBucket(6), Cost: bucketCost(6, true),
-		})
+	return allgatherBytes(p)
+}
+
+func bucketRounds(p *Params, ports int) (k, rounds float64) {
+	pl := newBucketPlan(p, ports)
+	for t := range pl.dims {
+		rounds += float64(pl.phaseRounds(t))
+	}
+	return float64(pl.k()), rounds
+}
+
+// bucketCost is the single-port accounting of the bucket algorithms:
+// k·(Σ_t max_b(d_b,t − 1) + 1)·α + ((P−1)/P·N + n)·β for k buckets (one:
+// Σ(d_j − 1)·α + (P−1)/P·N·β), plus (P−1)/P·N·γ when reducing.
+func bucketCost(ports int, reduces bool) func(*Params) Cost {
+	return func(p *Params) Cost {
+		N := familyBytes(p, reduces)
+		if p.Size <= 1 {
+			return Cost{Copy: N}
+		}
+		P := float64(p.Size)
+		k, rounds := bucketRounds(p, ports)
+		c := Cost{Alpha: k * rounds, Beta: N * (P - 1) / P}
+		if reduces {
+			c.Gamma = c.Beta
+		} else {
+			c.Copy = N / P
+		}
+		if ports > 1 {
+			c.Alpha += k
+			c.Beta += N / P
+		}
+		return c
 	}
 }

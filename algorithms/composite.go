@@ -1,8 +1,6 @@
 package algorithms
 
-import (
-	"github.com/scoll/scoll/schedule"
-)
+import "github.com/scoll/scoll/schedule"
 
 // Composites of Sack's reordered families (thesis sec. 3.4.4): broadcast as
 // a scatter then an allgather, reduce as a reduce-scatter then a gather,
@@ -152,11 +150,6 @@ type composite struct {
 	ports                       int                                   // buckets
 }
 
-// singleLane adapts a one-lane plan.
-func singleLane(plan func(*Params) *rdPlan) func(*Params, redscatLayout) []rdLane {
-	return func(p *Params, l redscatLayout) []rdLane { return blockLane(plan(p), l) }
-}
-
 var composites = []composite{
 	{name: RDHalving, bcastName: ScatterRDHalving, reduceName: RDHalvingGather, rd: singleLane(rdHalvingPlan)},
 	{name: RDOptimal, bcastName: ScatterRDOptimal, reduceName: RDOptimalGather, rd: singleLane(rdOptimalPlan)},
@@ -198,81 +191,6 @@ func (c *composite) mine(rd []rdLane, bk *bucketPlan) func(s, r int) (int, bool)
 	return func(s, r int) (int, bool) { return bk.lanes[s].index(r), true }
 }
 
-// allreduce: reduce-scatter stages into the receive buffer, then allgather
-// stages on it.
-func (c *composite) allreduce(b *schedule.Builder, p *Params) {
-	l := redscatSplit(p.Count, p.Size)
-	in, out := p.input(), schedule.RecvBuf(0, p.Count)
-	if p.Size == 1 {
-		b.Copy(out, in)
-		b.EndRound()
-		return
-	}
-	_, _, rd, bk, x := c.plan(p, &l)
-	if rd != nil {
-		rdReduceScatterStages(b, rd, p.Rank, in, out)
-		rdAllgatherStages(b, rd, p.Rank, out, nil, nil, -1)
-		return
-	}
-	bucketReduceScatterStages(b, bk, p.Rank, x, in, out)
-	bucketAllgatherStages(b, bk, p.Rank, x, out)
-}
-
-// bcast: a scatter to the positions, then allgather stages.
-func (c *composite) bcast(b *schedule.Builder, p *Params) {
-	if p.Size == 1 {
-		return
-	}
-	l := redscatSplit(p.Count, p.Size)
-	buf := bcastBuf(p)
-	ps, q0, rd, bk, x := c.plan(p, &l)
-	ps.treeScatter(b, p.Rank, p.Root, q0, c.mine(rd, bk), buf)
-	if rd != nil {
-		rdAllgatherStages(b, rd, p.Rank, buf, nil, nil, p.Root)
-		return
-	}
-	bucketAllgatherStages(b, bk, p.Rank, x, buf)
-}
-
-// reduce: reduce-scatter stages, then a gather of the positions.
-func (c *composite) reduce(b *schedule.Builder, p *Params) {
-	in := p.input()
-	if p.Size == 1 {
-		b.Copy(schedule.RecvBuf(0, p.Count), in)
-		b.EndRound()
-		return
-	}
-	l := redscatSplit(p.Count, p.Size)
-	ps, q0, rd, bk, x := c.plan(p, &l)
-	r := p.Rank
-	acc := schedule.RecvBuf(0, p.Count)
-	if r != p.Root {
-		acc = b.Alloc(p.Count)
-	}
-	if rd != nil {
-		rdReduceScatterStages(b, rd, r, in, acc)
-	} else {
-		bucketReduceScatterStages(b, bk, r, x, in, acc)
-	}
-	ps.treeGather(b, r, q0, c.mine(rd, bk), acc)
-	// With recursive doubling the root may be a rank another stands for:
-	// the holder of its position hands it the space's result.
-	for s := range ps.spaces {
-		if h := ps.holder(s, q0[s]); h != p.Root {
-			if r == h || r == p.Root {
-				for _, reg := range ps.runs(acc, s, 0, ps.n) {
-					if r == h {
-						b.Send(p.Root, reg)
-					} else {
-						b.Recv(h, reg)
-					}
-				}
-			}
-		}
-	}
-	b.EndRound()
-}
-
 // compositeCost adds the halves' costs: 2 of the family's stage counts (no
 // exchanges) for allreduce; the scatter or gather trees cost ⌈lg n⌉·α per
 // space and (n−1)/n of the vector.
@@ -311,29 +229,16 @@ func (c *composite) cost(coll schedule.Collective) func(*Params) Cost {
 	}
 }
 
-func init() {
+// registerComposites registers the algorithm of collective coll of every
+// composite family; info names it and gives its builder and doc line.
+func registerComposites(coll schedule.Collective, info func(c *composite) Info) {
 	for i := range composites {
 		c := &composites[i]
-		ordered := c.name == RDHalving
-		var req Requirement
-		if !ordered {
-			req = NeedsCommutative
+		in := info(c)
+		in.Linear, in.Source, in.Cost = c.rd == nil, "Sack 2011 sec. 3.4.4", c.cost(coll)
+		if coll.Reduces() && c.name != RDHalving {
+			in.Requires = NeedsCommutative // only rd-halving combines in rank order
 		}
-		src := "Sack 2011 sec. 3.4.4"
-		Register(Info{
-			Coll: schedule.Allreduce, Name: c.name, Requires: req, Linear: c.rd == nil,
-			Doc:    "reduce-scatter then allgather of the " + c.name + " family; their reordering exchanges cancel",
-			Source: src, Build: c.allreduce, Cost: c.cost(schedule.Allreduce),
-		})
-		Register(Info{
-			Coll: schedule.Bcast, Name: c.bcastName, Linear: c.rd == nil,
-			Doc:    "binomial scatter straight to the " + c.name + " allgather's starting blocks, then that allgather",
-			Source: src, Build: c.bcast, Cost: c.cost(schedule.Bcast),
-		})
-		Register(Info{
-			Coll: schedule.Reduce, Name: c.reduceName, Requires: req, Linear: c.rd == nil,
-			Doc:    c.name + " reduce-scatter without its exchange, then a binomial gather of the blocks to the root",
-			Source: src, Build: c.reduce, Cost: c.cost(schedule.Reduce),
-		})
+		register(in, coll)
 	}
 }

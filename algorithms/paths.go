@@ -1,9 +1,5 @@
 package algorithms
 
-import (
-	"github.com/scoll/scoll/schedule"
-)
-
 // Recursive doubling along Hamiltonian paths (Sack 2011 sec. 3.4.3) and the
 // triple-recursive-doubling / sextuple-ring hybrid (sec. 3.6.1).
 //
@@ -61,35 +57,6 @@ func pathLanes(p *Params, l redscatLayout) []rdLane {
 		lanes[bk] = rdLane{pl: newRDPlan(p.Size, nil).onLine(line, at), x: x, off: bk * p.Size}
 	}
 	return lanes
-}
-
-// allgatherLanes is the allgather of recursive-doubling lanes: the exchange,
-// then the stages.
-func allgatherLanes(lanesOf func(*Params, redscatLayout) []rdLane) func(*schedule.Builder, *Params) {
-	return func(b *schedule.Builder, p *Params) {
-		l, own, _, done := allgatherSetup(b, p)
-		if done {
-			return
-		}
-		lanes := lanesOf(p, l)
-		base := schedule.RecvBuf(0, 0)
-		laneExchange(b, lanes[0].x, p.Rank, own, base, rdHolder(lanes), rdHeld(lanes))
-		rdAllgatherStages(b, lanes, p.Rank, base, nil, nil, -1)
-	}
-}
-
-// redscatLanes is the reduce-scatter of recursive-doubling lanes.
-func redscatLanes(lanesOf func(*Params, redscatLayout) []rdLane) func(*schedule.Builder, *Params) {
-	return func(b *schedule.Builder, p *Params) {
-		l, in, out, done := redscatSetup(b, p)
-		if done {
-			return
-		}
-		lanes := lanesOf(p, l)
-		acc := b.Alloc(l.displ(p.Size))
-		rdReduceScatterStages(b, lanes, p.Rank, in, acc)
-		laneReturn(b, lanes[0].x, p.Rank, acc, out, rdHolder(lanes), rdHeld(lanes))
-	}
 }
 
 // lanesCost is the single-port accounting of k lanes of recursive doubling
@@ -176,37 +143,6 @@ func (h *hybridPlan) setup(l redscatLayout, r int) (*sections, []rdLane) {
 	return x, h.lanes(r, x)
 }
 
-func allgatherHybrid(b *schedule.Builder, p *Params) {
-	l, own, _, done := allgatherSetup(b, p)
-	if done {
-		return
-	}
-	h := newHybridPlan(p)
-	x, lanes := h.setup(l, p.Rank)
-	base := schedule.RecvBuf(0, 0)
-	laneExchange(b, x, p.Rank, own, base, h.holder, rdHeld(lanes))
-	rdAllgatherStages(b, lanes, p.Rank, base, nil, nil, -1)
-	bucketAllgatherPhase(b, h.bk, p.Rank, x, base, h.bk.dims-1)
-}
-
-func redscatHybrid(b *schedule.Builder, p *Params) {
-	l, in, out, done := redscatSetup(b, p)
-	if done {
-		return
-	}
-	h := newHybridPlan(p)
-	x, lanes := h.setup(l, p.Rank)
-	acc := b.Alloc(l.displ(p.Size))
-	inAcc := make([]bool, h.bk.k())
-	bucketReduceScatterPhase(b, h.bk, p.Rank, x, in, acc, h.bk.dims-1, inAcc)
-	src := acc
-	if !inAcc[0] {
-		src = in
-	}
-	rdReduceScatterStages(b, lanes, p.Rank, src, acc)
-	laneReturn(b, x, p.Rank, acc, out, h.holder, rdHeld(lanes))
-}
-
 // hybridCost is the single-port accounting: the lanes' exchange, stages and
 // folds, then the last rings.
 func hybridCost(reduces bool) func(*Params) Cost {
@@ -233,48 +169,5 @@ func hybridCost(reduces bool) func(*Params) Cost {
 			c.Copy = N / P
 		}
 		return c
-	}
-}
-
-func init() {
-	for _, c := range []schedule.Collective{schedule.Allgather, schedule.Allgatherv} {
-		Register(Info{
-			Coll: c, Name: RDPath,
-			Doc:    "distance-halving recursive doubling in the order of a Hamiltonian (snake) path through the machine, for irregular placements",
-			Source: "Sack 2011 sec. 3.4.3",
-			Build:  allgatherLanes(singleLane(rdPathPlan)), Cost: lanesCost(singleLane(rdPathPlan), false),
-		})
-		Register(Info{
-			Coll: c, Name: RDPaths,
-			Doc:    "one distance-halving recursive doubling per edge-disjoint Hamiltonian cycle of the torus, at once on sections of the data (multi-port)",
-			Source: "Sack 2011 sec. 3.4.3",
-			Build:  allgatherLanes(pathLanes), Cost: lanesCost(pathLanes, false),
-		})
-		Register(Info{
-			Coll: c, Name: RDHybrid,
-			Doc:    "bucket6 with each bucket's first d-1 rings replaced by recursive doubling over that sub-grid (triple recursive doubling + sextuple ring)",
-			Source: "Sack 2011 sec. 3.6.1",
-			Build:  allgatherHybrid, Cost: hybridCost(false), Linear: true,
-		})
-	}
-	for _, c := range []schedule.Collective{schedule.ReduceScatterBlock, schedule.ReduceScatter} {
-		Register(Info{
-			Coll: c, Name: RHPath, Requires: NeedsCommutative,
-			Doc:    "recursive halving in the order of a Hamiltonian (snake) path through the machine, then the exchange; for irregular placements",
-			Source: "Sack 2011 sec. 3.4.3",
-			Build:  redscatLanes(singleLane(rdPathPlan)), Cost: lanesCost(singleLane(rdPathPlan), true),
-		})
-		Register(Info{
-			Coll: c, Name: RHPaths, Requires: NeedsCommutative,
-			Doc:    "one recursive halving per edge-disjoint Hamiltonian cycle of the torus, at once on sections of the data (multi-port)",
-			Source: "Sack 2011 sec. 3.4.3",
-			Build:  redscatLanes(pathLanes), Cost: lanesCost(pathLanes, true),
-		})
-		Register(Info{
-			Coll: c, Name: RHHybrid, Requires: NeedsCommutative,
-			Doc:    "the six buckets' last rings, then recursive halving over each bucket's sub-grid of the other dimensions (mirror of rd-hybrid)",
-			Source: "Sack 2011 sec. 3.6.1",
-			Build:  redscatHybrid, Cost: hybridCost(true), Linear: true,
-		})
 	}
 }

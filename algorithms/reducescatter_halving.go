@@ -1,8 +1,108 @@
 package algorithms
 
-import (
-	"github.com/scoll/scoll/schedule"
-)
+import "github.com/scoll/scoll/schedule"
+
+// Recursive-halving reduce-scatter.
+//
+// With P' the largest power of two ≤ P and rem = P − P', the first 2·rem ranks
+// fold in pairs: even rank 2i sends its whole vector to 2i+1 and waits for its
+// result block. The P' participants then halve the vector lg P' times: in the
+// step with distance d = P'/2, …, 1 a participant sends the half of its range
+// its partner at distance d is responsible for and combines the other half
+// with what it receives. Participant i ends with the blocks of its ranks (two
+// for a folded pair, of which it forwards the even rank's). Partners combine
+// non-adjacent groups of ranks, so the operator must be commutative.
+//
+//	P=4   step 0 (d=2): 0↔2 1↔3 swap halves {b0,b1}/{b2,b3}
+//	      step 1 (d=1): 0↔1 2↔3 swap quarters → rank r holds block r
+//
+// Cost: lg P'·α + ((P'−1)/P')·N·(β+γ); when P is not a power of two add
+// 2α + (N + n)·β + N·γ for the fold.
+// Source: Thakur, Rabenseifner, Gropp 2005; Heath–Solomonik 2019 sec. 5.
+func redscatHalvingAlg(b *schedule.Builder, p *Params) {
+	l := redscatBlocks(p)
+	N, P, r := l.displ(p.Size), p.Size, p.Rank
+	in, out := p.input(), redscatOut(p, &l)
+	if P == 1 {
+		b.Copy(out, in.Sub(0, l.count(0)))
+		b.EndRound()
+		return
+	}
+	pof2 := floorPow2(P)
+	rem := P - pof2
+	tmp := &redscatTemp{b: b}
+	// Participant i stands for ranks 2i, 2i+1 when i < rem, else for i+rem.
+	first := func(i int) int {
+		if i < rem {
+			return 2 * i
+		}
+		return i + rem
+	}
+	a := &redscatHalvingArgs{
+		pof2: pof2, tmp: tmp, cur: in,
+		real: func(i int) int {
+			if i < rem {
+				return 2*i + 1
+			}
+			return i + rem
+		},
+		bound: func(i int) int {
+			if i == pof2 {
+				return N
+			}
+			return l.displ(first(i))
+		},
+	}
+	if p.InPlaceAt(r) {
+		a.acc, a.hasAcc = in, true
+	}
+	switch {
+	case r < 2*rem && r%2 == 0:
+		b.Send(r+1, in)
+		b.EndRound()
+		b.Recv(r+1, out)
+		b.EndRound()
+		return
+	case r < 2*rem:
+		// The even partner's vector is the left operand.
+		if a.hasAcc {
+			b.RecvReduce(r-1, in, in, false)
+		} else {
+			a.acc, a.hasAcc = b.Alloc(N), true
+			b.RecvReduce(r-1, a.acc, in, false)
+			a.cur = a.acc
+		}
+		b.EndRound()
+		a.nr = r / 2
+	default:
+		a.nr = r - rem
+		a.out, a.hasOut = out, true
+	}
+	_, res := redscatHalving(b, a)
+	if a.nr < rem {
+		// res holds blocks r−1 and r.
+		b.Send(r-1, res.Sub(0, l.count(r-1)))
+		b.Copy(out, res.Sub(l.count(r-1), l.count(r)))
+	} else {
+		b.Copy(out, res)
+	}
+	b.EndRound()
+}
+
+func redscatHalvingCost(p *Params) Cost {
+	P := p.Size
+	pof2 := floorPow2(P)
+	N := redscatBytes(p)
+	lg := float64(ceilLog2(pof2))
+	f := float64(pof2-1) / float64(pof2)
+	c := Cost{Alpha: lg, Beta: f * N, Gamma: f * N}
+	if P != pof2 {
+		c.Alpha += 2
+		c.Beta += N + N/float64(P)
+		c.Gamma += N
+	}
+	return c
+}
 
 // redscatHalvingArgs describes one rank's recursive vector halving among pof2
 // participants, the reduce-scatter half of Rabenseifner's allreduce and the
@@ -95,4 +195,10 @@ func redscatHalving(b *schedule.Builder, a *redscatHalvingArgs) ([]redscatHalvin
 		lo, hi = klo, khi
 	}
 	return steps, at(have, haveShift, lo, hi)
+}
+
+func init() {
+	register(Info{Name: RecursiveHalving, Requires: NeedsCommutative, Build: redscatHalvingAlg, Cost: redscatHalvingCost,
+		Doc:    "halve the vector with partners at distance P/2, ..., 1; folds extra ranks when P is not a power of two",
+		Source: "Thakur, Rabenseifner, Gropp 2005; Heath-Solomonik 2019 sec. 5"}, schedule.ReduceScatterBlock, schedule.ReduceScatter)
 }

@@ -1,132 +1,40 @@
 package algorithms
 
-import (
-	"github.com/scoll/scoll/schedule"
-)
+import "github.com/scoll/scoll/schedule"
 
-// This file holds the building blocks shared by the reduce-scatter family
-// (reducescatter.go) and the allreduce algorithms built on a reduce-scatter
-// phase (allreduce_ring.go, allreduce_rabenseifner.go): a lazily allocated
-// scratch region, segment arithmetic, the choice of where a final partial
-// result lands, and the ring reduce-scatter.
-
-// redscatLayout is the cut of a vector (or gathered buffer) into P blocks.
-// Uniform cuts are kept in closed form, so that building one rank's schedule
-// of a logarithmic algorithm takes O(log P) memory, not O(P): the verifier
-// keeps every rank's generator alive at once, and at 32,768 ranks per-rank
-// count arrays alone would take gigabytes.
-type redscatLayout struct {
-	counts, displs []int // explicit blocks; nil when uniform
-	p, q, rem      int   // uniform: block i has q+1 elements if i < rem, else q
-}
-
-// redscatSplit cuts n elements into p blocks whose lengths differ by at most
-// one, the first n mod p longer (the closed form of split).
-func redscatSplit(n, p int) redscatLayout { return redscatLayout{p: p, q: n / p, rem: n % p} }
-
-// redscatEven is p blocks of n elements each.
-func redscatEven(n, p int) redscatLayout { return redscatLayout{p: p, q: n} }
-
-// redscatExplicit is blocks counts at displs.
-func redscatExplicit(counts, displs []int) redscatLayout {
-	return redscatLayout{counts: counts, displs: displs, p: len(counts)}
-}
-
-// count returns the length of block i.
-func (l *redscatLayout) count(i int) int {
-	if l.counts != nil {
-		return l.counts[i]
+// Ring reduce-scatter.
+//
+// In step k = 0..P−2 rank r sends its partial of block r−k−1 to r+1 and
+// receives the partial of block r−k−2 from r−1, adding its own input. Block j
+// is combined in ring order j+1, j+2, …, j, so the operator must be
+// commutative. Partials are received straight into scratch (or, in place,
+// reduced into the input) and never copied; with Params.Segment > 0 every
+// block is pipelined in segments of at most Segment elements.
+//
+//	P=4   step 0: 0→1 b3  1→2 b0  2→3 b1  3→0 b2
+//	      step 1: 0→1 b2  1→2 b3  2→3 b0  3→0 b1
+//	      step 2: 0→1 b1  1→2 b2  2→3 b3  3→0 b0   → rank r holds block r
+//
+// Cost: (P−1)·S·α + ((P−1)/P)·N·β + ((P−1)/P)·N·γ for S segments a block.
+// Source: Thakur, Rabenseifner, Gropp 2005; Sack 2011 sec. 3.2;
+// Hoefler–Moor 2014 sec. 3.
+func redscatRingAlg(b *schedule.Builder, p *Params) {
+	l := redscatBlocks(p)
+	in := p.input()
+	a := &redscatRingArgs{l: l, in: in, out: redscatOut(p, &l)}
+	if p.InPlaceAt(p.Rank) {
+		a.acc = in
 	}
-	if i < l.rem {
-		return l.q + 1
-	}
-	return l.q
+	a.segs = redscatSegments(l.maxCount(), p.Segment)
+	redscatRing(b, p.Rank, p.Size, a)
 }
 
-// displ returns the offset of block i; displ(P) is the end of a packed
-// layout.
-func (l *redscatLayout) displ(i int) int {
-	if l.displs != nil {
-		if i == l.p {
-			return l.displs[i-1] + l.counts[i-1]
-		}
-		return l.displs[i]
-	}
-	return i*l.q + min(i, l.rem)
-}
-
-// maxCount returns the length of the longest block.
-func (l *redscatLayout) maxCount() int {
-	if l.counts != nil {
-		return maxInt(l.counts)
-	}
-	if l.rem > 0 {
-		return l.q + 1
-	}
-	return l.q
-}
-
-// blk returns block i of the vector starting at base.
-func (l *redscatLayout) blk(base schedule.Region, i int) schedule.Region {
-	return base.Sub(l.displ(i), l.count(i))
-}
-
-// maxInt returns the largest of xs (0 when empty).
-func maxInt(xs []int) int {
-	m := 0
-	for _, x := range xs {
-		m = max(m, x)
-	}
-	return m
-}
-
-// redscatTemp hands out one scratch region, allocated on first use. A later
-// request for more elements than the region holds allocates a larger one, so
-// callers should ask for their largest size first.
-type redscatTemp struct {
-	b  *schedule.Builder
-	r  schedule.Region
-	ok bool
-}
-
-func (t *redscatTemp) get(n int) schedule.Region {
-	if !t.ok || t.r.Len < n {
-		t.r = t.b.Alloc(n)
-		t.ok = true
-	}
-	return t.r.Sub(0, n)
-}
-
-// redscatSegPart returns segment i of a block of c elements cut into s
-// segments whose lengths differ by at most one (the first c mod s are longer).
-func redscatSegPart(c, s, i int) (off, n int) {
-	q, rem := c/s, c%s
-	off = i*q + min(i, rem)
-	n = q
-	if i < rem {
-		n++
-	}
-	return off, n
-}
-
-// redscatSegments returns the number of segments each block of at most maxBlk
-// elements is cut into when segments hold at most seg elements; seg ≤ 0 means
-// no segmentation.
-func redscatSegments(maxBlk, seg int) int {
-	if seg <= 0 || maxBlk <= seg {
-		return 1
-	}
-	return (maxBlk + seg - 1) / seg
-}
-
-// redscatDirect reports whether the last partial of a rank's own block may be
-// received straight into out and combined there with mine (the rank's own
-// partial), instead of landing in scratch and being copied: out must be
-// writable and must overlap neither mine nor the region sent in the same round.
-// It is called for the last exchange of a reduce-scatter, when no other region
-// of the rank's buffers is still needed.
-func redscatDirect(out, mine, sent schedule.Region) bool {
-	return out.Space != schedule.SendSpace && !out.Overlaps(mine) && !out.Overlaps(sent)
+func redscatRingCost(p *Params) Cost {
+	l := redscatBlocks(p)
+	P := float64(p.Size)
+	N := redscatBytes(p)
+	S := float64(redscatSegments(l.maxCount(), p.Segment))
+	return Cost{Alpha: (P - 1) * S, Beta: N * (P - 1) / P, Gamma: N * (P - 1) / P}
 }
 
 // redscatRingArgs describes one rank's ring reduce-scatter.
@@ -246,4 +154,10 @@ func redscatRingGather(b *schedule.Builder, r, P int, l *redscatLayout, buf sche
 			b.EndRound()
 		}
 	}
+}
+
+func init() {
+	register(Info{Name: Ring, Requires: NeedsCommutative, Linear: true, Build: redscatRingAlg, Cost: redscatRingCost,
+		Doc:    "pass partial blocks around a ring in P-1 steps, optionally segmented; bandwidth-optimal",
+		Source: "Thakur, Rabenseifner, Gropp 2005; Sack 2011 sec. 3.2; Hoefler-Moor 2014 sec. 3"}, schedule.ReduceScatterBlock, schedule.ReduceScatter)
 }

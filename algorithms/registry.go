@@ -122,6 +122,15 @@ func Register(in Info) {
 	registry[in.Coll] = append(registry[in.Coll], &p)
 }
 
+// register adds in once for each of the collectives colls (an algorithm
+// usually serves a collective and its v-variant alike).
+func register(in Info, colls ...schedule.Collective) {
+	for _, c := range colls {
+		in.Coll = c
+		Register(in)
+	}
+}
+
 // List returns the algorithms registered for a collective, sorted by name.
 func List(c schedule.Collective) []*Info {
 	if c >= schedule.NumCollectives {

@@ -1,8 +1,6 @@
 package algorithms
 
-import (
-	"github.com/scoll/scoll/schedule"
-)
+import "github.com/scoll/scoll/schedule"
 
 // Sack's non-minimal recursive doubling (thesis sec. 3.4.1): allgather stages
 // taken in any order S of the rank bits, made correct by one extra exchange
@@ -164,6 +162,11 @@ func blockLane(pl *rdPlan, l redscatLayout) []rdLane {
 	return []rdLane{{pl: pl, x: &sections{l: l, k: 1}}}
 }
 
+// singleLane adapts a one-lane plan.
+func singleLane(plan func(*Params) *rdPlan) func(*Params, redscatLayout) []rdLane {
+	return func(p *Params, l redscatLayout) []rdLane { return blockLane(plan(p), l) }
+}
+
 // runs returns the regions of base holding positions [q0, q1).
 func (ln *rdLane) runs(base schedule.Region, q0, q1 int) []schedule.Region {
 	return ln.x.runs(base, ln.off+ln.pl.first(q0), ln.off+ln.pl.first(q1))
@@ -180,34 +183,6 @@ func (pl *rdPlan) exchange() bool {
 		}
 	}
 	return false
-}
-
-// Reordered recursive-doubling allgather.
-//
-//	rd-halving, P=8 (σ = bit reversal)
-//	exchange: 1↔4 3↔6 (0, 2, 5, 7 keep their block)
-//	stage 0:  0↔4 1↔5 2↔6 3↔7 (1 block)
-//	stage 1:  0↔2 1↔3 4↔6 5↔7 (2 blocks)
-//	stage 2:  0↔1 2↔3 4↔5 6↔7 (4 blocks)
-//
-// Cost: (lg V + 1)·α + ((V−1)/V·N + n)·β, plus α + (N + n)·β when P is not a
-// power of two.
-func allgatherReorder(plan func(*Params) *rdPlan) func(*schedule.Builder, *Params) {
-	return func(b *schedule.Builder, p *Params) {
-		l, own, mine, done := allgatherSetup(b, p)
-		if done {
-			return
-		}
-		pl := plan(p)
-		lanes := blockLane(pl, l)
-		base := schedule.RecvBuf(0, 0)
-		if !pl.exchange() {
-			rdAllgatherStages(b, lanes, p.Rank, base, &own, &mine, -1)
-			return
-		}
-		laneExchange(b, lanes[0].x, p.Rank, own, base, rdHolder(lanes), rdHeld(lanes))
-		rdAllgatherStages(b, lanes, p.Rank, base, nil, nil, -1)
-	}
 }
 
 // rdHolder and rdHeld describe where the sections of lanes start the
@@ -344,55 +319,6 @@ func rdAllgatherStages(b *schedule.Builder, lanes []rdLane, r int, base schedule
 	b.EndRound()
 }
 
-func allgatherReorderCost(plan func(*Params) *rdPlan) func(*Params) Cost {
-	return func(p *Params) Cost {
-		if p.Size <= 1 {
-			return Cost{Copy: allgatherBytes(p)}
-		}
-		pl := plan(p)
-		N := allgatherBytes(p)
-		V, n := float64(pl.V), N/float64(p.Size)
-		c := Cost{Alpha: float64(len(pl.S)), Beta: N * (V - 1) / V, Copy: n}
-		if pl.exchange() {
-			c.Alpha++
-			c.Beta += n
-		}
-		if pl.rem > 0 {
-			c.Alpha++
-			c.Beta += N
-		}
-		return c
-	}
-}
-
-// Reordered recursive-halving reduce-scatter: the allgather's mirror. The
-// stages run in reverse order, each sending the half of the held positions
-// the partner keeps and combining the other half with what arrives; then
-// every participant sends the blocks of the position it ends with to their
-// ranks. With distance halving mirrored (rh-doubling: partners at distance
-// 1, 2, 4, …) every partial covers a contiguous group of ranks, combined
-// lower group on the left, so the result keeps rank order; the torus order
-// does not (commutative operators only).
-//
-//	rh-doubling, P=8: stage 0: 0↔1 2↔3 4↔5 6↔7 (half the vector)
-//	                  stage 1: 0↔2 1↔3 4↔6 5↔7;  stage 2: 0↔4 1↔5 2↔6 3↔7
-//	exchange: 1↔4 3↔6 (rank r held the block of bit-reverse(r))
-//
-// Cost: (lg V + 1)·α + ((V−1)/V·N + n)·β + (V−1)/V·N·γ, plus α + N·(β+γ)
-// when P is not a power of two.
-func redscatReorder(plan func(*Params) *rdPlan) func(*schedule.Builder, *Params) {
-	return func(b *schedule.Builder, p *Params) {
-		l, in, out, done := redscatSetup(b, p)
-		if done {
-			return
-		}
-		lanes := blockLane(plan(p), l)
-		acc := b.Alloc(l.displ(p.Size))
-		rdReduceScatterStages(b, lanes, p.Rank, in, acc)
-		laneReturn(b, lanes[0].x, p.Rank, acc, out, rdHolder(lanes), rdHeld(lanes))
-	}
-}
-
 // rdReduceScatterStages emits the fold and the reduce-scatter stages of
 // lanes for rank r on the vector in: a rank a participant stands for sends
 // the lane's part of its vector; a participant ends with the reduced
@@ -441,67 +367,5 @@ func rdReduceScatterStages(b *schedule.Builder, lanes []rdLane, r int, in, acc s
 			src[i] = acc
 		}
 		b.EndRound()
-	}
-}
-
-// redscatSetup returns the blocks, input and output of a reduce-scatter;
-// with one rank it copies the input's block to the output and reports done.
-func redscatSetup(b *schedule.Builder, p *Params) (l redscatLayout, in, out schedule.Region, done bool) {
-	l = redscatBlocks(p)
-	in, out = p.input(), redscatOut(p, &l)
-	if p.Size == 1 {
-		b.Copy(out, in.Sub(0, l.count(0)))
-		b.EndRound()
-		return l, in, out, true
-	}
-	return l, in, out, false
-}
-
-func redscatReorderCost(plan func(*Params) *rdPlan) func(*Params) Cost {
-	return func(p *Params) Cost {
-		N := redscatBytes(p)
-		if p.Size <= 1 {
-			return Cost{Copy: N}
-		}
-		pl := plan(p)
-		V, n := float64(pl.V), N/float64(p.Size)
-		c := Cost{Alpha: float64(len(pl.S)) + 1, Beta: N*(V-1)/V + n, Gamma: N * (V - 1) / V}
-		if pl.rem > 0 {
-			c.Alpha++
-			c.Beta += N
-			c.Gamma += N
-		}
-		return c
-	}
-}
-
-func init() {
-	for _, c := range []schedule.Collective{schedule.Allgather, schedule.Allgatherv} {
-		Register(Info{
-			Coll: c, Name: RDHalving,
-			Doc:    "recursive doubling with partners at distance P/2, P/4, ..., 1 after a bit-reversal exchange",
-			Source: "Sack 2011 sec. 3.4.1",
-			Build:  allgatherReorder(rdHalvingPlan), Cost: allgatherReorderCost(rdHalvingPlan),
-		})
-		Register(Info{
-			Coll: c, Name: RDOptimal,
-			Doc:    "recursive doubling in torus order (largest dimensions first, far partners first) after a reordering exchange",
-			Source: "Sack 2011 sec. 3.4.1",
-			Build:  allgatherReorder(rdOptimalPlan), Cost: allgatherReorderCost(rdOptimalPlan),
-		})
-	}
-	for _, c := range []schedule.Collective{schedule.ReduceScatterBlock, schedule.ReduceScatter} {
-		Register(Info{
-			Coll: c, Name: RHDoubling,
-			Doc:    "recursive halving with partners at distance 1, 2, ..., P/2, then a bit-reversal exchange; keeps rank order",
-			Source: "Sack 2011 sec. 3.4.1",
-			Build:  redscatReorder(rdHalvingPlan), Cost: redscatReorderCost(rdHalvingPlan),
-		})
-		Register(Info{
-			Coll: c, Name: RHOptimal, Requires: NeedsCommutative,
-			Doc:    "recursive halving in reverse torus order (neighbours first), then a reordering exchange",
-			Source: "Sack 2011 sec. 3.4.1",
-			Build:  redscatReorder(rdOptimalPlan), Cost: redscatReorderCost(rdOptimalPlan),
-		})
 	}
 }

@@ -1,5 +1,12 @@
 package algorithms
 
+import (
+	"math/bits"
+	"slices"
+
+	"github.com/scoll/scoll/schedule"
+)
+
 // Shared building blocks of the rooted collectives (bcast, reduce, gather,
 // scatter): k-nomial trees laid on a line of ranks, in-order binary trees,
 // and four schedule engines that walk a tree:
@@ -15,12 +22,76 @@ package algorithms
 // Every helper builds one rank's schedule in O(rounds × children) time,
 // independent of the number of ranks.
 
-import (
-	"math/bits"
-	"slices"
+// Conventions of the broadcasts (bcast_*.go). The buffer is the receive
+// buffer of every rank; the root's holds the message. Ranks are numbered
+// relative to the root where the shape does not matter for correctness:
+// v = (r − root) mod P. In the costs, n is the message in bytes, P the
+// ranks, s the segment in bytes and S = ⌈n/s⌉ the segments.
+//
+// Conventions of the reductions (reduce_*.go). The result lands in the
+// root's receive buffer; other ranks have none and accumulate in scratch.
+// All of them keep contributions in rank order, so non-commutative
+// operators are safe: the tree algorithms use trees whose every subtree is
+// a contiguous range of ranks (rtTwoSided, rtInOrder, a two-sided chain) and
+// combine a lower range as the left operand. In the costs, n is the vector
+// in bytes, s the segment in bytes and S the number of segments.
+//
+// Conventions of gather and scatter (gather_*.go, scatter_*.go). Blocks are
+// in absolute rank order in the root's buffer. In place, the root's gather
+// block is already in its receive buffer, and a scatter root keeps its
+// block in the send buffer and receives nothing.
 
-	"github.com/scoll/scoll/schedule"
-)
+// bcastBuf returns the broadcast's buffer: the message in the receive
+// buffer of every rank.
+func bcastBuf(p *Params) schedule.Region { return schedule.RecvBuf(0, p.Count) }
+
+// bcastRel returns the absolute rank of relative rank v.
+func bcastRel(p *Params, v int) int { return mod(v+p.Root, p.Size) }
+
+// rtRadix returns p.Radix when it is at least 2, else def.
+func rtRadix(p *Params, def int) int {
+	if p.Radix >= 2 {
+		return p.Radix
+	}
+	return def
+}
+
+// rtLogK returns ⌈log_k p⌉.
+func rtLogK(p, k int) int {
+	l := 0
+	for w := 1; w < p; w *= k {
+		l++
+	}
+	return l
+}
+
+// rtPipeCost is the cost of a pipeline of steps steps, each sending msgs
+// messages of segBytes bytes (and reducing red of them).
+func rtPipeCost(steps, msgs, red int, segBytes float64) Cost {
+	if steps <= 0 {
+		return Cost{}
+	}
+	s := float64(steps)
+	return Cost{Alpha: s * float64(msgs), Beta: s * float64(msgs) * segBytes, Gamma: s * float64(red) * segBytes}
+}
+
+// rtSegInfo returns the segments of n elements and the bytes of one segment.
+func rtSegInfo(p *Params, n int) (segs int, segBytes float64) {
+	seg := rtSegment(p)
+	return rtSegs(n, seg), p.bytes(min(seg, n))
+}
+
+// rtBlockOff returns the offset of block i when n elements are cut into m
+// blocks as split does (the first n mod m blocks one longer), in O(1).
+func rtBlockOff(n, m, i int) int { return i*(n/m) + min(i, n%m) }
+
+// rtBlockLen returns rank r's block length in a gather or scatter, in O(1).
+func rtBlockLen(p *Params, r int) int {
+	if p.Coll.Vector() {
+		return p.Counts[r]
+	}
+	return p.Count
+}
 
 // rtLine is a k-nomial tree laid on a line of m positions: position i is rank
 // mod(base+dir·i, p) and position 0 is the tree's root. The subtree of

@@ -1,0 +1,36 @@
+package algorithms
+
+import "github.com/scoll/scoll/schedule"
+
+// Linear (flat tree) broadcast: the root sends the whole message to every
+// other rank in one round.
+//
+//	round 0: root→1, root→2, ..., root→P−1
+//
+// Cost: (P−1)(α + nβ) (the root's sends serialise on one port).
+// Source: Hoefler–Moor 2014 sec. 3.1.1 (flat tree).
+func bcastLinear(b *schedule.Builder, p *Params) {
+	buf := bcastBuf(p)
+	if p.Rank != p.Root {
+		b.Recv(p.Root, buf)
+		b.EndRound()
+		return
+	}
+	for q := range p.Size {
+		if q != p.Root {
+			b.Send(q, buf)
+		}
+	}
+	b.EndRound()
+}
+
+func bcastLinearCost(p *Params) Cost {
+	k := float64(p.Size - 1)
+	return Cost{Alpha: k, Beta: k * p.bytes(p.Count)}
+}
+
+func init() {
+	register(Info{Name: Linear, Linear: true, Build: bcastLinear, Cost: bcastLinearCost,
+		Doc:    "the root sends the message to every rank directly",
+		Source: "Hoefler-Moor 2014 sec. 3.1.1"}, schedule.Bcast)
+}

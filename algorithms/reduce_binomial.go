@@ -1,0 +1,46 @@
+package algorithms
+
+import "github.com/scoll/scoll/schedule"
+
+// k-nomial tree reduce (binomial for k = 2) over the order-preserving
+// two-sided tree (rtTwoSided): the root and its larger side form a k-nomial
+// tree growing away from the root, the smaller side a mirrored one that hangs
+// off the root. A rank receives its children's partial results level by level
+// (the k−1 children of a level in one round), combines them in rank order and
+// sends the result to its parent. With k = 2 the depth is ⌈lg P⌉ for every
+// root, as for the textbook binomial tree over relative ranks, which cannot
+// keep rank order when its subtrees wrap around rank P−1.
+//
+//	P=8, root=0:  round 0: 1→0 3→2 5→4 7→6   round 1: 2→0 6→4   round 2: 4→0
+//	P=6, root=4:  main side 4,3,2,1,0 (mirrored), other side 5:
+//	              round 0: 3→4 5→4 1→2   round 1: 2→4   round 2: 0→4
+//
+// Cost: ⌈log_k P⌉(k−1)(α + nβ + nγ) (one level more for k > 2 and a root far
+// from both ends).
+// Source: Heath–Solomonik notes sec. 5.1 (reduction as reversed broadcast);
+// Hoefler–Moor 2014 sec. 3.1.2; Thakur, Rabenseifner, Gropp 2005.
+func reduceKnomialK(b *schedule.Builder, p *Params, k int) {
+	rtReduce(b, p, rtTwoSided(p.Size, p.Root, k, p.Rank), p.Count)
+}
+
+func reduceBinomial(b *schedule.Builder, p *Params) { reduceKnomialK(b, p, 2) }
+
+func reduceKnomial(b *schedule.Builder, p *Params) { reduceKnomialK(b, p, rtRadix(p, 4)) }
+
+func reduceKnomialCostK(p *Params, k int) Cost {
+	r, nb := float64(rtLogK(p.Size, k)*(k-1)), p.bytes(p.Count)
+	return Cost{Alpha: r, Beta: r * nb, Gamma: r * nb}
+}
+
+func reduceBinomialCost(p *Params) Cost { return reduceKnomialCostK(p, 2) }
+
+func reduceKnomialCost(p *Params) Cost { return reduceKnomialCostK(p, rtRadix(p, 4)) }
+
+func init() {
+	register(Info{Name: Binomial, Build: reduceBinomial, Cost: reduceBinomialCost,
+		Doc:    "binomial tree of contiguous rank ranges; order-preserving, lg P rounds",
+		Source: "Heath-Solomonik notes sec. 5.1; Thakur, Rabenseifner, Gropp 2005"}, schedule.Reduce)
+	register(Info{Name: KNomial, Build: reduceKnomial, Cost: reduceKnomialCost,
+		Doc:    "k-nomial tree (radix p.Radix, default 4) of contiguous rank ranges",
+		Source: "Hoefler-Moor 2014 sec. 3.1.2"}, schedule.Reduce)
+}
