@@ -24,7 +24,7 @@ func NewLocalGroup(ctx context.Context, n int, cfg Config) ([]*Transport, error)
 	lns := make([]net.Listener, n)
 	addrs := make([]string, n)
 	for r := range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		ln, err := cfg.net().Listen("127.0.0.1:0")
 		if err != nil {
 			for _, l := range lns[:r] {
 				l.Close()
@@ -37,13 +37,11 @@ func NewLocalGroup(ctx context.Context, n int, cfg Config) ([]*Transport, error)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for r := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			c := cfg
 			c.Rank, c.Size = r, n
 			eps[r], errs[r] = New(ctx, c, lns[r], addrs)
-		}()
+		})
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
@@ -61,7 +59,7 @@ func NewLocalGroup(ctx context.Context, n int, cfg Config) ([]*Transport, error)
 // through rv, learns the other ranks' addresses and starts rank cfg.Rank's
 // endpoint. ctx bounds the whole start (rendezvous and connections).
 func Start(ctx context.Context, cfg Config, rv Rendezvous) (*Transport, error) {
-	ln, err := net.Listen("tcp", ":0")
+	ln, err := cfg.net().Listen(":0")
 	if err != nil {
 		return nil, err
 	}

@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/scoll/scoll/internal/clock"
 	"github.com/scoll/scoll/internal/errs"
 )
 
@@ -48,9 +49,9 @@ func ParseRendezvous(spec string, secret []byte, job string) (Rendezvous, error)
 		if _, err := strconv.ParseUint(port, 10, 16); err != nil {
 			return nil, fmt.Errorf("%w: rendezvous %q: bad port", errs.InvalidArgument, spec)
 		}
-		return &tcpRendezvous{host: host, port: port, secret: secret}, nil
+		return &tcpRendezvous{host: host, port: port, secret: secret, clk: clock.Real{}, network: tcpNetwork{}}, nil
 	case ok && kind == "file" && rest != "":
-		return &fileRendezvous{dir: rest, secret: secret, job: job}, nil
+		return &fileRendezvous{dir: rest, secret: secret, job: job, clk: clock.Real{}}, nil
 	}
 	return nil, fmt.Errorf("%w: rendezvous %q: want tcp:host:port or file:/dir", errs.InvalidArgument, spec)
 }
@@ -61,6 +62,7 @@ const (
 	maxRVRanks  = 1 << 20
 	rvMagic     = "SCLR"
 	rvPollEvery = 20 * time.Millisecond
+	rvTimeout   = 10 * time.Second // for rank 0's exchange with one joining rank
 )
 
 func addrMAC(secret []byte, parts ...[]byte) []byte {
@@ -86,6 +88,7 @@ type fileRendezvous struct {
 	dir    string
 	secret []byte
 	job    string
+	clk    clock.Clock // times the polls of the directory
 }
 
 // Exchange publishes localHost():port.
@@ -125,8 +128,7 @@ func (f *fileRendezvous) Exchange(ctx context.Context, rank, size int, port stri
 		if missing == 0 {
 			return addrs, nil
 		}
-		select {
-		case <-ctx.Done():
+		if !clock.Sleep(f.clk, rvPollEvery, ctx.Done()) {
 			var ms []string
 			for r, a := range addrs {
 				if a == "" && len(ms) < 8 {
@@ -134,7 +136,6 @@ func (f *fileRendezvous) Exchange(ctx context.Context, rank, size int, port stri
 				}
 			}
 			return nil, fmt.Errorf("%w: rendezvous in %s: %d of %d ranks never arrived (ranks %s...): %w", errs.PeerFailed, f.dir, missing, size, strings.Join(ms, ","), context.Cause(ctx))
-		case <-time.After(rvPollEvery):
 		}
 	}
 }
@@ -189,20 +190,21 @@ func (f *fileRendezvous) read(r, size int) string {
 type tcpRendezvous struct {
 	host, port string
 	secret     []byte
+	clk        clock.Clock // times retries and deadlines
+	network    network     // listens and dials (TCP; in-memory in tests)
 }
 
-func dialRetry(ctx context.Context, addr string) (net.Conn, error) {
+// dialRetry dials addr until it answers or ctx ends, waiting longer after
+// every failed attempt (rank 0 may not listen yet).
+func (tr *tcpRendezvous) dialRetry(ctx context.Context, addr string) (net.Conn, error) {
 	backoff := 10 * time.Millisecond
 	for {
-		var d net.Dialer
-		conn, err := d.DialContext(ctx, "tcp", addr)
+		conn, err := tr.network.Dial(ctx, addr, time.Time{})
 		if err == nil {
 			return conn, nil
 		}
-		select {
-		case <-ctx.Done():
+		if !clock.Sleep(tr.clk, backoff, ctx.Done()) {
 			return nil, fmt.Errorf("%w: rendezvous %s: %v (%w)", errs.PeerFailed, addr, err, context.Cause(ctx))
-		case <-time.After(backoff):
 		}
 		backoff = min(2*backoff, 500*time.Millisecond)
 	}
@@ -219,7 +221,7 @@ func (tr *tcpRendezvous) Exchange(ctx context.Context, rank, size int, port stri
 		}
 		return tr.serve(ctx, size, net.JoinHostPort(host, port))
 	}
-	conn, err := dialRetry(ctx, net.JoinHostPort(tr.host, tr.port))
+	conn, err := tr.dialRetry(ctx, net.JoinHostPort(tr.host, tr.port))
 	if err != nil {
 		return nil, err
 	}
@@ -229,7 +231,7 @@ func (tr *tcpRendezvous) Exchange(ctx context.Context, rank, size int, port stri
 		host = h
 	}
 	addr := net.JoinHostPort(host, port)
-	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Now()) })
+	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(tr.clk.Now()) })
 	defer stop()
 	return rvJoin(conn, tr.secret, rank, size, addr)
 }
@@ -302,7 +304,7 @@ func (tr *tcpRendezvous) serve(ctx context.Context, size int, addr string) ([]st
 	if size == 1 {
 		return addrs, nil
 	}
-	ln, err := net.Listen("tcp", ":"+tr.port)
+	ln, err := tr.network.Listen(":" + tr.port)
 	if err != nil {
 		return nil, fmt.Errorf("rendezvous: rank 0 cannot listen on port %s: %w", tr.port, err)
 	}
@@ -322,7 +324,7 @@ func (tr *tcpRendezvous) serve(ctx context.Context, size int, addr string) ([]st
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				rank, a, nonceC, err := rvAccept(conn, tr.secret, size)
+				rank, a, nonceC, err := rvAccept(conn, tr.secret, size, tr.clk.Now().Add(rvTimeout))
 				if err != nil {
 					slog.Warn("scoll: rendezvous rejected a connection", "remote", conn.RemoteAddr().String(), "err", err)
 					conn.Close()
@@ -368,7 +370,7 @@ func (tr *tcpRendezvous) serve(ctx context.Context, size int, addr string) ([]st
 		msg.Write(u32(size))
 		msg.Write(table.Bytes())
 		msg.Write(addrMAC(tr.secret, []byte("table"), j.nonceC, table.Bytes()))
-		j.conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
+		j.conn.SetWriteDeadline(tr.clk.Now().Add(rvTimeout))
 		if _, err := j.conn.Write(msg.Bytes()); err != nil && werr == nil {
 			werr = fmt.Errorf("%w: rendezvous: %v", errs.PeerFailed, err)
 		}
@@ -377,10 +379,10 @@ func (tr *tcpRendezvous) serve(ctx context.Context, size int, addr string) ([]st
 	return addrs, werr
 }
 
-// rvAccept reads and checks one join. Every length is bounded before
-// anything is allocated.
-func rvAccept(conn net.Conn, secret []byte, size int) (int, string, []byte, error) {
-	conn.SetDeadline(time.Now().Add(10 * time.Second))
+// rvAccept reads and checks one join by deadline. Every length is bounded
+// before anything is allocated.
+func rvAccept(conn net.Conn, secret []byte, size int, deadline time.Time) (int, string, []byte, error) {
+	conn.SetDeadline(deadline)
 	var nonceS [nonceLen]byte
 	rand.Read(nonceS[:])
 	if _, err := conn.Write(nonceS[:]); err != nil {

@@ -37,12 +37,10 @@
 package tcp
 
 import (
-	"bufio"
 	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"slices"
@@ -50,6 +48,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/scoll/scoll/internal/clock"
 	"github.com/scoll/scoll/internal/errs"
 	"github.com/scoll/scoll/transport"
 )
@@ -90,6 +89,13 @@ type Config struct {
 	// Logger receives connection events and rejected peers (default:
 	// slog.Default()).
 	Logger *slog.Logger
+
+	// clock is where time comes from: timeouts, heartbeats, deadlines
+	// (default clock.Real). It must agree with the connections' deadlines
+	// (see package clock).
+	clock clock.Clock
+	// network dials the peers (default TCP); tests pass an in-memory one.
+	network network
 }
 
 const (
@@ -103,6 +109,43 @@ const (
 	readBufSize           = 16 << 10
 )
 
+// network opens connections: TCP (tcpNetwork), or an in-memory network in
+// tests.
+type network interface {
+	// Listen listens at addr (host:port; port 0 picks a free one).
+	Listen(addr string) (net.Listener, error)
+	// Dial connects to addr by deadline (zero: none) or until ctx ends.
+	Dial(ctx context.Context, addr string, deadline time.Time) (net.Conn, error)
+}
+
+// net returns the network to use: c.network, TCP by default.
+func (c *Config) net() network {
+	if c.network == nil {
+		return tcpNetwork{}
+	}
+	return c.network
+}
+
+// tcpNetwork is the network of real sockets.
+type tcpNetwork struct{}
+
+func (tcpNetwork) Listen(addr string) (net.Listener, error) { return net.Listen("tcp", addr) }
+
+func (tcpNetwork) Dial(ctx context.Context, addr string, deadline time.Time) (net.Conn, error) {
+	d := net.Dialer{Deadline: deadline}
+	return d.DialContext(ctx, "tcp", addr)
+}
+
+// deadlines gives a connection's reads and writes their deadline: timeout
+// from now, by the transport's clock, renewed as data moves.
+type deadlines struct {
+	clk     clock.Clock
+	timeout time.Duration
+}
+
+// next returns the deadline of an I/O starting now.
+func (d deadlines) next() time.Time { return d.clk.Now().Add(d.timeout) }
+
 // Transport is one rank's endpoint. It implements transport.Transport and
 // transport.CallAborter.
 type Transport struct {
@@ -113,6 +156,8 @@ type Transport struct {
 	addrs []string
 	peers []*peer
 	log   *slog.Logger
+	clk   clock.Clock // cfg.clock
+	dl    deadlines   // of reads and writes on established connections
 
 	mu      sync.Mutex
 	failed  map[callKey]error     // aborted calls
@@ -184,9 +229,14 @@ func New(ctx context.Context, cfg Config, ln net.Listener, addrs []string) (*Tra
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.clock == nil {
+		cfg.clock = clock.Real{}
+	}
+	cfg.network = cfg.net()
 	t := &Transport{
 		cfg: cfg, rank: cfg.Rank, size: cfg.Size, ln: ln, addrs: addrs,
-		log:    cfg.Logger.With("rank", cfg.Rank),
+		log: cfg.Logger.With("rank", cfg.Rank),
+		clk: cfg.clock, dl: deadlines{cfg.clock, cfg.Timeout},
 		failed: map[callKey]error{}, opening: map[net.Conn]struct{}{},
 		calls: map[callKey]uint64{},
 		done:  make(chan struct{}),
@@ -260,16 +310,6 @@ func (t *Transport) finish(m *transport.Msg, err error) {
 	if e != nil {
 		t.failCallOf(k, e)
 	}
-}
-
-// callErr returns the error of an aborted call, or nil.
-func (t *Transport) callErr(k transport.Key) error {
-	if k.Seq == 0 || t.nfailed.Load() == 0 {
-		return nil
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.failed[callKey{k.Comm, k.Seq}]
 }
 
 func (t *Transport) isClosed() bool {
@@ -388,31 +428,6 @@ func mismatchErr(from int) error {
 	return fmt.Errorf("%w: message from rank %d belongs to another call", errs.Mismatch, from)
 }
 
-// AbortCall fails the call (comm, seq) here and on every peer.
-func (t *Transport) AbortCall(comm, seq uint64, err error) {
-	if seq == 0 {
-		return
-	}
-	t.failCall(callKey{comm, seq}, err, -1)
-}
-
-// failCall records call k as failed with err, fails its operations here and,
-// unless it already knew, tells every connected peer but from.
-func (t *Transport) failCall(k callKey, err error, from int) {
-	t.mu.Lock()
-	if _, ok := t.failed[k]; ok || t.closed {
-		t.mu.Unlock()
-		return
-	}
-	t.failed[k] = err
-	t.nfailed.Add(1)
-	t.mu.Unlock()
-	code := errCode(err)
-	for _, p := range t.peers {
-		p.failCall(k, err, code, p.rank != from && p.rank != t.rank)
-	}
-}
-
 // Close fails every outstanding operation with errs.Closed, says goodbye to
 // the peers and releases the connections. It waits up to Timeout for queued
 // frames to drain.
@@ -500,7 +515,7 @@ func (t *Transport) accept(raw net.Conn) {
 		return
 	}
 	defer done()
-	deadline := time.Now().Add(t.cfg.ConnectTimeout)
+	deadline := t.clk.Now().Add(t.cfg.ConnectTimeout)
 	t.tune(raw)
 	conn := raw
 	if t.cfg.TLS != nil {
@@ -540,72 +555,4 @@ func (t *Transport) accept(raw net.Conn) {
 		return
 	}
 	p.start()
-}
-
-// selfSend delivers a message to this rank.
-func (t *Transport) selfSend(m *transport.Msg) {
-	p := t.peers[t.rank]
-	p.mu.Lock()
-	if r := p.takePosted(m.Key); r != nil {
-		p.mu.Unlock()
-		fill(r, m.Buf, m.Sig, t.rank)
-		e := r.Err
-		t.finish(r, nil)
-		t.finish(m, e)
-		return
-	}
-	if serve := t.handler(m.Key); serve != nil {
-		p.mu.Unlock()
-		req := append([]byte(nil), m.Buf...)
-		complete(m, nil)
-		t.answer(t.rank, m.Key, serve, req)
-		return
-	}
-	in := &inbound{key: m.Key, sig: m.Sig}
-	if m.Eager || len(m.Buf) <= t.cfg.EagerLimit {
-		in.buf = append([]byte(nil), m.Buf...)
-		p.unexp = append(p.unexp, in)
-		p.mu.Unlock()
-		complete(m, nil)
-		return
-	}
-	in.self = m // rendezvous: the send completes when matched
-	p.unexp = append(p.unexp, in)
-	p.mu.Unlock()
-}
-
-// fill gives receive r a message held in memory (it does not complete r).
-func fill(r *transport.Msg, data []byte, sig uint64, from int) {
-	if sig != r.Sig {
-		r.Err = fmt.Errorf("%w: message from rank %d belongs to another call", errs.Mismatch, from)
-		return
-	}
-	transport.Finish(r, data)
-}
-
-// readFull reads len(buf) bytes, renewing the read deadline every ioChunk
-// bytes.
-func readFull(conn net.Conn, r io.Reader, buf []byte, timeout time.Duration) error {
-	for len(buf) > 0 {
-		n := min(len(buf), ioChunk)
-		conn.SetReadDeadline(time.Now().Add(timeout))
-		if _, err := io.ReadFull(r, buf[:n]); err != nil {
-			return err
-		}
-		buf = buf[n:]
-	}
-	return nil
-}
-
-// discard reads and drops n bytes.
-func discard(conn net.Conn, r *bufio.Reader, n uint64, timeout time.Duration) error {
-	for n > 0 {
-		k := min(n, ioChunk)
-		conn.SetReadDeadline(time.Now().Add(timeout))
-		if _, err := r.Discard(int(k)); err != nil {
-			return err
-		}
-		n -= k
-	}
-	return nil
 }

@@ -1,0 +1,326 @@
+package tcp
+
+import (
+	"fmt"
+	"net"
+	"slices"
+	"time"
+
+	"github.com/scoll/scoll/internal/errs"
+	"github.com/scoll/scoll/transport"
+)
+
+// The writer: sends queue frames on the peer and one goroutine per
+// connection writes them, control frames first, with a heartbeat when the
+// connection is idle and a goodbye at close. A small send finding nothing
+// queued is written by its caller instead.
+
+// frame is a frame to write; m is the send it carries, if any.
+type frame struct {
+	h       header
+	payload []byte
+	m       *transport.Msg
+}
+
+// done reports whether writing f completes its send (rts and sync sends
+// complete when the receiver answers).
+func (f *frame) done() bool {
+	return f.m != nil && (f.h.kind == kindEager || f.h.kind == kindData)
+}
+
+// control queues a control frame (answers, failures, heartbeats): the
+// writer sends it before any frame still queued and between the chunks of
+// a long message, so answers never wait behind bulk data. Called with p.mu
+// held.
+func (p *peer) control(h header) {
+	p.ctrl = append(p.ctrl, &frame{h: h})
+}
+
+// inlineLimit is the largest message a sender writes itself when the
+// connection is idle.
+const inlineLimit = 64 << 10
+
+// send queues m: one eager frame, or an rts for a long message.
+func (p *peer) send(m *transport.Msg) error {
+	p.mu.Lock()
+	if p.state == stateDown {
+		err := p.failure()
+		p.mu.Unlock()
+		p.t.finish(m, err)
+		return nil
+	}
+	f := &frame{h: header{key: m.Key, sig: m.Sig, len: uint64(len(m.Buf))}, m: m}
+	if m.Key.Seq != 0 {
+		p.sentKey, p.sentSig = callKey{m.Key.Comm, m.Key.Seq}, m.Sig
+	}
+	if len(m.Buf) <= p.t.cfg.EagerLimit {
+		p.nextID++
+		f.h.kind, f.h.id, f.payload = kindEager, p.nextID, m.Buf
+		if !m.Eager && !p.proven(m) {
+			f.h.kind = kindSync
+			p.acks[f.h.id] = &syncSend{m: m}
+		}
+	} else {
+		if int64(len(m.Buf)) > p.t.cfg.MaxMessage {
+			p.mu.Unlock()
+			return fmt.Errorf("%w: message of %d bytes exceeds the limit %d", errs.InvalidArgument, len(m.Buf), p.t.cfg.MaxMessage)
+		}
+		p.nextID++
+		f.h.kind, f.h.id = kindRTS, p.nextID
+		p.rts[f.h.id] = m
+	}
+	if f.h.kind != kindRTS && len(m.Buf) <= inlineLimit && p.state == stateUp && p.started && !p.writing && len(p.out) == 0 && len(p.ctrl) == 0 && !p.closing {
+		// Nothing queued and nobody writing: write from the caller's
+		// goroutine, sparing the hand-off to the writer.
+		p.writing = true
+		conn := p.conn
+		p.mu.Unlock()
+		p.sendInline(conn, f)
+		return nil
+	}
+	p.out = append(p.out, f)
+	idle := p.state == stateIdle
+	p.mu.Unlock()
+	if idle {
+		p.connect()
+	}
+	p.wake()
+	return nil
+}
+
+// sendInline writes f, an eager or sync frame, from the sender's goroutine
+// and completes what it can; the caller has set p.writing.
+func (p *peer) sendInline(conn net.Conn, f *frame) {
+	var hb [headerLen]byte
+	f.h.encode(hb[:])
+	err := writeAll(conn, net.Buffers{hb[:], f.payload}, p.t.dl)
+	p.lastWrite.Store(p.t.clk.Now().UnixNano())
+	if err != nil {
+		err = p.peerErr(fmt.Errorf("write: %v", err))
+	}
+	p.mu.Lock()
+	p.writing = false
+	more := len(p.out) > 0 || len(p.ctrl) > 0
+	var sync *syncSend
+	if f.h.kind == kindSync {
+		sync = p.wroteSync(f.h.id, err)
+	}
+	p.mu.Unlock()
+	if more {
+		p.wake()
+	}
+	switch {
+	case f.done():
+		p.t.finish(f.m, err)
+	case sync != nil:
+		p.t.finish(sync.m, sync.err)
+	}
+	if err != nil {
+		p.down(err)
+	}
+}
+
+// writeLoop writes queued frames, a heartbeat when idle, and the goodbye.
+func (p *peer) writeLoop() {
+	t := p.t
+	p.mu.Lock()
+	conn := p.conn
+	p.mu.Unlock()
+	tick := t.clk.NewTicker(t.cfg.Timeout / 4)
+	defer tick.Stop()
+	w := &frameWriter{conn: conn, dl: t.dl}
+	for {
+		select {
+		case <-p.kick:
+		case <-tick.C():
+			if t.clk.Now().Sub(time.Unix(0, p.lastWrite.Load())) >= t.cfg.Timeout/4 {
+				p.mu.Lock()
+				p.control(header{kind: kindHeartbeat})
+				p.mu.Unlock()
+			}
+		}
+		p.mu.Lock()
+		if p.writing && p.state != stateDown {
+			p.mu.Unlock() // the inline writer kicks when done
+			continue
+		}
+		batch, ctrl := p.out, p.ctrl
+		p.out, p.ctrl = nil, nil
+		busy := len(batch)+len(ctrl) > 0
+		p.writing = busy
+		down := p.state == stateDown
+		var downErr error
+		if down {
+			downErr = p.failure()
+		}
+		p.mu.Unlock()
+		if down {
+			p.written(batch, downErr)
+			return
+		}
+		if !busy {
+			continue
+		}
+		err := w.write(p, ctrl, batch)
+		p.lastWrite.Store(t.clk.Now().UnixNano())
+		p.mu.Lock()
+		p.writing = false
+		p.mu.Unlock()
+		if err != nil {
+			err = p.peerErr(fmt.Errorf("write: %v", err))
+		}
+		p.written(batch, err)
+		bye := slices.ContainsFunc(batch, func(f *frame) bool { return f.h.kind == kindGoodbye })
+		if err != nil {
+			p.down(err)
+			return
+		}
+		if bye {
+			if tc, ok := conn.(interface{ CloseWrite() error }); ok {
+				tc.CloseWrite()
+			}
+			p.afterGoodbye()
+			return
+		}
+	}
+}
+
+// dataChunk is the largest payload of one frame: the writer sends a longer
+// message as chunks (an eager or sync frame with the first chunk, then data
+// frames) and slips pending control frames in between, so that an answer
+// (clear to send, ack) never waits for more than one chunk. Fewer, larger
+// chunks cost fewer system calls and frames: 2-process allgather over
+// loopback, 1 MiB 418-446 µs with 256 KiB chunks against 411-412 with
+// 1 MiB, 16 MiB 11.7-12.2 ms against 11.6-11.7.
+const dataChunk = 1 << 20
+
+// frameWriter gathers frames into vectored writes of about dataChunk
+// bytes.
+type frameWriter struct {
+	conn net.Conn
+	dl   deadlines
+	hdrs []byte // header storage of the current group
+	bufs net.Buffers
+	n    int // payload bytes in the current group
+}
+
+func (w *frameWriter) add(h *header, payload []byte) {
+	off := len(w.hdrs)
+	w.hdrs = append(w.hdrs, make([]byte, headerLen)...)
+	h.encode(w.hdrs[off:])
+	w.bufs = append(w.bufs, w.hdrs[off:off+headerLen:off+headerLen])
+	if len(payload) > 0 {
+		w.bufs = append(w.bufs, payload)
+		w.n += len(payload)
+	}
+}
+
+// flush writes the current group. Headers are appended to hdrs (a slice
+// taken before hdrs grows keeps its bytes), and hdrs is reused only once
+// the group is written.
+func (w *frameWriter) flush() error {
+	if len(w.bufs) == 0 {
+		return nil
+	}
+	err := writeAll(w.conn, w.bufs, w.dl)
+	w.hdrs, w.bufs, w.n = w.hdrs[:0], w.bufs[:0], 0
+	return err
+}
+
+// write writes ctrl, then batch; long data payloads go as chunks, with the
+// control frames queued meanwhile written between them.
+func (w *frameWriter) write(p *peer, ctrl, batch []*frame) error {
+	for _, f := range ctrl {
+		w.add(&f.h, nil)
+	}
+	moreCtrl := func() error {
+		p.mu.Lock()
+		c := p.ctrl
+		p.ctrl = nil
+		p.mu.Unlock()
+		if len(c) == 0 {
+			return nil
+		}
+		if err := w.flush(); err != nil {
+			return err
+		}
+		for _, f := range c {
+			w.add(&f.h, nil)
+		}
+		return w.flush()
+	}
+	for _, f := range batch {
+		if len(f.payload) <= dataChunk {
+			if w.n+len(f.payload) > dataChunk && w.n > 0 {
+				if err := w.flush(); err != nil {
+					return err
+				}
+				if err := moreCtrl(); err != nil {
+					return err
+				}
+			}
+			w.add(&f.h, f.payload)
+			continue
+		}
+		for off := 0; off < len(f.payload); off += dataChunk {
+			if w.n > 0 {
+				if err := w.flush(); err != nil {
+					return err
+				}
+				if err := moreCtrl(); err != nil {
+					return err
+				}
+			}
+			end := min(off+dataChunk, len(f.payload))
+			h := f.h // an eager message's first chunk goes with its header
+			if off > 0 || f.h.kind == kindData {
+				h = header{kind: kindData, id: f.h.id, len: uint64(end - off), key: transport.Key{Tag: int64(off)}}
+			}
+			w.add(&h, f.payload[off:end])
+		}
+	}
+	return w.flush()
+}
+
+// written completes the sends of a batch the writer is done with (err: it
+// failed): eager and data sends at once, sync sends once also acked.
+func (p *peer) written(batch []*frame, err error) {
+	var syncs []*syncSend
+	p.mu.Lock()
+	for _, f := range batch {
+		if f.h.kind != kindSync {
+			continue
+		}
+		if s := p.wroteSync(f.h.id, err); s != nil {
+			syncs = append(syncs, s)
+		}
+	}
+	p.mu.Unlock()
+	for _, f := range batch {
+		if f.done() {
+			p.t.finish(f.m, err)
+		}
+	}
+	for _, s := range syncs {
+		p.t.finish(s.m, s.err)
+	}
+}
+
+// afterGoodbye waits up to Timeout for the peer to close its side (the
+// reader then ends), then closes.
+func (p *peer) afterGoodbye() {
+	timer := p.t.clk.NewTimer(p.t.cfg.Timeout)
+	defer timer.Stop()
+	select {
+	case <-timer.C():
+	case <-p.readDone:
+	}
+	p.down(errClosing)
+}
+
+// writeAll writes bufs with one vectored write under a deadline.
+func writeAll(conn net.Conn, bufs net.Buffers, dl deadlines) error {
+	conn.SetWriteDeadline(dl.next())
+	_, err := bufs.WriteTo(conn)
+	return err
+}
