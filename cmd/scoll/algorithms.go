@@ -129,30 +129,35 @@ func markdownTable(infos []scoll.AlgorithmInfo) string {
 // replaceSection returns doc with the text between the markers replaced by
 // table. ok is false when doc lacks the markers (in that order).
 func replaceSection(doc, table string) (string, bool) {
-	i := strings.Index(doc, beginMarker)
-	if i < 0 {
+	i, j, ok := sectionBounds(doc)
+	if !ok {
 		return "", false
 	}
-	i += len(beginMarker)
-	j := strings.Index(doc[i:], endMarker)
-	if j < 0 {
-		return "", false
-	}
-	return doc[:i] + "\n" + table + doc[i+j:], true
+	return doc[:i] + "\n" + table + doc[j:], true
 }
 
 // section returns the text between the markers of doc.
 func section(doc string) (string, bool) {
+	i, j, ok := sectionBounds(doc)
+	if !ok {
+		return "", false
+	}
+	return doc[i:j], true
+}
+
+// sectionBounds returns where the text between the markers of doc starts
+// and ends; ok is false when doc lacks the markers (in that order).
+func sectionBounds(doc string) (start, end int, ok bool) {
 	i := strings.Index(doc, beginMarker)
 	if i < 0 {
-		return "", false
+		return 0, 0, false
 	}
 	i += len(beginMarker)
 	j := strings.Index(doc[i:], endMarker)
 	if j < 0 {
-		return "", false
+		return 0, 0, false
 	}
-	return doc[i : i+j], true
+	return i, i + j, true
 }
 
 func updateFile(path, table string) error {

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -55,14 +54,11 @@ run the same command, and rank 0 prints the results.`,
 			if cfg.NP < 1 {
 				return fmt.Errorf("--np %d: want at least 1", cfg.NP)
 			}
-			c, stdout, stderr, err := joinWorld(cmd, world)
+			stdout, stderr, leave, err := joinWorld(cmd, world, &cfg.World)
 			if err != nil {
 				return err
 			}
-			if c != nil {
-				defer c.Close()
-				cfg.World = c
-			}
+			defer leave()
 			if cfg.Sizes, err = bench.ParseSizes(sizes); err != nil {
 				return err
 			}
@@ -89,21 +85,12 @@ run the same command, and rank 0 prints the results.`,
 			if cmd.Flags().Changed("time") && cfg.Budget <= 0 {
 				return fmt.Errorf("--time %v: want a positive duration", cfg.Budget)
 			}
-			switch f := strings.ToLower(format); f {
-			case "table", "csv", "json":
-				format = f
-			default:
-				return fmt.Errorf("--format %q: want table, csv or json", format)
+			if format, err = checkFormat(format); err != nil {
+				return err
 			}
-			show := false
-			switch progress {
-			case "auto":
-				show = isTerminal(stderr)
-			case "always":
-				show = true
-			case "never":
-			default:
-				return fmt.Errorf("--progress %q: want auto, always or never", progress)
+			show, err := showProgress(progress, stderr)
+			if err != nil {
+				return err
 			}
 			if show {
 				cfg.Progress = progressPrinter(stderr)
@@ -142,25 +129,14 @@ run the same command, and rank 0 prints the results.`,
 	f.DurationVar(&cfg.Budget, "time", 0, fmt.Sprintf("time budget for the timed calls of one configuration (default %v, less when there are many configurations so the run takes about %v, at least %v)", bench.DefaultBudget, bench.DefaultTotal, bench.MinBudget))
 	f.DurationVar(&cfg.MaxCall, "max-call", bench.DefaultMaxCall, "skip an algorithm's larger sizes once one call takes longer than this on average (0: no limit)")
 	f.IntVar(&cfg.Root, "root", 0, "root rank of bcast, reduce, gather and scatter")
-	f.StringVar(&format, "format", "table", "output format: table, csv or json")
+	addFormatFlag(f, &format)
 	f.StringVar(&grid, "grid", "", "process grid of topology-aware algorithms (rd-optimal, bucket, bucket3, bucket6), like 4x4x4 (default: as equal as possible in 3 dimensions)")
 	f.StringVar(&segment, "segment", "", "segment size in bytes of pipelined algorithms, like 64K (default the algorithm's own)")
 	f.StringVar(&cfg.On, "on", "world", "the communicator measured: world, dup (a duplicate: the same ranks through a derived communicator) or split (the world split with reversed ranks)")
 	f.StringVar(&maxMemory, "max-memory", bench.FormatSize(bench.DefaultMaxMemory), "skip sizes whose buffers over all ranks exceed this (0: no limit)")
-	f.StringVar(&progress, "progress", "auto", "progress on stderr: auto (when stderr is a terminal), always or never")
+	addProgressFlag(f, &progress)
 	f.BoolVar(&world, "world", false, "run as one rank of a job of processes (scoll run, mpirun, srun) instead of --np goroutines")
 	return cmd
-}
-
-// isTerminal reports whether w is a character device such as a terminal
-// (without a dependency on x/term: /dev/null also counts, harmlessly).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 // progressPrinter returns a bench.Config.Progress that redraws one status
@@ -174,14 +150,15 @@ func progressPrinter(w io.Writer) func(bench.Progress) {
 	}
 }
 
-// joinWorld returns, with --world, this process's world communicator (Init)
-// and the writers the command prints to: the command's own on rank 0,
-// discarding ones on the others. Without --world it returns no
-// communicator. --np conflicts with --world.
-func joinWorld(cmd *cobra.Command, world bool) (*scoll.Comm, io.Writer, io.Writer, error) {
-	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+// joinWorld joins, with --world, this process's world communicator (Init)
+// and stores it in *comm, and returns the writers the command prints to:
+// the command's own on rank 0, discarding ones on the others; leave
+// closes the communicator. Without --world it leaves *comm alone and
+// leave does nothing. --np conflicts with --world.
+func joinWorld(cmd *cobra.Command, world bool, comm **scoll.Comm) (stdout, stderr io.Writer, leave func(), err error) {
+	stdout, stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
 	if !world {
-		return nil, stdout, stderr, nil
+		return stdout, stderr, func() {}, nil
 	}
 	if cmd.Flags().Changed("np") {
 		return nil, nil, nil, fmt.Errorf("--np and --world: the job's size is the number of processes")
@@ -193,7 +170,8 @@ func joinWorld(cmd *cobra.Command, world bool) (*scoll.Comm, io.Writer, io.Write
 	if c.Rank() != 0 {
 		stdout, stderr = io.Discard, io.Discard
 	}
-	return c, stdout, stderr, nil
+	*comm = c
+	return stdout, stderr, func() { c.Close() }, nil
 }
 
 // parseMaxMemory parses --max-memory: a size, or 0 / none for no limit

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/csv"
 	"fmt"
 	"io"
 	"math"
@@ -73,8 +72,9 @@ type figRow struct {
 
 func newFiguresCmd() *cobra.Command {
 	var (
-		out, tori, shapes, sizes, largeSizes, nodeSizes, alpha, linkBW, portEff, progress, format string
-		largeNodes, ringSimMax                                                                    int
+		out, tori, shapes, sizes, largeSizes, nodeSizes, progress, format string
+		largeNodes, ringSimMax                                            int
+		network                                                           networkFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "figures",
@@ -124,11 +124,7 @@ ring it does simulate, and marks the rows "closed form" in the CSV.`,
 					return fmt.Errorf("%s: %w", f.name, err)
 				}
 			}
-			a, bw, err := parseNetwork(alpha, linkBW)
-			if err != nil {
-				return err
-			}
-			busy, eff, err := parsePortEfficiency(portEff)
+			net, err := network.config()
 			if err != nil {
 				return err
 			}
@@ -138,7 +134,7 @@ ring it does simulate, and marks the rows "closed form" in the CSV.`,
 			if err := os.MkdirAll(out, 0o755); err != nil {
 				return err
 			}
-			fr := &figRunner{ext: "." + format, alpha: a, delta: 1 / bw, busy: busy, eff: eff, ringSimMax: ringSimMax, rows: map[figKey]figRow{}}
+			fr := &figRunner{ext: "." + format, net: net, ringSimMax: ringSimMax, rows: map[figKey]figRow{}}
 			sizesOn := func(t topology.Topology) []int {
 				if t.Nodes() > largeNodes {
 					return large
@@ -172,7 +168,10 @@ ring it does simulate, and marks the rows "closed form" in the CSV.`,
 				}
 			}
 			stderr := cmd.ErrOrStderr()
-			show := progress == "always" || (progress == "auto" && isTerminal(stderr))
+			show, err := showProgress(progress, stderr)
+			if err != nil {
+				return err
+			}
 			start := time.Now()
 			for i, k := range jobs {
 				if show {
@@ -202,12 +201,10 @@ ring it does simulate, and marks the rows "closed form" in the CSV.`,
 	f.StringVar(&largeSizes, "large-sizes", "8:128K:x8", "per-rank sizes of the vs-size figures on tori of more than --large-nodes nodes")
 	f.IntVar(&largeNodes, "large-nodes", 4096, "tori with more nodes use --large-sizes")
 	f.StringVar(&nodeSizes, "node-sizes", "64,4K,128K", "per-rank sizes of the vs-nodes figures, one panel each")
-	f.StringVar(&alpha, "alpha", "6.29us", "message start-up time α (Sack's Blue Gene/P)")
-	f.StringVar(&linkBW, "link-bw", "375MB/s", "link bandwidth 1/δ")
-	f.StringVar(&portEff, "port-efficiency", "6:0.93", "multi-port derating K:E, as in scoll sim")
+	network.add(f, "6:0.93", "multi-port derating K:E, as in scoll sim")
 	f.IntVar(&ringSimMax, "ring-sim-max", 4096, "simulate the ring up to this many ranks; above, use its exact closed form (P−1)(α + nδ)")
 	f.StringVar(&format, "format", "svg", "figure format: svg or png")
-	f.StringVar(&progress, "progress", "auto", "progress bar on stderr: auto (when a terminal), always or never")
+	addProgressFlag(f, &progress)
 	return cmd
 }
 
@@ -226,12 +223,10 @@ func parseTori(flag, s string) ([]topology.Topology, error) {
 
 // figRunner simulates and remembers the points of the figures.
 type figRunner struct {
-	ext          string // of the figure files
-	alpha, delta float64
-	busy         int
-	eff          float64
-	ringSimMax   int
-	rows         map[figKey]figRow
+	ext        string     // of the figure files
+	net        sim.Config // α, δ and the busy-port derating of multi-port nodes
+	ringSimMax int
+	rows       map[figKey]figRow
 }
 
 func (fr *figRunner) run(k figKey) error {
@@ -243,14 +238,15 @@ func (fr *figRunner) run(k figKey) error {
 	row := figRow{simRow: simRow{Topology: topo.String(), Ranks: P, Op: k.coll.String(), Algorithm: k.alg, Bytes: k.bytes, Model: "stage"},
 		Ports: k.ports.String(), Method: "stage"}
 	ring := k.coll == schedule.Allgather && k.alg == "ring"
-	closed := float64(P-1)*fr.alpha + float64(P-1)*float64(k.bytes)*fr.delta
+	closed := float64(P-1)*fr.net.Alpha + float64(P-1)*float64(k.bytes)*fr.net.Delta
 	if ring && P > fr.ringSimMax {
 		row.Method = "closed form"
 		row.Time, row.AlphaCount, row.DeltaBytes, row.MaxCongestion = closed, float64(P-1), float64(P-1)*float64(k.bytes), 1
 	} else {
-		cfg := sim.Config{Topology: topo, Alpha: fr.alpha, Delta: fr.delta, Ports: k.ports}
-		if k.ports == sim.MultiPort {
-			cfg.BusyPorts, cfg.BusyEfficiency = fr.busy, fr.eff
+		cfg := fr.net
+		cfg.Topology, cfg.Ports = topo, k.ports
+		if k.ports != sim.MultiPort {
+			cfg.BusyPorts, cfg.BusyEfficiency = 0, 0
 		}
 		gen, err := sim.Workload{Coll: k.coll, Algorithm: k.alg, Size: P, Bytes: k.bytes, Grid: sim.GridFor(topo, P)}.Generator()
 		if err != nil {
@@ -329,26 +325,17 @@ func (fr *figRunner) write(dir string, f figure, sizeTori, nodeTori []topology.T
 	if err := savePlots(base+fr.ext, tiles, 8*vg.Inch, vg.Length(len(tiles))*4.5*vg.Inch); err != nil {
 		return err
 	}
-	file, err := os.Create(base + ".csv")
-	if err != nil {
-		return err
-	}
-	if err := writeFigRows(file, f.file, all); err != nil {
-		file.Close()
-		return err
-	}
-	return file.Close()
+	return createFile(base+".csv", func(w io.Writer) error { return writeFigRows(w, f.file, all) })
 }
 
+// writeFigRows writes the rows of figure fig as CSV: the figure, the node
+// model and how each point was obtained, with scoll sim's columns.
 func writeFigRows(w io.Writer, fig string, rows []figRow) error {
-	cw := csv.NewWriter(w)
-	cw.Write([]string{"figure", "op", "algorithm", "ports", "topology", "ranks", "bytes", "time_s", "alpha_count", "delta_bytes", "mbps", "max_congestion", "method"})
-	for _, r := range rows {
-		cw.Write([]string{fig, r.Op, strings.TrimSuffix(r.Algorithm, " (all ports)"), r.Ports, r.Topology, strconv.Itoa(r.Ranks), strconv.Itoa(r.Bytes),
-			strconv.FormatFloat(r.Time, 'g', 10, 64), strconv.FormatFloat(r.AlphaCount, 'g', 10, 64),
-			strconv.FormatFloat(r.DeltaBytes, 'g', 10, 64), strconv.FormatFloat(r.MBps, 'f', 3, 64),
-			strconv.FormatFloat(r.MaxCongestion, 'g', 6, 64), r.Method})
-	}
-	cw.Flush()
-	return cw.Error()
+	return writeRows(w, "csv", rows, rowFormat[figRow]{
+		columns: []string{"figure", "op", "algorithm", "ports", "topology", "ranks", "bytes", "time_s", "alpha_count", "delta_bytes", "mbps", "max_congestion", "method"},
+		csv: func(r figRow) []string {
+			f := []string{fig, r.Op, strings.TrimSuffix(r.Algorithm, " (all ports)"), r.Ports, r.Topology, strconv.Itoa(r.Ranks), strconv.Itoa(r.Bytes)}
+			return append(append(f, r.csvResult()...), r.Method)
+		},
+	})
 }

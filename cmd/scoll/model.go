@@ -1,28 +1,17 @@
 package main
 
 import (
-	"encoding/csv"
-	"encoding/json"
+	"cmp"
 	"fmt"
-	"io"
-	"math"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/scoll/scoll/bench"
 	"github.com/scoll/scoll/model"
 	"github.com/scoll/scoll/schedule"
 	"github.com/spf13/cobra"
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgsvg"
 )
 
 // modelRow is one evaluated configuration.
@@ -102,7 +91,7 @@ memory_bytes.`,
 					}
 				}
 			}
-			if err := writeModelRows(cmd.OutOrStdout(), format, rows); err != nil {
+			if err := writeRows(cmd.OutOrStdout(), format, rows, modelFormat); err != nil {
 				return err
 			}
 			if plotFile != "" {
@@ -117,7 +106,7 @@ memory_bytes.`,
 	f.StringVar(&nps, "np", "8..4096", "rank counts: a list (8,64,512) or a range lo..hi of powers of two")
 	f.StringVar(&sizes, "sizes", "8", "per-rank sizes in bytes, as in scoll bench")
 	f.StringVar(&params, "params", "infiniband", "machine parameters: a preset name or a JSON file")
-	f.StringVar(&format, "format", "table", "output: table, csv or json")
+	addFormatFlag(f, &format)
 	f.StringVar(&plotFile, "plot", "", "plot runtime, energy and memory against ranks into this .svg or .png file")
 	f.StringVar(&traceFile, "trace", "", "evaluate the recorded trace in this file instead of registry algorithms")
 	return cmd
@@ -155,43 +144,23 @@ func parseRanks(s string) ([]int, error) {
 	return out, nil
 }
 
-func writeModelRows(w io.Writer, format string, rows []modelRow) error {
-	switch strings.ToLower(format) {
-	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rows)
-	case "csv":
-		cw := csv.NewWriter(w)
-		cw.Write([]string{"op", "algorithm", "np", "bytes", "cost_s", "counted_s", "loggp_s", "form", "form_s", "energy_j", "memory_bytes"})
-		g := func(x float64) string { return strconv.FormatFloat(x, 'g', 8, 64) }
-		for _, r := range rows {
-			cw.Write([]string{r.Op, r.Algorithm, strconv.Itoa(r.NP), strconv.Itoa(r.Bytes), g(r.CostS), g(r.CountedS), g(r.LogGPS), r.Form, g(r.FormS), g(r.EnergyJ), g(r.MemoryB)})
-		}
-		cw.Flush()
-		return cw.Error()
-	case "table":
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "op\talgorithm\tnp\tbytes\tcost_s\tcounted_s\tloggp_s\tform\tform_s\tenergy_j\tmemory_bytes\t")
-		for _, r := range rows {
-			form := r.Form
-			if form == "" {
-				form = "-"
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.4g\t%.4g\t%.4g\t%s\t%.4g\t%.4g\t%.0f\t\n", r.Op, r.Algorithm, r.NP, r.Bytes, r.CostS, r.CountedS, r.LogGPS, form, r.FormS, r.EnergyJ, r.MemoryB)
-		}
-		return tw.Flush()
-	}
-	return fmt.Errorf("--format %q: want table, csv or json", format)
+// modelFormat is how scoll model writes its rows.
+var modelFormat = rowFormat[modelRow]{
+	columns: []string{"op", "algorithm", "np", "bytes", "cost_s", "counted_s", "loggp_s", "form", "form_s", "energy_j", "memory_bytes"},
+	csv: func(r modelRow) []string {
+		return []string{r.Op, r.Algorithm, strconv.Itoa(r.NP), strconv.Itoa(r.Bytes), g8(r.CostS), g8(r.CountedS), g8(r.LogGPS), r.Form, g8(r.FormS), g8(r.EnergyJ), g8(r.MemoryB)}
+	},
+	cells: func(r modelRow) string {
+		return fmt.Sprintf("%s\t%s\t%d\t%d\t%.4g\t%.4g\t%.4g\t%s\t%.4g\t%.4g\t%.0f\t", r.Op, r.Algorithm, r.NP, r.Bytes, r.CostS, r.CountedS, r.LogGPS, cmp.Or(r.Form, "-"), r.FormS, r.EnergyJ, r.MemoryB)
+	},
 }
+
+// g8 formats x for the CSV of scoll model: 8 significant digits.
+func g8(x float64) string { return strconv.FormatFloat(x, 'g', 8, 64) }
 
 // plotModel draws three panels against the rank count: LogGP runtime,
 // energy and memory, one line per algorithm, for per-rank size n.
 func plotModel(file string, rows []modelRow, n int, params string) error {
-	ext := strings.ToLower(filepath.Ext(file))
-	if ext != ".svg" && ext != ".png" {
-		return fmt.Errorf("--plot %q: want a .svg or .png file", file)
-	}
 	metrics := []struct {
 		label string
 		get   func(modelRow) float64
@@ -202,91 +171,21 @@ func plotModel(file string, rows []modelRow, n int, params string) error {
 	}
 	var tiles [][]*plot.Plot
 	for i, m := range metrics {
-		p := plot.New()
+		title := ""
 		if i == 0 && len(rows) > 0 {
-			p.Title.Text = fmt.Sprintf("%s, %d B per rank, %s parameters", rows[0].Op, n, params)
+			title = fmt.Sprintf("%s, %d B per rank, %s parameters", rows[0].Op, n, params)
 		}
-		p.X.Label.Text = "processes"
-		p.Y.Label.Text = m.label
-		p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, pow2Ticks{}
-		p.Legend.Top, p.Legend.Left = true, true
-		series := map[string]plotter.XYs{}
-		var order []string
+		p := logXPlot(title, "processes", m.label, pow2Ticks{})
+		var ls lineSet
 		for _, r := range rows {
-			if r.Bytes != n {
-				continue
+			if r.Bytes == n {
+				ls.add(r.Algorithm, float64(r.NP), m.get(r))
 			}
-			if _, ok := series[r.Algorithm]; !ok {
-				order = append(order, r.Algorithm)
-			}
-			series[r.Algorithm] = append(series[r.Algorithm], plotter.XY{X: float64(r.NP), Y: m.get(r)})
 		}
-		var lines []any
-		for _, a := range order {
-			lines = append(lines, a, series[a])
-		}
-		if len(lines) > 0 {
-			if err := plotutil.AddLinePoints(p, lines...); err != nil {
-				return err
-			}
+		if err := ls.draw(p); err != nil {
+			return err
 		}
 		tiles = append(tiles, []*plot.Plot{p})
 	}
 	return savePlots(file, tiles, 8*vg.Inch, 12*vg.Inch)
 }
-
-// savePlots draws plots stacked in one column into file, an SVG or PNG
-// image (by its extension).
-func savePlots(file string, tiles [][]*plot.Plot, w, h vg.Length) error {
-	var canvas vg.CanvasWriterTo
-	switch strings.ToLower(filepath.Ext(file)) {
-	case ".svg":
-		canvas = vgsvg.New(w, h)
-	case ".png":
-		canvas = vgimg.PngCanvas{Canvas: vgimg.New(w, h)}
-	default:
-		return fmt.Errorf("--plot %q: want a .svg or .png file", file)
-	}
-	dc := draw.New(canvas)
-	cs := plot.Align(tiles, draw.Tiles{Rows: len(tiles), Cols: 1, PadY: vg.Millimeter * 4, PadTop: vg.Millimeter * 2}, dc)
-	for i := range tiles {
-		tiles[i][0].Draw(cs[i][0])
-	}
-	out, err := os.Create(file)
-	if err != nil {
-		return err
-	}
-	if _, err := canvas.WriteTo(out); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
-}
-
-// pow2Ticks marks the powers of two of a logarithmic axis (labelled 8, 1K,
-// 64K, ..., or 8, 1024, 65536, ... when plain), thinned to at most a dozen
-// labels.
-type pow2Ticks struct{ plain bool }
-
-// Ticks implements plot.Ticker.
-func (pt pow2Ticks) Ticks(lo, hi float64) []plot.Tick {
-	var ts []plot.Tick
-	lo, hi = max(lo, 1), max(hi, 1)
-	step := 1
-	for (int(log2(hi))-int(log2(lo)))/step > 12 {
-		step++
-	}
-	for e := int(log2(lo)); float64(int64(1)<<e) <= hi*1.0001 && e < 62; e += step {
-		v := float64(int64(1) << e)
-		if v >= lo*0.9999 {
-			label := bench.FormatSize(int(v))
-			if pt.plain {
-				label = strconv.FormatInt(int64(v), 10)
-			}
-			ts = append(ts, plot.Tick{Value: v, Label: label})
-		}
-	}
-	return ts
-}
-
-func log2(x float64) float64 { return math.Log2(x) }

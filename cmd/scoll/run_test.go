@@ -113,25 +113,25 @@ func TestRunCmdUntagged(t *testing.T) {
 	}
 }
 
-func TestRunCmdExitStatus(t *testing.T) {
+// TestRunCmdFailures: a rank's exit status and the timeout end the job
+// with their exit codes and one line on stderr.
+func TestRunCmdFailures(t *testing.T) {
 	t.Parallel()
-	_, errOut, code, err := runCmd(t, "--np", "3", "--", testExe(t), runChildArg, "fail")
-	if err != nil || code != 3 {
-		t.Fatalf("scoll run = exit %d, %v; want exit 3", code, err)
-	}
-	if want := "scoll run: rank 1 exited with status 3\n"; errOut != want {
-		t.Errorf("stderr %q, want %q", errOut, want)
-	}
-}
-
-func TestRunCmdTimeout(t *testing.T) {
-	t.Parallel()
-	_, errOut, code, err := runCmd(t, "--np", "2", "--timeout", "200ms", "--", testExe(t), runChildArg, "sleep")
-	if err != nil || code != 124 {
-		t.Fatalf("scoll run = exit %d, %v; want exit 124", code, err)
-	}
-	if want := "scoll run: timed out after 200ms; job killed\n"; errOut != want {
-		t.Errorf("stderr %q, want %q", errOut, want)
+	for _, tc := range []struct {
+		args    []string
+		code    int
+		wantErr string
+	}{
+		{[]string{"--np", "3", "--", testExe(t), runChildArg, "fail"}, 3, "scoll run: rank 1 exited with status 3\n"},
+		{[]string{"--np", "2", "--timeout", "200ms", "--", testExe(t), runChildArg, "sleep"}, 124, "scoll run: timed out after 200ms; job killed\n"},
+	} {
+		_, errOut, code, err := runCmd(t, tc.args...)
+		if err != nil || code != tc.code {
+			t.Fatalf("scoll run %q = exit %d, %v; want exit %d", tc.args, code, err, tc.code)
+		}
+		if errOut != tc.wantErr {
+			t.Errorf("scoll run %q: stderr %q, want %q", tc.args, errOut, tc.wantErr)
+		}
 	}
 }
 

@@ -1,15 +1,10 @@
 package main
 
 import (
-	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
-	"math"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/scoll/scoll/algorithms"
@@ -20,8 +15,6 @@ import (
 	"github.com/scoll/scoll/transport/record"
 	"github.com/spf13/cobra"
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 )
 
@@ -43,9 +36,10 @@ type simRow struct {
 
 func newSimCmd() *cobra.Command {
 	var (
-		topoSpec, mapSpec, op, algs, sizes, model, alpha, linkBW, ports, format, plotFile, hopLat, progress, gridSpec, portEff string
-		np                                                                                                                     int
-		stages                                                                                                                 bool
+		topoSpec, mapSpec, op, algs, sizes, model, ports, format, plotFile, hopLat, progress, gridSpec string
+		np                                                                                             int
+		stages                                                                                         bool
+		network                                                                                        networkFlags
 	)
 	var traceFile string
 	cmd := &cobra.Command{
@@ -117,7 +111,7 @@ max_congestion the largest link load of any stage.
 			if err != nil {
 				return err
 			}
-			a, bw, err := parseNetwork(alpha, linkBW)
+			cfg, err := network.config()
 			if err != nil {
 				return err
 			}
@@ -125,10 +119,7 @@ max_congestion the largest link load of any stage.
 			if err != nil {
 				return fmt.Errorf("--hop-latency: %w", err)
 			}
-			cfg := sim.Config{Topology: topo, Mapping: mapping, Alpha: a, Delta: 1 / bw, Stages: stages}
-			if cfg.BusyPorts, cfg.BusyEfficiency, err = parsePortEfficiency(portEff); err != nil {
-				return err
-			}
+			cfg.Topology, cfg.Mapping, cfg.Stages = topo, mapping, stages
 			switch ports {
 			case "1":
 				cfg.Ports = sim.SinglePort
@@ -140,9 +131,8 @@ max_congestion the largest link load of any stage.
 			if model != "stage" && model != "flow" {
 				return fmt.Errorf("--model %q: want stage or flow", model)
 			}
-			format = strings.ToLower(format)
-			if format != "table" && format != "csv" && format != "json" {
-				return fmt.Errorf("--format %q: want table, csv or json", format)
+			if format, err = checkFormat(format); err != nil {
+				return err
 			}
 			if tr != nil {
 				return simTrace(cmd.OutOrStdout(), tr, traceFile, cfg, model, h, format, stages)
@@ -160,7 +150,10 @@ max_congestion the largest link load of any stage.
 			}
 			place := sim.PlacementFor(topo, mapping, np)
 			stderr := cmd.ErrOrStderr()
-			show := progress == "always" || (progress == "auto" && isTerminal(stderr))
+			show, err := showProgress(progress, stderr)
+			if err != nil {
+				return err
+			}
 			var rows []simRow
 			total, done := len(names)*len(sz), 0
 			start := time.Now()
@@ -208,51 +201,29 @@ max_congestion the largest link load of any stage.
 		},
 	}
 	f := cmd.Flags()
+	// What runs, and where.
 	f.StringVar(&topoSpec, "topology", "torus:8x8x8", "network: "+topologyHelp)
 	f.StringVar(&mapSpec, "mapping", "xyz", "rank to node map: xyz, morton, random[:seed] (an irregular partition) or list:n0,n1,...")
 	f.IntVar(&np, "np", 0, "ranks (default: one per node)")
 	f.StringVar(&op, "op", "allgather", "collective")
 	f.StringVar(&algs, "algorithm", "all", "algorithms, comma-separated, or all")
 	f.StringVar(&sizes, "sizes", "64,4K,32K", "per-rank sizes in bytes: a list and ranges as in scoll bench")
-	f.StringVar(&model, "model", "stage", "network model: stage or flow")
-	f.StringVar(&alpha, "alpha", "6.29us", "message start-up time α")
-	f.StringVar(&linkBW, "link-bw", "375MB/s", "link bandwidth 1/δ (MB = 10^6 bytes; MiB = 2^20)")
-	f.StringVar(&hopLat, "hop-latency", "0", "flow model: latency per link crossed")
-	f.StringVar(&ports, "ports", "1", "node model: 1 (single-port) or all (multi-port)")
-	f.StringVar(&format, "format", "table", "output: table, csv or json")
-	f.StringVar(&plotFile, "plot", "", "also plot MB/s against size per algorithm into this .svg or .png file")
-	f.BoolVar(&stages, "stages", false, "print the per-stage breakdown (stage model)")
-	f.StringVar(&portEff, "port-efficiency", "", "multi-port stage model: K:E derates nodes with K or more messages in a stage to E of the link bandwidth (Sack's Blue Gene/P: 6:0.93)")
 	f.StringVar(&gridSpec, "grid", "auto", "process grid of topology-aware algorithms (rd-optimal, bucket3, ...): AxBxC, or auto (the torus or mesh itself when the ranks fill it in XYZ order)")
-	f.StringVar(&progress, "progress", "auto", "progress bar on stderr: auto (when a terminal), always or never")
 	f.StringVar(&traceFile, "trace", "", "simulate the recorded trace in this file instead of registry algorithms")
+	// How the messages are charged.
+	f.StringVar(&model, "model", "stage", "network model: stage or flow")
+	f.StringVar(&ports, "ports", "1", "node model: 1 (single-port) or all (multi-port)")
+	f.StringVar(&hopLat, "hop-latency", "0", "flow model: latency per link crossed")
+	network.add(f, "", "multi-port stage model: K:E derates nodes with K or more messages in a stage to E of the link bandwidth (Sack's Blue Gene/P: 6:0.93)")
+	// What is written.
+	addFormatFlag(f, &format)
+	f.BoolVar(&stages, "stages", false, "print the per-stage breakdown (stage model)")
+	f.StringVar(&plotFile, "plot", "", "also plot MB/s against size per algorithm into this .svg or .png file")
+	addProgressFlag(f, &progress)
 	return cmd
 }
 
 const topologyHelp = `torus:8x8x8, mesh:4x4x8, clos:R=32,T=16,mu=0.25, crossbar:512, hypercube:9, dragonfly:g=9,a=4,p=2`
-
-func progressBar(done, total, width int) string {
-	k := 0
-	if total > 0 {
-		k = done * width / total
-	}
-	return "[" + strings.Repeat("=", k) + strings.Repeat(" ", width-k) + "]"
-}
-
-// parsePortEfficiency parses --port-efficiency K:E (nodes with K or more
-// messages in a stage move at E of the link bandwidth); "" turns it off.
-func parsePortEfficiency(s string) (int, float64, error) {
-	if s == "" {
-		return 0, 0, nil
-	}
-	k, e, ok := strings.Cut(s, ":")
-	n, err1 := strconv.Atoi(k)
-	eff, err2 := strconv.ParseFloat(e, 64)
-	if !ok || err1 != nil || err2 != nil || n < 1 || !(eff > 0 && eff <= 1) {
-		return 0, 0, fmt.Errorf("--port-efficiency %q: want K:E, like 6:0.93", s)
-	}
-	return n, eff, nil
-}
 
 // pickAlgorithms resolves --algorithm.
 func pickAlgorithms(coll schedule.Collective, list string) ([]string, error) {
@@ -274,81 +245,34 @@ func pickAlgorithms(coll schedule.Collective, list string) ([]string, error) {
 	return names, nil
 }
 
-// parseSeconds parses a duration such as 6.29us, 1.5µs or 2ns; a bare number
-// is seconds.
-func parseSeconds(s string) (float64, error) {
-	s = strings.TrimSpace(s)
-	if v, err := strconv.ParseFloat(s, 64); err == nil {
-		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
-			return 0, fmt.Errorf("%q: want a non-negative time", s)
-		}
-		return v, nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d < 0 {
-		return 0, fmt.Errorf("%q: want a time like 6.29us, 2ns or 0.001 (seconds)", s)
-	}
-	return d.Seconds(), nil
+// simFormat is how scoll sim writes its rows (the table leaves out the
+// model).
+var simFormat = rowFormat[simRow]{
+	columns: []string{"topology", "ranks", "op", "algorithm", "bytes", "model", "time_s", "alpha_count", "delta_bytes", "mbps", "max_congestion"},
+	csv: func(r simRow) []string {
+		return append([]string{r.Topology, strconv.Itoa(r.Ranks), r.Op, r.Algorithm, strconv.Itoa(r.Bytes), r.Model}, r.csvResult()...)
+	},
+	headings: []string{"topology", "ranks", "op", "algorithm", "bytes", "time_s", "alpha_count", "delta_bytes", "mbps", "max_congestion"},
+	cells: func(r simRow) string {
+		return fmt.Sprintf("%s\t%d\t%s\t%s\t%d\t%.6g\t%g\t%.6g\t%.2f\t%.4g\t", r.Topology, r.Ranks, r.Op, r.Algorithm, r.Bytes, r.Time, r.AlphaCount, r.DeltaBytes, r.MBps, r.MaxCongestion)
+	},
 }
 
-// parseBandwidth parses a bandwidth in bytes per second: a number with B/s,
-// KB/s, MB/s, GB/s (powers of 1000) or KiB/s, MiB/s, GiB/s (powers of 1024).
-func parseBandwidth(s string) (float64, error) {
-	t := strings.TrimSpace(s)
-	i := 0
-	for i < len(t) && (t[i] >= '0' && t[i] <= '9' || t[i] == '.' || t[i] == 'e' || t[i] == 'E') {
-		i++
-	}
-	v, err := strconv.ParseFloat(t[:i], 64)
-	if err != nil || v <= 0 || math.IsInf(v, 0) {
-		return 0, fmt.Errorf("%q: want a positive bandwidth like 375MB/s", s)
-	}
-	mul := map[string]float64{"b/s": 1, "kb/s": 1e3, "mb/s": 1e6, "gb/s": 1e9, "kib/s": 1 << 10, "mib/s": 1 << 20, "gib/s": 1 << 30, "": 1}
-	m, ok := mul[strings.ToLower(strings.TrimSpace(t[i:]))]
-	if !ok {
-		return 0, fmt.Errorf("%q: unknown unit %q (B/s, KB/s, MB/s, GB/s, KiB/s, MiB/s, GiB/s)", s, t[i:])
-	}
-	return v * m, nil
+// csvResult returns the CSV fields of r's result: time_s, alpha_count,
+// delta_bytes, mbps and max_congestion.
+func (r simRow) csvResult() []string {
+	return []string{strconv.FormatFloat(r.Time, 'g', 10, 64), strconv.FormatFloat(r.AlphaCount, 'g', 10, 64),
+		strconv.FormatFloat(r.DeltaBytes, 'g', 10, 64), strconv.FormatFloat(r.MBps, 'f', 3, 64),
+		strconv.FormatFloat(r.MaxCongestion, 'g', 6, 64)}
 }
 
-// parseNetwork parses the --alpha and --link-bw flags.
-func parseNetwork(alpha, linkBW string) (a, bw float64, err error) {
-	if a, err = parseSeconds(alpha); err != nil {
-		return 0, 0, fmt.Errorf("--alpha: %w", err)
-	}
-	if bw, err = parseBandwidth(linkBW); err != nil {
-		return 0, 0, fmt.Errorf("--link-bw: %w", err)
-	}
-	return a, bw, nil
-}
-
+// writeSimRows writes the rows in format, and with stages each row's
+// per-stage table after the table.
 func writeSimRows(w io.Writer, format string, rows []simRow, stages bool) error {
-	switch format {
-	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rows)
-	case "csv":
-		cw := csv.NewWriter(w)
-		cw.Write([]string{"topology", "ranks", "op", "algorithm", "bytes", "model", "time_s", "alpha_count", "delta_bytes", "mbps", "max_congestion"})
-		for _, r := range rows {
-			cw.Write([]string{r.Topology, strconv.Itoa(r.Ranks), r.Op, r.Algorithm, strconv.Itoa(r.Bytes), r.Model,
-				strconv.FormatFloat(r.Time, 'g', 10, 64), strconv.FormatFloat(r.AlphaCount, 'g', 10, 64),
-				strconv.FormatFloat(r.DeltaBytes, 'g', 10, 64), strconv.FormatFloat(r.MBps, 'f', 3, 64),
-				strconv.FormatFloat(r.MaxCongestion, 'g', 6, 64)})
-		}
-		cw.Flush()
-		return cw.Error()
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "topology\tranks\top\talgorithm\tbytes\ttime_s\talpha_count\tdelta_bytes\tmbps\tmax_congestion\t")
-	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%d\t%.6g\t%g\t%.6g\t%.2f\t%.4g\t\n", r.Topology, r.Ranks, r.Op, r.Algorithm, r.Bytes, r.Time, r.AlphaCount, r.DeltaBytes, r.MBps, r.MaxCongestion)
-	}
-	if err := tw.Flush(); err != nil {
+	if err := writeRows(w, format, rows, simFormat); err != nil {
 		return err
 	}
-	if !stages {
+	if format != "table" || !stages {
 		return nil
 	}
 	for _, r := range rows {
@@ -363,10 +287,6 @@ func writeSimRows(w io.Writer, format string, rows []simRow, stages bool) error 
 // plotSim draws MB/s against per-rank size, one line per algorithm, like the
 // figures of Sack's thesis.
 func plotSim(file string, rows []simRow) error {
-	ext := strings.ToLower(filepath.Ext(file))
-	if ext != ".svg" && ext != ".png" {
-		return fmt.Errorf("--plot %q: want a .svg or .png file", file)
-	}
 	title := ""
 	if len(rows) > 0 {
 		title = fmt.Sprintf("%s on %s, %d ranks (%s model)", rows[0].Op, rows[0].Topology, rows[0].Ranks, rows[0].Model)
@@ -395,51 +315,19 @@ var (
 // algorithm in the order the rows first name them (rows with x ≤ 0 are
 // left out).
 func mbpsPlot(title string, rows []simRow, ax mbpsAxis) (*plot.Plot, error) {
-	p := plot.New()
-	p.Title.Text = title
-	p.X.Label.Text = ax.label
-	p.Y.Label.Text = "MB/s"
-	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = ax.ticks
-	p.Legend.Top = true
-	var lines []any
-	byAlg := map[string]plotter.XYs{}
-	var order []string
+	p := logXPlot(title, ax.label, "MB/s", ax.ticks)
+	var ls lineSet
 	for _, r := range rows {
-		if ax.x(r) <= 0 {
-			continue
+		if ax.x(r) > 0 {
+			ls.add(r.Algorithm, ax.x(r), r.MBps)
 		}
-		if _, ok := byAlg[r.Algorithm]; !ok {
-			order = append(order, r.Algorithm)
-		}
-		byAlg[r.Algorithm] = append(byAlg[r.Algorithm], plotter.XY{X: ax.x(r), Y: r.MBps})
 	}
-	for _, a := range order {
-		lines = append(lines, a, byAlg[a])
-	}
-	if len(lines) > 0 {
-		if err := plotutil.AddLinePoints(p, lines...); err != nil {
-			return nil, err
-		}
+	if err := ls.draw(p); err != nil {
+		return nil, err
 	}
 	// From zero, with room above the lines for the legend (top left,
 	// where rate-against-size curves are low).
-	p.Y.Min, p.Y.Max = 0, p.Y.Max*(1+0.06*float64(len(order)))
-	p.Legend.Left = true
+	p.Y.Min, p.Y.Max = 0, p.Y.Max*(1+0.06*float64(len(ls.names)))
 	p.Y.Tick.Marker = plainTicks{}
 	return p, nil
-}
-
-// plainTicks are gonum's default ticks labelled without trailing zeros.
-type plainTicks struct{}
-
-// Ticks implements plot.Ticker.
-func (plainTicks) Ticks(lo, hi float64) []plot.Tick {
-	ts := plot.DefaultTicks{}.Ticks(lo, hi)
-	for i := range ts {
-		if ts[i].Label != "" {
-			ts[i].Label = strconv.FormatFloat(ts[i].Value, 'f', -1, 64)
-		}
-	}
-	return ts
 }

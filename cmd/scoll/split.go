@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 )
 
@@ -143,14 +142,11 @@ and scoll model --trace.`,
 					}
 				}
 			}
-			c, stdout, stderr, err := joinWorld(cmd, world)
+			stdout, stderr, leave, err := joinWorld(cmd, world, &cfg.World)
 			if err != nil {
 				return err
 			}
-			if c != nil {
-				defer c.Close()
-				cfg.World = c
-			}
+			defer leave()
 			var npList []int
 			for _, f := range strings.Split(nps, ",") {
 				n, err := strconv.Atoi(strings.TrimSpace(f))
@@ -285,7 +281,7 @@ and scoll model --trace.`,
 	f.IntVar(&cfg.Reps, "reps", 5, "timed splits per configuration")
 	f.BoolVar(&cfg.Peak, "peak", false, "measure each configuration's peak live memory per rank in one extra, untimed split")
 	f.IntVar(&cfg.PeakGCPercent, "peak-gc", bench.PeakGCPercent, "with --peak: collect garbage every this percent of heap growth (the resolution; lower is finer and slower)")
-	f.StringVar(&format, "format", "table", "output format: table, csv or json")
+	addFormatFlag(f, &format)
 	f.StringVar(&maxMemory, "max-memory", "8GiB", "skip configurations estimated to need more memory over all ranks (0: no limit)")
 	f.StringVar(&progress, "progress", "auto", "report repetitions on stderr: auto (when a terminal), on, off")
 	f.StringVar(&from, "from", "", "read the results from this CSV (written with --format csv) instead of measuring: to plot or print saved runs")
@@ -339,11 +335,7 @@ func plotSplit(file string, rows []bench.SplitResult) error {
 		}
 		return xy
 	}
-	fig21 := plot.New()
-	fig21.Title.Text = "Fig. 2.1 shape: allgather and merge splits, total and gather time"
-	fig21.X.Label.Text, fig21.Y.Label.Text = "ranks n", "seconds"
-	fig21.X.Scale, fig21.X.Tick.Marker = plot.LogScale{}, pow2Ticks{plain: true}
-	fig21.Legend.Top, fig21.Legend.Left = true, true
+	fig21 := logXPlot("Fig. 2.1 shape: allgather and merge splits, total and gather time", "ranks n", "seconds", pow2Ticks{plain: true})
 	var lines []any
 	for _, alg := range []string{"allgather", "merge"} {
 		k := alg + "/table"
@@ -356,16 +348,10 @@ func plotSplit(file string, rows []bench.SplitResult) error {
 		lines = append(lines, alg+" total", line(k, func(r bench.SplitResult) float64 { return r.MedianMs / 1e3 }),
 			alg+" gather", line(k, func(r bench.SplitResult) float64 { return phase(r, "gather") }))
 	}
-	if len(lines) > 0 {
-		if err := plotutil.AddLinePoints(fig21, lines...); err != nil {
-			return err
-		}
+	if err := drawLines(fig21, lines...); err != nil {
+		return err
 	}
-	speed := plot.New()
-	speed.Title.Text = "Figs. 2.2–2.3 shape: speedup of cheng over merge (tables)"
-	speed.X.Label.Text, speed.Y.Label.Text = "ranks n", "speedup over merge/table"
-	speed.X.Scale, speed.X.Tick.Marker = plot.LogScale{}, pow2Ticks{plain: true}
-	speed.Legend.Top, speed.Legend.Left = true, true
+	speed := logXPlot("Figs. 2.2–2.3 shape: speedup of cheng over merge (tables)", "ranks n", "speedup over merge/table", pow2Ticks{plain: true})
 	lines = nil
 	base := at["merge/table"]
 	var keys []string
@@ -388,10 +374,8 @@ func plotSplit(file string, rows []bench.SplitResult) error {
 			lines = append(lines, k, xy)
 		}
 	}
-	if len(lines) > 0 {
-		if err := plotutil.AddLinePoints(speed, lines...); err != nil {
-			return err
-		}
+	if err := drawLines(speed, lines...); err != nil {
+		return err
 	}
 	return savePlots(file, [][]*plot.Plot{{fig21}, {speed}}, 9*vg.Inch, 9*vg.Inch)
 }

@@ -7,7 +7,6 @@ import (
 	"github.com/scoll/scoll/bench"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 )
 
@@ -48,12 +47,8 @@ func plotMoody(file string, fig bench.SplitFigure, rows []bench.SplitResult) err
 		return xy
 	}
 	newPlot := func(title, ylabel string) *plot.Plot {
-		p := plot.New()
-		p.Title.Text = title
-		p.X.Label.Text, p.Y.Label.Text = "ranks n", ylabel
-		p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, pow2Ticks{plain: true}
+		p := logXPlot(title, "ranks n", ylabel, pow2Ticks{plain: true})
 		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{}
-		p.Legend.Top, p.Legend.Left = true, true
 		return p
 	}
 	// add draws every algorithm of the variants vs as lines of p.
@@ -72,10 +67,7 @@ func plotMoody(file string, fig bench.SplitFigure, rows []bench.SplitResult) err
 				lines = append(lines, name, xy)
 			}
 		}
-		if len(lines) == 0 {
-			return nil
-		}
-		return plotutil.AddLinePoints(p, lines...)
+		return drawLines(p, lines...)
 	}
 	var tiles [][]*plot.Plot
 	var first []bench.SplitVariant

@@ -1,9 +1,8 @@
 package main
 
 import (
-	"encoding/csv"
 	"fmt"
-	"os"
+	"io"
 	"strconv"
 	"strings"
 
@@ -89,22 +88,15 @@ of the four phases; "wall" the whole sort's elapsed time on this machine.`,
 
 // writeSortPhasesCSV writes one line per (n, p) with each phase in seconds.
 func writeSortPhasesCSV(file string, rows []bench.SortPhasesRow) error {
-	out, err := os.Create(file)
-	if err != nil {
-		return err
-	}
-	w := csv.NewWriter(out)
-	w.Write([]string{"entries", "sorters", "collect_s", "splitters_s", "exchange_s", "merge_s", "total_s", "wall_s"})
-	for _, r := range rows {
-		f := func(d interface{ Seconds() float64 }) string { return strconv.FormatFloat(d.Seconds(), 'f', 6, 64) }
-		w.Write([]string{strconv.FormatInt(r.Entries, 10), strconv.Itoa(r.Sorters), f(r.Collect), f(r.Splitters), f(r.Exchange), f(r.Merge), f(r.Total), f(r.Wall)})
-	}
-	w.Flush()
-	if err := w.Error(); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
+	return createFile(file, func(w io.Writer) error {
+		return writeRows(w, "csv", rows, rowFormat[bench.SortPhasesRow]{
+			columns: []string{"entries", "sorters", "collect_s", "splitters_s", "exchange_s", "merge_s", "total_s", "wall_s"},
+			csv: func(r bench.SortPhasesRow) []string {
+				f := func(d interface{ Seconds() float64 }) string { return strconv.FormatFloat(d.Seconds(), 'f', 6, 64) }
+				return []string{strconv.FormatInt(r.Entries, 10), strconv.Itoa(r.Sorters), f(r.Collect), f(r.Splitters), f(r.Exchange), f(r.Merge), f(r.Total), f(r.Wall)}
+			},
+		})
+	})
 }
 
 // plotSortPhases draws one panel per table size: each phase's time

@@ -1,14 +1,10 @@
 package main
 
 import (
-	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
 	"strconv"
-	"strings"
-	"text/tabwriter"
 
 	"github.com/scoll/scoll/model"
 	"github.com/scoll/scoll/sim"
@@ -97,35 +93,25 @@ func modelTrace(cmd *cobra.Command, file, params, format string) error {
 	}
 	row := traceModelRow{Trace: r.Algorithm, NP: tr.Size, Messages: tr.Messages(), Bytes: tr.Bytes(), Rounds: tr.Rounds(),
 		CountedS: r.Counted, LogGPS: r.LogGP, CriticalS: r.Critical, CriticalLogGPS: r.CriticalLogGP, EnergyJ: r.Energy, MemoryB: r.Memory}
-	return writeTraceModelRow(cmd.OutOrStdout(), format, row)
+	return writeRows(cmd.OutOrStdout(), format, []traceModelRow{row}, traceModelFormat)
 }
 
-func writeTraceModelRow(w io.Writer, format string, r traceModelRow) error {
-	g := func(x float64) string { return strconv.FormatFloat(x, 'g', 8, 64) }
-	switch strings.ToLower(format) {
-	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode([]traceModelRow{r})
-	case "csv":
-		cw := csv.NewWriter(w)
-		cw.Write([]string{"trace", "np", "messages", "bytes", "rounds", "counted_s", "loggp_s", "critical_s", "critical_loggp_s", "energy_j", "memory_bytes"})
-		cw.Write([]string{r.Trace, strconv.Itoa(r.NP), strconv.FormatInt(r.Messages, 10), strconv.FormatInt(r.Bytes, 10), strconv.Itoa(r.Rounds),
-			g(r.CountedS), g(r.LogGPS), g(r.CriticalS), g(r.CriticalLogGPS), g(r.EnergyJ), g(r.MemoryB)})
-		cw.Flush()
-		return cw.Error()
-	case "table":
+// traceModelFormat is how scoll model --trace writes its row; the table
+// shows "-" for critical-path times the trace could not give.
+var traceModelFormat = rowFormat[traceModelRow]{
+	columns: []string{"trace", "np", "messages", "bytes", "rounds", "counted_s", "loggp_s", "critical_s", "critical_loggp_s", "energy_j", "memory_bytes"},
+	csv: func(r traceModelRow) []string {
+		return []string{r.Trace, strconv.Itoa(r.NP), strconv.FormatInt(r.Messages, 10), strconv.FormatInt(r.Bytes, 10), strconv.Itoa(r.Rounds),
+			g8(r.CountedS), g8(r.LogGPS), g8(r.CriticalS), g8(r.CriticalLogGPS), g8(r.EnergyJ), g8(r.MemoryB)}
+	},
+	cells: func(r traceModelRow) string {
 		crit := func(x float64) string {
 			if x == 0 && r.Messages > 0 {
 				return "-"
 			}
 			return fmt.Sprintf("%.4g", x)
 		}
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "trace\tnp\tmessages\tbytes\trounds\tcounted_s\tloggp_s\tcritical_s\tcritical_loggp_s\tenergy_j\tmemory_bytes\t")
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%.4g\t%.4g\t%s\t%s\t%.4g\t%.0f\t\n", r.Trace, r.NP, r.Messages, r.Bytes, r.Rounds,
+		return fmt.Sprintf("%s\t%d\t%d\t%d\t%d\t%.4g\t%.4g\t%s\t%s\t%.4g\t%.0f\t", r.Trace, r.NP, r.Messages, r.Bytes, r.Rounds,
 			r.CountedS, r.LogGPS, crit(r.CriticalS), crit(r.CriticalLogGPS), r.EnergyJ, r.MemoryB)
-		return tw.Flush()
-	}
-	return fmt.Errorf("--format %q: want table, csv or json", format)
+	},
 }
