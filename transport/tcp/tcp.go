@@ -197,8 +197,8 @@ type callKey struct{ comm, seq uint64 }
 // New starts rank cfg.Rank's endpoint. ln is this rank's listener (its
 // address is addrs[cfg.Rank]); addrs[r] is rank r's address as host:port.
 // New takes ownership of ln. Unless cfg.Lazy, it returns once connections
-// to every peer are up, or with an error when ctx ends or ConnectTimeout
-// passes first.
+// to every peer are up, or with an error wrapping errs.PeerFailed when a
+// peer cannot be reached, or ctx ends or ConnectTimeout passes first.
 func New(ctx context.Context, cfg Config, ln net.Listener, addrs []string) (*Transport, error) {
 	if cfg.Size < 1 || cfg.Rank < 0 || cfg.Rank >= cfg.Size || len(addrs) != cfg.Size {
 		ln.Close()
@@ -263,7 +263,10 @@ func New(ctx context.Context, cfg Config, ln net.Listener, addrs []string) (*Tra
 				return nil, fmt.Errorf("%w: rank %d: connecting to rank %d: %w", errs.PeerFailed, t.rank, p.rank, context.Cause(ctx))
 			}
 			p.mu.Lock()
-			err := p.err
+			var err error
+			if p.err != nil {
+				err = p.failure()
+			}
 			p.mu.Unlock()
 			if err != nil {
 				t.Close()
