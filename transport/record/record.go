@@ -227,7 +227,9 @@ func Wrap(t transport.Transport, rec *Recorder) transport.Transport {
 	j, x := joiner{g}, responder{e, rs, rec}
 	// Combiner, Modeler, Grouper and Responder change what callers do by
 	// merely being implemented, so the endpoint offers them only when t
-	// does: one type per combination (C, M, G, R).
+	// does: one type per combination (C, M, G, R). The cases look alike,
+	// but Go cannot add methods to a value chosen at run time (nor embed a
+	// type parameter), so every combination needs its own struct type.
 	var set int
 	for i, has := range []bool{hasC, hasM, hasG, hasR} {
 		if has {

@@ -156,6 +156,14 @@ func trace(t *testing.T, rec *record.Recorder) *record.Trace {
 	return tr
 }
 
+// wantRanks fails the test unless rec's trace has the rounds want.
+func wantRanks(t *testing.T, rec *record.Recorder, want [][]record.Round) {
+	t.Helper()
+	if got := trace(t, rec); !reflect.DeepEqual(got.Ranks, want) {
+		t.Fatalf("got %v, want %v", got.Ranks, want)
+	}
+}
+
 func rd(ops ...record.Op) record.Round { return ops }
 func s(peer int, n int64) record.Op    { return record.Op{Peer: peer, Bytes: n} }
 func r(peer int, n int64) record.Op    { return record.Op{Recv: true, Peer: peer, Bytes: n} }
@@ -209,55 +217,57 @@ func TestRounds(t *testing.T) {
 // transport matched them, and each round's messages reordered so that
 // posting order agrees.
 func TestKeyOrder(t *testing.T) {
-	t.Run("within a round", func(t *testing.T) {
-		rs, rec := world(t, 2)
-		rs[0].post(true, 1, 1, 10)
-		rs[0].post(true, 1, 2, 20)
-		rs[1].post(false, 0, 2, 20)
-		rs[1].post(false, 0, 1, 10)
-		rs[0].wait()
-		rs[1].wait()
-		got := trace(t, rec)
-		want := [][]record.Round{{rd(s(1, 10), s(1, 20))}, {rd(r(0, 10), r(0, 20))}}
-		if !reflect.DeepEqual(got.Ranks, want) {
-			t.Fatalf("got %v, want %v", got.Ranks, want)
-		}
-	})
-	t.Run("sender rounds", func(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		run  func(rs []*rank)
+		want [][]record.Round
+	}{{
+		name: "within a round",
+		run: func(rs []*rank) {
+			rs[0].post(true, 1, 1, 10)
+			rs[0].post(true, 1, 2, 20)
+			rs[1].post(false, 0, 2, 20)
+			rs[1].post(false, 0, 1, 10)
+			rs[0].wait()
+			rs[1].wait()
+		},
+		want: [][]record.Round{{rd(s(1, 10), s(1, 20))}, {rd(r(0, 10), r(0, 20))}},
+	}, {
 		// One round of rank 1 takes messages of two rounds of rank 0.
-		rs, rec := world(t, 2)
-		rs[0].post(true, 1, 1, 10)
-		rs[0].wait()
-		rs[0].post(true, 1, 2, 20)
-		rs[0].wait()
-		rs[1].post(false, 0, 2, 20)
-		rs[1].post(false, 0, 1, 10)
-		rs[1].wait()
-		got := trace(t, rec)
-		want := [][]record.Round{{rd(s(1, 10)), rd(s(1, 20))}, {rd(r(0, 10), r(0, 20))}}
-		if !reflect.DeepEqual(got.Ranks, want) {
-			t.Fatalf("got %v, want %v", got.Ranks, want)
-		}
-	})
-	t.Run("crossing rounds", func(t *testing.T) {
+		name: "sender rounds",
+		run: func(rs []*rank) {
+			rs[0].post(true, 1, 1, 10)
+			rs[0].wait()
+			rs[0].post(true, 1, 2, 20)
+			rs[0].wait()
+			rs[1].post(false, 0, 2, 20)
+			rs[1].post(false, 0, 1, 10)
+			rs[1].wait()
+		},
+		want: [][]record.Round{{rd(s(1, 10)), rd(s(1, 20))}, {rd(r(0, 10), r(0, 20))}},
+	}, {
 		// Eager sends taken in the other order, in two rounds: no
 		// schedule says that; the receives take the sends' sizes in
 		// order.
-		rs, rec := world(t, 2)
-		rs[0].post(true, 1, 1, 10)
-		rs[0].wait()
-		rs[0].post(true, 1, 2, 20)
-		rs[0].wait()
-		rs[1].post(false, 0, 2, 20)
-		rs[1].wait()
-		rs[1].post(false, 0, 1, 10)
-		rs[1].wait()
-		got := trace(t, rec)
-		want := [][]record.Round{{rd(s(1, 10)), rd(s(1, 20))}, {rd(r(0, 10)), rd(r(0, 20))}}
-		if !reflect.DeepEqual(got.Ranks, want) {
-			t.Fatalf("got %v, want %v", got.Ranks, want)
-		}
-	})
+		name: "crossing rounds",
+		run: func(rs []*rank) {
+			rs[0].post(true, 1, 1, 10)
+			rs[0].wait()
+			rs[0].post(true, 1, 2, 20)
+			rs[0].wait()
+			rs[1].post(false, 0, 2, 20)
+			rs[1].wait()
+			rs[1].post(false, 0, 1, 10)
+			rs[1].wait()
+		},
+		want: [][]record.Round{{rd(s(1, 10)), rd(s(1, 20))}, {rd(r(0, 10)), rd(r(0, 20))}},
+	}} {
+		t.Run(c.name, func(t *testing.T) {
+			rs, rec := world(t, 2)
+			c.run(rs)
+			wantRanks(t, rec, c.want)
+		})
+	}
 }
 
 // TestConcurrentRounds: rounds posted with different waiters stay whole,
@@ -275,11 +285,7 @@ func TestConcurrentRounds(t *testing.T) {
 	rs[1].wait()
 	rs[0].wait()
 	other.wait()
-	got := trace(t, rec)
-	want := [][]record.Round{{rd(s(1, 1), s(1, 3)), rd(s(1, 2))}, {rd(r(0, 1), r(0, 3)), rd(r(0, 2))}}
-	if !reflect.DeepEqual(got.Ranks, want) {
-		t.Fatalf("got %v, want %v", got.Ranks, want)
-	}
+	wantRanks(t, rec, [][]record.Round{{rd(s(1, 1), s(1, 3)), rd(s(1, 2))}, {rd(r(0, 1), r(0, 3)), rd(r(0, 2))}})
 }
 
 // TestRecorderErrors: what cannot become a trace.
@@ -397,11 +403,7 @@ func TestResponder(t *testing.T) {
 	rs[0].post(true, 1, 5, 8)
 	rs[0].wait()
 	<-done
-	got := trace(t, rec)
 	// Rank 1's receives from rank 0 in the order rank 0 sent: the
 	// request, then the data.
-	want := [][]record.Round{{rd(r(1, 12), s(1, 4)), rd(s(1, 8))}, {rd(r(0, 4), r(0, 8), s(0, 12))}}
-	if !reflect.DeepEqual(got.Ranks, want) {
-		t.Fatalf("got %v, want %v", got.Ranks, want)
-	}
+	wantRanks(t, rec, [][]record.Round{{rd(r(1, 12), s(1, 4)), rd(s(1, 8))}, {rd(r(0, 4), r(0, 8), s(0, 12))}})
 }

@@ -59,32 +59,29 @@ type Trace struct {
 
 // Messages returns the number of sends of all ranks.
 func (t *Trace) Messages() int64 {
-	var n int64
-	for _, rs := range t.Ranks {
-		for _, rd := range rs {
-			for _, o := range rd {
-				if !o.Recv {
-					n++
-				}
-			}
-		}
-	}
+	n, _ := t.sent()
 	return n
 }
 
 // Bytes returns the bytes sent by all ranks.
 func (t *Trace) Bytes() int64 {
-	var n int64
+	_, b := t.sent()
+	return b
+}
+
+// sent returns the number of sends of all ranks and the bytes they send.
+func (t *Trace) sent() (msgs, bytes int64) {
 	for _, rs := range t.Ranks {
 		for _, rd := range rs {
 			for _, o := range rd {
 				if !o.Recv {
-					n += o.Bytes
+					msgs++
+					bytes += o.Bytes
 				}
 			}
 		}
 	}
-	return n
+	return msgs, bytes
 }
 
 // Rounds returns the most rounds of any rank.
