@@ -514,14 +514,7 @@ func (t *Transport) Irecv(m *transport.Msg) error {
 	t.active++
 	var done bool
 	var err error
-	if q := t.unexp[k]; len(q) > 0 {
-		a := q[0]
-		if len(q) == 1 {
-			delete(t.unexp, k)
-		} else {
-			q[0] = nil
-			t.unexp[k] = q[1:]
-		}
+	if a := popFront(t.unexp, k); a != nil {
 		done, err = t.match(m, a)
 	} else {
 		t.recvs[k] = append(t.recvs[k], m)
@@ -627,15 +620,9 @@ func (t *Transport) Cancel(m *transport.Msg) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	k := matchKey{m.Peer, m.Key}
-	q := t.recvs[k]
-	for i, r := range q {
+	for i, r := range t.recvs[k] {
 		if r == m {
-			if len(q) == 1 {
-				delete(t.recvs, k)
-			} else {
-				t.recvs[k] = append(q[:i], q[i+1:]...)
-				q[len(q)-1] = nil
-			}
+			removeAt(t.recvs, k, i)
 			t.active--
 			return true
 		}

@@ -348,36 +348,17 @@ func (t *Transport) header(i int, ds []*transport.Msg) []*transport.Msg {
 }
 
 // popRecv removes and returns the first posted receive for k, or nil.
-func (t *Transport) popRecv(k matchKey) *transport.Msg {
-	q := t.recvs[k]
-	if len(q) == 0 {
-		return nil
-	}
-	m := q[0]
-	if len(q) == 1 {
-		delete(t.recvs, k)
-	} else {
-		q[0] = nil
-		t.recvs[k] = q[1:]
-	}
-	return m
-}
+func (t *Transport) popRecv(k matchKey) *transport.Msg { return popFront(t.recvs, k) }
 
 // dropCancelled drops unmatched message id of k, whose sender cancelled
 // it, and receives its payload into scratch memory so that the send
 // completes.
 func (t *Transport) dropCancelled(k matchKey, id uint64) {
-	q := t.unexp[k]
-	for i, a := range q {
+	for i, a := range t.unexp[k] {
 		if a.inline || a.id != id {
 			continue
 		}
-		if len(q) == 1 {
-			delete(t.unexp, k)
-		} else {
-			t.unexp[k] = append(q[:i], q[i+1:]...)
-			q[len(q)-1] = nil
-		}
+		removeAt(t.unexp, k, i)
 		st := srcTag{a.src, a.id % t.tagMod}
 		if t.waiting[st] == a {
 			delete(t.waiting, st)
