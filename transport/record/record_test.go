@@ -217,6 +217,14 @@ func TestRounds(t *testing.T) {
 // transport matched them, and each round's messages reordered so that
 // posting order agrees.
 func TestKeyOrder(t *testing.T) {
+	// Rank 0 sends tag 1 (10 bytes), then tag 2 (20 bytes) in a round of
+	// its own.
+	sendTwoRounds := func(r *rank) {
+		r.post(true, 1, 1, 10)
+		r.wait()
+		r.post(true, 1, 2, 20)
+		r.wait()
+	}
 	for _, c := range []struct {
 		name string
 		run  func(rs []*rank)
@@ -236,10 +244,7 @@ func TestKeyOrder(t *testing.T) {
 		// One round of rank 1 takes messages of two rounds of rank 0.
 		name: "sender rounds",
 		run: func(rs []*rank) {
-			rs[0].post(true, 1, 1, 10)
-			rs[0].wait()
-			rs[0].post(true, 1, 2, 20)
-			rs[0].wait()
+			sendTwoRounds(rs[0])
 			rs[1].post(false, 0, 2, 20)
 			rs[1].post(false, 0, 1, 10)
 			rs[1].wait()
@@ -251,10 +256,7 @@ func TestKeyOrder(t *testing.T) {
 		// order.
 		name: "crossing rounds",
 		run: func(rs []*rank) {
-			rs[0].post(true, 1, 1, 10)
-			rs[0].wait()
-			rs[0].post(true, 1, 2, 20)
-			rs[0].wait()
+			sendTwoRounds(rs[0])
 			rs[1].post(false, 0, 2, 20)
 			rs[1].wait()
 			rs[1].post(false, 0, 1, 10)

@@ -33,9 +33,10 @@ func BenchmarkExchange(b *testing.B) {
 			var wg sync.WaitGroup
 			errc := make(chan error, 2)
 			for r := range 2 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
+				// The step of inproc's BenchmarkExchange (the same loop
+				// over another transport; transports' tests share only
+				// package transporttest), which also checks the errors.
+				wg.Go(func() {
 					ep := eps[r]
 					out, in := make([]byte, n), make([]byte, n)
 					w := transport.NewWaiter(0)
@@ -56,7 +57,7 @@ func BenchmarkExchange(b *testing.B) {
 							return
 						}
 					}
-				}()
+				})
 			}
 			wg.Wait()
 			close(errc)

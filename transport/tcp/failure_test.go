@@ -68,8 +68,7 @@ func overBothNetworks(t *testing.T, test func(t *testing.T, group func(n int) []
 func TestPeerCrashAbortsCall(t *testing.T) {
 	overBothNetworks(t, func(t *testing.T, group func(int) []*Transport) {
 		eps := group(3)
-		defer eps[0].Close()
-		defer eps[1].Close()
+		defer closeAll(eps)
 		call := transport.Key{Comm: 1, Seq: 5}
 		r0 := post(t, eps[0], false, 2, call, make([]byte, 4))
 		long := post(t, eps[0], true, 1, tag(call, 1), make([]byte, 2<<20)) // rendezvous send, never received
@@ -109,8 +108,7 @@ func TestPeerCrashAbortsCall(t *testing.T) {
 func TestMismatchAbortsEverywhere(t *testing.T) {
 	overBothNetworks(t, func(t *testing.T, group func(int) []*Transport) {
 		eps := group(2)
-		defer eps[0].Close()
-		defer eps[1].Close()
+		defer closeAll(eps)
 		call := transport.Key{Comm: 1, Seq: 1}
 		s := &transport.Msg{Peer: 1, Key: call, Buf: make([]byte, 2<<20), Sig: 1, W: transport.NewWaiter(0)}
 		s.W.Add(1)

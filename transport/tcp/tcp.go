@@ -435,6 +435,9 @@ func mismatchErr(from int) error {
 // the peers and releases the connections. It waits up to Timeout for queued
 // frames to drain.
 func (t *Transport) Close() error {
+	// Opens as the mpi transport's Close does (a flag under the lock that
+	// guards the rest of the state): the transports share no code below
+	// package transport, and a helper for three lines would not pay.
 	t.mu.Lock()
 	if t.closed {
 		t.mu.Unlock()
