@@ -83,26 +83,18 @@ func earlyLocal(round schedule.Round) int {
 }
 
 // NewPlan prepares s. Message i between a pair of ranks (in each direction)
-// gets tag i, so messages match by position even when rounds differ.
+// gets tag i (schedule.MessageIndex, the rule by which the replay matches
+// messages), so messages match by position even when rounds differ.
 func NewPlan(s *schedule.Schedule) *Plan {
-	p := &Plan{Sched: s}
-	sent := map[int]int64{}
-	recvd := map[int]int64{}
+	p := &Plan{Sched: s, tags: schedule.MessageIndex(s.Rounds)}
 	for _, r := range s.Rounds {
 		n, fused := 0, 0
 		for _, o := range r {
-			switch o.Kind {
-			case schedule.OpSend:
-				p.tags = append(p.tags, sent[o.Peer])
-				sent[o.Peer]++
+			if o.Kind.IsComm() {
 				n++
-			case schedule.OpRecv, schedule.OpRecvReduce:
-				p.tags = append(p.tags, recvd[o.Peer])
-				recvd[o.Peer]++
-				n++
-				if o.Kind == schedule.OpRecvReduce {
-					fused += o.Dst.Len
-				}
+			}
+			if o.Kind == schedule.OpRecvReduce {
+				fused += o.Dst.Len
 			}
 		}
 		p.maxComm = max(p.maxComm, n)

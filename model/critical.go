@@ -1,8 +1,10 @@
 package model
 
 import (
+	"errors"
 	"fmt"
-	"iter"
+	"math"
+	"slices"
 
 	"github.com/scoll/scoll/schedule"
 )
@@ -58,50 +60,61 @@ type Critical struct {
 // A schedule whose messages cannot all be matched (it would deadlock) is an
 // error wrapping ErrArgument; builder errors are returned with the rank.
 func CriticalPath(size, elemSize int, gen schedule.Generator, p Params) (Critical, error) {
-	_, c, _, err := run(size, elemSize, gen, p, -1)
+	_, c, _, err := run(size, elemSize, gen, p, -1, nil)
+	return c, err
+}
+
+// CriticalPathArrivals is CriticalPath with ranks that do not arrive
+// together: rank r starts its first round at arrival[r] seconds (in both
+// models) instead of 0, as in an application whose processes reach the
+// collective at different times. The result is the finishing time of the
+// last rank on the same clock. arrival must have size entries, finite and
+// not negative.
+func CriticalPathArrivals(size, elemSize int, gen schedule.Generator, p Params, arrival []float64) (Critical, error) {
+	if len(arrival) != size {
+		return Critical{}, fmt.Errorf("%w: %d arrival times for %d ranks", ErrArgument, len(arrival), size)
+	}
+	for r, a := range arrival {
+		if !(a >= 0) || math.IsInf(a, 1) {
+			return Critical{}, fmt.Errorf("%w: rank %d arrives at %g", ErrArgument, r, a)
+		}
+	}
+	_, c, _, err := run(size, elemSize, gen, p, -1, arrival)
 	return c, err
 }
 
 // run evaluates the critical path and counts the schedules (as Count) in
 // one pass. With limit ≥ 0 it gives up, returning ok false, as soon as the
 // ranks' largest rounds so far hold more than limit operations in all.
-func run(size, elemSize int, gen schedule.Generator, p Params, limit int64) (cnt Counts, c Critical, ok bool, err error) {
+func run(size, elemSize int, gen schedule.Generator, p Params, limit int64, arrival []float64) (cnt Counts, c Critical, ok bool, err error) {
 	if err := checkArgs(size, elemSize, gen); err != nil {
 		return Counts{}, Critical{}, false, err
 	}
 	if err := p.Validate(); err != nil {
 		return Counts{}, Critical{}, false, err
 	}
-	e := &engine{p: p, es: int64(elemSize), size: size, ranks: make([]cpRank, size), pairs: make(map[int64]pairQ), limit: limit}
-	defer e.stop()
-	for r := range size {
-		rk := &e.ranks[r]
-		rk.next, rk.halt = iter.Pull(func(yield func(schedule.Round) bool) {
-			b := schedule.NewStream(r, size, func(rd schedule.Round, _ int) bool { return yield(rd) })
-			gen(b)
-			b.EndRound()
-			rk.err = b.Err()
-			rk.rc.Scratch = int64(b.ScratchLen()) * int64(elemSize)
-		})
-	}
-	for r := range size {
-		if err := e.advance(r, [2]float64{}); err != nil || e.over {
-			return Counts{}, Critical{}, false, err
+	e := &engine{p: p, es: int64(elemSize), ranks: make([]cpRank, size), limit: limit}
+	for r := range e.ranks {
+		if arrival != nil {
+			e.ranks[r].end = [2]float64{arrival[r], arrival[r]}
 		}
 	}
-	for len(e.ready) > 0 {
-		r := e.ready[len(e.ready)-1]
-		e.ready = e.ready[:len(e.ready)-1]
-		if err := e.advance(r, e.finish(r)); err != nil || e.over {
-			return Counts{}, Critical{}, false, err
+	e.rp = schedule.NewReplay(size, gen, e, schedule.ReplayOptions{Arrival: arrival})
+	defer e.rp.Close()
+	if err := e.rp.Run(); err != nil {
+		if err == errOver {
+			return Counts{}, Critical{}, false, nil
 		}
+		return Counts{}, Critical{}, false, fmt.Errorf("model: %w", err)
 	}
 	for r := range e.ranks {
 		rk := &e.ranks[r]
-		if !rk.done {
+		if !e.rp.Done(r) {
 			return Counts{}, Critical{}, false, fmt.Errorf("%w: rank %d waits forever in its round %d (unmatched messages)",
 				ErrArgument, r, rk.rc.Rounds-1)
 		}
+		rk.rc.Scratch = int64(e.rp.Streams().Scratch(r)) * int64(elemSize)
+		e.t.add(rk.rc)
 		c.AlphaBetaGamma = max(c.AlphaBetaGamma, rk.end[0])
 		c.LogGP = max(c.LogGP, rk.end[1])
 	}
@@ -112,12 +125,13 @@ func run(size, elemSize int, gen schedule.Generator, p Params, limit int64) (cnt
 	return cnt, c, true, nil
 }
 
+// errOver stops a replay whose rounds hold more operations than the limit.
+var errOver = errors.New("model: over the operation limit")
+
 // The engine's times are pairs: [0] in the α-β-γ model, [1] in LogGP.
 
 // cpOp is a message of a rank's current round.
 type cpOp struct {
-	send bool
-	peer int
 	// at is the message's place on its rank's port: it is the at.n-th
 	// message posted in its direction in the round, and at.bytes are the
 	// bytes of those messages up to and including it.
@@ -132,84 +146,45 @@ type port struct{ n, bytes int64 }
 
 // cpRank is one rank's progress.
 type cpRank struct {
-	next  func() (schedule.Round, bool)
-	halt  func()
-	err   error
 	rc    RankCounts // the rank's counts so far (rc.Rounds rounds pulled)
 	start [2]float64 // start of the current round
-	end   [2]float64 // end of the last finished round
-	ops   []cpOp
-	// pending counts the messages of the current round not yet matched
-	pending int
+	end   [2]float64 // end of the last finished round (the arrival before the first)
+	ops   []cpOp     // the current round's messages, by operation index
 	// bytes the current round reduces and copies
 	reduced, copied int64
-	done            bool
 }
 
-// pairQ holds the unmatched messages from one rank to another, in posting
-// order: only sends or only receives are ever waiting. Entries refer to the
-// current round of their rank (a round cannot end before its messages are
-// matched). The first entry is kept inline, so that the common single
-// message in flight costs no allocation.
-type pairQ struct {
-	sends bool // the waiting messages are sends
-	head  opRef
-	rest  []opRef
-}
-
-type opRef struct{ rank, op int32 }
-
+// engine is the critical path's hooks on the schedule replay.
 type engine struct {
 	p     Params
 	es    int64
-	size  int
+	rp    *schedule.Replay
 	ranks []cpRank
-	pairs map[int64]pairQ
-	ready []int
 	t     tally
 	held  int64 // Σ over ranks of their largest round so far, in operations
 	limit int64 // give up when held exceeds it (< 0: never)
-	over  bool  // gave up
 }
 
-func (e *engine) stop() {
-	for i := range e.ranks {
-		if e.ranks[i].halt != nil {
-			e.ranks[i].halt()
-		}
-	}
-}
-
-// advance moves rank r to its next round, which starts at t, and posts its
-// messages.
-func (e *engine) advance(r int, t [2]float64) error {
+// Start begins rank r's round at the end of its previous one and places
+// its messages on its ports.
+func (e *engine) Start(r, _ int, rd schedule.Round, _ int) error {
 	rk := &e.ranks[r]
-	rk.end = t
-	rk.ops = rk.ops[:0]
-	rd, ok := rk.next()
-	if !ok {
-		if rk.err != nil {
-			return fmt.Errorf("model: rank %d: %w", r, rk.err)
-		}
-		rk.done = true
-		e.t.add(rk.rc)
-		return nil
-	}
-	rk.start = t
+	rk.start = rk.end
+	rk.ops = slices.Grow(rk.ops[:0], len(rd))[:len(rd)]
 	var sent, recv port
 	var l load
-	for _, op := range rd {
+	for i, op := range rd {
 		n := int64(op.Len()) * e.es
 		l.add(op.Kind, n)
 		switch op.Kind {
 		case schedule.OpSend:
 			sent.n++
 			sent.bytes += n
-			rk.ops = append(rk.ops, cpOp{send: true, peer: op.Peer, at: sent})
+			rk.ops[i] = cpOp{at: sent}
 		case schedule.OpRecv, schedule.OpRecvReduce:
 			recv.n++
 			recv.bytes += n
-			rk.ops = append(rk.ops, cpOp{peer: op.Peer, at: recv})
+			rk.ops[i] = cpOp{at: recv}
 		}
 	}
 	e.held -= rk.rc.RoundOps
@@ -217,79 +192,43 @@ func (e *engine) advance(r int, t [2]float64) error {
 	e.held += rk.rc.RoundOps
 	rk.reduced, rk.copied = l.reduced, l.copied
 	if e.limit >= 0 && e.held > e.limit {
-		e.over = true
-		return nil
-	}
-	rk.pending = len(rk.ops)
-	if rk.pending == 0 {
-		e.ready = append(e.ready, r)
-		return nil
-	}
-	for i := range rk.ops {
-		e.post(r, i)
+		return errOver
 	}
 	return nil
 }
 
-// post matches message i of rank r's current round with the oldest waiting
-// message of the opposite kind between the same ranks, or makes it wait.
-func (e *engine) post(r, i int) {
-	op := &e.ranks[r].ops[i]
-	src, dst := r, op.peer
-	if !op.send {
-		src, dst = op.peer, r
-	}
-	key := int64(src)*int64(e.size) + int64(dst)
-	me := opRef{int32(r), int32(i)}
-	q, ok := e.pairs[key]
-	switch {
-	case !ok:
-		e.pairs[key] = pairQ{sends: op.send, head: me}
-	case q.sends == op.send:
-		q.rest = append(q.rest, me)
-		e.pairs[key] = q
-	default:
-		m := q.head
-		if len(q.rest) == 0 {
-			delete(e.pairs, key)
-		} else {
-			q.head, q.rest = q.rest[0], q.rest[1:]
-			e.pairs[key] = q
-		}
-		e.match(r, i, m)
-		e.match(int(m.rank), int(m.op), me)
-	}
+// Match records each end's partner: its round start and place on its port.
+func (e *engine) Match(send, recv schedule.Ref) error {
+	s, d := &e.ranks[send.Rank], &e.ranks[recv.Rank]
+	so, do := &s.ops[send.Op], &d.ops[recv.Op]
+	so.partnerStart, so.partner = d.start, do.at
+	do.partnerStart, do.partner = s.start, so.at
+	e.rp.Complete(int(send.Rank))
+	e.rp.Complete(int(recv.Rank))
+	return nil
 }
 
-// match records that message i of rank r's current round is matched by
-// message o.
-func (e *engine) match(r, i int, o opRef) {
+// Finish ends rank r's round, all of whose messages are matched, at the
+// last completion of its messages, then its local operations. A message
+// completes when both ends' ports have carried it and the messages queued
+// before it (Critical's formulas).
+func (e *engine) Finish(r int) error {
 	rk := &e.ranks[r]
-	op := &rk.ops[i]
-	peer := &e.ranks[o.rank]
-	op.partnerStart = peer.start
-	op.partner = peer.ops[o.op].at
-	rk.pending--
-	if rk.pending == 0 {
-		e.ready = append(e.ready, r)
-	}
-}
-
-// finish returns the end of rank r's current round, all of whose messages
-// are matched: the last completion of its messages, then its local
-// operations. A message completes when both ends' ports have carried it and
-// the messages queued before it (Critical's formulas).
-func (e *engine) finish(r int) [2]float64 {
-	rk := &e.ranks[r]
+	rd, _, _ := e.rp.Round(r)
 	end := rk.start
-	for _, op := range rk.ops {
+	for i, o := range rd {
+		if !o.Kind.IsComm() {
+			continue
+		}
+		op := &rk.ops[i]
 		for m := range 2 {
 			t := max(rk.start[m]+e.cost(m, op.at), op.partnerStart[m]+e.cost(m, op.partner))
 			end[m] = max(end[m], t)
 		}
 	}
 	end[0] += e.p.Gamma*float64(rk.reduced) + e.p.Beta*float64(rk.copied)
-	return end
+	rk.end = end
+	return nil
 }
 
 // cost is the time from a round's start until its port has carried the

@@ -2,6 +2,7 @@ package model_test
 
 import (
 	"errors"
+	"math"
 	"testing"
 
 	"github.com/scoll/scoll/algorithms"
@@ -221,5 +222,51 @@ func TestCriticalPathErrors(t *testing.T) {
 				t.Fatalf("err = %v, want %v", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestCriticalPathArrivals starts the ranks of a two-rank exchange at
+// different times: each message completes only when both ends have posted
+// it, so a late rank delays the early one, and zero arrivals give
+// CriticalPath's result.
+func TestCriticalPathArrivals(t *testing.T) {
+	g := func(b *schedule.Builder) {
+		peer := 1 - b.Rank()
+		b.Send(peer, schedule.SendBuf(0, 1)) // 8 B
+		b.Recv(peer, schedule.RecvBuf(0, 1))
+		b.EndRound()
+		if b.Rank() == 0 {
+			b.Send(1, schedule.SendBuf(0, 1))
+		} else {
+			b.Recv(0, schedule.RecvBuf(0, 1))
+		}
+		b.EndRound()
+	}
+	p := model.Params{Alpha: 1, Beta: 0.5, L: 1, O: 1, G: 1, GPerByte: 0}
+	base, err := model.CriticalPath(2, 8, g, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same, err := model.CriticalPathArrivals(2, 8, g, p, []float64{0, 0})
+	if err != nil || same != base {
+		t.Fatalf("zero arrivals: %+v, %v; CriticalPath gives %+v", same, err, base)
+	}
+	// α-β-γ: a message costs 1 + 0.5·8 = 5. Rank 1 arrives at 100: the
+	// exchange ends at 105 on both, the second message at 110.
+	late, err := model.CriticalPathArrivals(2, 8, g, p, []float64{0, 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if late.AlphaBetaGamma != 110 {
+		t.Errorf("α-β-γ with rank 1 at 100: %g, want 110", late.AlphaBetaGamma)
+	}
+	// LogGP: a message costs L + 2o = 3.
+	if late.LogGP != 106 {
+		t.Errorf("LogGP with rank 1 at 100: %g, want 106", late.LogGP)
+	}
+	for _, bad := range [][]float64{{0}, {0, -1}, {0, math.Inf(1)}, {math.NaN(), 0}} {
+		if _, err := model.CriticalPathArrivals(2, 8, g, p, bad); !errors.Is(err, model.ErrArgument) {
+			t.Errorf("arrivals %v: %v, want ErrArgument", bad, err)
+		}
 	}
 }

@@ -120,7 +120,7 @@ const MaxCriticalOps = 1 << 21
 // ranks' rounds never hold more than limit operations at once.
 func evaluate(in *algorithms.Info, ap *algorithms.Params, es int, p Params, limit int64) (Row, error) {
 	gen := generator(in, *ap)
-	c, cp, ok, err := run(ap.Size, es, gen, p, limit)
+	c, cp, ok, err := run(ap.Size, es, gen, p, limit, nil)
 	if err != nil {
 		return Row{}, err
 	}

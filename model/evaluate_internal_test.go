@@ -58,7 +58,7 @@ func TestRunCountsAsCount(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, _, ok, err := run(P, 4, gen, p, -1)
+				got, _, ok, err := run(P, 4, gen, p, -1, nil)
 				if err != nil || !ok || got != want {
 					t.Errorf("%s/%s P=%d: run counts %+v (ok %v, %v), Count %+v", c, in.Name, P, got, ok, err, want)
 				}

@@ -23,7 +23,7 @@ func EvaluateGenerator(name string, size, elemSize int, gen schedule.Generator, 
 	if err := p.Validate(); err != nil {
 		return Row{}, err
 	}
-	c, cp, ok, err := run(size, elemSize, gen, p, MaxCriticalOps)
+	c, cp, ok, err := run(size, elemSize, gen, p, MaxCriticalOps, nil)
 	if err != nil || !ok {
 		if c, err = Count(size, elemSize, gen); err != nil {
 			return Row{}, err

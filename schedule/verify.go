@@ -3,7 +3,6 @@ package schedule
 import (
 	"errors"
 	"fmt"
-	"iter"
 	"math"
 	"slices"
 	"strings"
@@ -103,7 +102,7 @@ func Verify(spec *Spec, gen Generator, opt Options) error {
 	if spec.Coll == Alltoallv && spec.InPlace {
 		return fmt.Errorf("%w: in-place alltoallv is not supported", ErrSpec)
 	}
-	v := &verifier{spec: spec, opt: opt, p: spec.Size, pairs: make(map[int64]*pairQ)}
+	v := &verifier{spec: spec, opt: opt, p: spec.Size}
 	v.mode = modeGather
 	if spec.Coll.Reduces() && !opt.MatchOnly {
 		if spec.Size > math.MaxInt32 {
@@ -122,19 +121,11 @@ func Verify(spec *Spec, gen Generator, opt Options) error {
 		v.mode = modeMatch
 	}
 	v.ranks = make([]*vrank, v.p)
-	defer func() {
-		for _, r := range v.ranks {
-			if r != nil && r.stop != nil {
-				r.stop()
-			}
-		}
-	}()
 	for r := range v.p {
 		vr := &vrank{rank: r}
 		v.ranks[r] = vr
 		sendLen, recvLen := spec.BufLens(r)
 		vr.sendLen, vr.recvLen = sendLen, recvLen
-		vr.next, vr.stop = iter.Pull2(v.stream(r, gen, sendLen, recvLen, &vr.err))
 		if v.mode != modeMatch {
 			vr.bufs[SendSpace].grow(sendLen)
 			vr.bufs[RecvSpace].grow(recvLen)
@@ -145,18 +136,23 @@ func Verify(spec *Spec, gen Generator, opt Options) error {
 		if v.mode == modeBarrier {
 			vr.know = []ival{{r, r + 1}}
 		}
-		v.work = append(v.work, r)
 	}
-	for len(v.work) > 0 {
-		r := v.work[len(v.work)-1]
-		v.work = v.work[:len(v.work)-1]
-		if err := v.advance(v.ranks[r]); err != nil {
-			return err
+	v.e = NewReplay(v.p, gen, v, ReplayOptions{Setup: func(b *Builder) {
+		b.SetBounds(v.ranks[b.Rank()].sendLen, v.ranks[b.Rank()].recvLen)
+		if spec.Coll == Barrier {
+			b.KeepEmpty()
 		}
+	}})
+	defer v.e.Close()
+	if err := v.e.Run(); err != nil {
+		if !errors.Is(err, ErrVerify) {
+			err = fmt.Errorf("%w: %s: %w", ErrVerify, spec.Coll, err)
+		}
+		return err
 	}
 	var stuck []string
 	for _, vr := range v.ranks {
-		if !vr.done {
+		if !v.e.Done(vr.rank) {
 			if len(stuck) < 8 {
 				stuck = append(stuck, v.describeWait(vr))
 			} else if len(stuck) == 8 {
@@ -193,22 +189,16 @@ type verifier struct {
 	mode  vmode
 	p     int
 	ranks []*vrank
-	pairs map[int64]*pairQ
-	work  []int
+	e     *Replay
 	sets  contribTable // modeReduce only
 }
 
 type vrank struct {
 	rank             int
 	sendLen, recvLen int
-	next             func() (Round, int, bool)
-	stop             func()
-	err              error
 	round            Round
 	ridx             int
-	posted           bool
-	pending          int
-	done             bool
+	msgs             []*vmsg // the current round's sends, by operation index
 	bufs             [numSpaces]symbuf
 	know             []ival
 	newKnow          []ival
@@ -222,73 +212,8 @@ type vmsg struct {
 	ridx     int
 }
 
-type vrecv struct {
-	to *vrank
-	op Op
-}
-
-type pairQ struct {
-	sends []*vmsg
-	recvs []vrecv
-}
-
-func (v *verifier) stream(r int, gen Generator, sendLen, recvLen int, errp *error) iter.Seq2[Round, int] {
-	return func(yield func(Round, int) bool) {
-		b := NewStream(r, v.p, yield)
-		b.SetBounds(sendLen, recvLen)
-		if v.spec.Coll == Barrier {
-			b.KeepEmpty()
-		}
-		gen(b)
-		b.EndRound()
-		*errp = b.Err()
-	}
-}
-
-func (v *verifier) pair(from, to int) *pairQ {
-	k := int64(from)*int64(v.p) + int64(to)
-	q := v.pairs[k]
-	if q == nil {
-		q = &pairQ{}
-		v.pairs[k] = q
-	}
-	return q
-}
-
 func (v *verifier) fail(vr *vrank, format string, args ...any) error {
 	return fmt.Errorf("%w: %s: rank %d round %d: %s", ErrVerify, v.spec.Coll, vr.rank, vr.ridx, fmt.Sprintf(format, args...))
-}
-
-// advance runs rank vr as far as it can go.
-func (v *verifier) advance(vr *vrank) error {
-	for !vr.done {
-		if vr.posted {
-			if vr.pending > 0 {
-				return nil
-			}
-			if err := v.local(vr); err != nil {
-				return err
-			}
-			vr.posted = false
-			vr.ridx++
-		}
-		round, scratch, ok := vr.next()
-		if !ok {
-			if vr.err != nil {
-				return fmt.Errorf("%w: %s: %w", ErrVerify, v.spec.Coll, vr.err)
-			}
-			vr.done = true
-			return nil
-		}
-		vr.round = round
-		if v.mode != modeMatch {
-			vr.bufs[ScratchSpace].grow(scratch)
-		}
-		if err := v.post(vr, scratch); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func (v *verifier) bounds(vr *vrank, r Region, scratch int) error {
@@ -308,15 +233,19 @@ func (v *verifier) bounds(vr *vrank, r Region, scratch int) error {
 	return nil
 }
 
-func (v *verifier) post(vr *vrank, scratch int) error {
-	vr.posted = true
-	vr.pending = 0
-	if err := checkRound(vr.round); err != nil {
+// Start checks rank r's round and snapshots its sends before any receive
+// of the round can land.
+func (v *verifier) Start(r, index int, rd Round, scratch int) error {
+	vr := v.ranks[r]
+	vr.round, vr.ridx = rd, index
+	if v.mode != modeMatch {
+		vr.bufs[ScratchSpace].grow(scratch)
+	}
+	if err := checkRound(rd); err != nil {
 		return v.fail(vr, "%v", err)
 	}
-	// Snapshot every send before any receive of the round can land.
-	var msgs []*vmsg
-	for _, o := range vr.round {
+	vr.msgs = vr.msgs[:0]
+	for i, o := range rd {
 		if err := v.checkOp(vr, o, scratch); err != nil {
 			return err
 		}
@@ -329,40 +258,10 @@ func (v *verifier) post(vr *vrank, scratch int) error {
 				m.data = vr.bufs[o.Src.Space].read(o.Src.Off, o.Src.Len)
 			}
 			m.know = vr.know
-			msgs = append(msgs, m)
-			vr.pending++
-		} else if o.Kind.IsRecv() {
-			vr.pending++
-		}
-	}
-	k := 0
-	for _, o := range vr.round {
-		switch o.Kind {
-		case OpSend:
-			m := msgs[k]
-			k++
-			q := v.pair(vr.rank, o.Peer)
-			if len(q.recvs) > 0 {
-				rc := q.recvs[0]
-				q.recvs = q.recvs[1:]
-				if err := v.deliver(m, rc); err != nil {
-					return err
-				}
-			} else {
-				q.sends = append(q.sends, m)
+			for len(vr.msgs) <= i {
+				vr.msgs = append(vr.msgs, nil)
 			}
-		case OpRecv, OpRecvReduce:
-			q := v.pair(o.Peer, vr.rank)
-			rc := vrecv{to: vr, op: o}
-			if len(q.sends) > 0 {
-				m := q.sends[0]
-				q.sends = q.sends[1:]
-				if err := v.deliver(m, rc); err != nil {
-					return err
-				}
-			} else {
-				q.recvs = append(q.recvs, rc)
-			}
+			vr.msgs[i] = m
 		}
 	}
 	return nil
@@ -397,24 +296,28 @@ func (v *verifier) checkOp(vr *vrank, o Op, scratch int) error {
 	return nil
 }
 
-func (v *verifier) deliver(m *vmsg, rc vrecv) error {
-	to, dst := rc.to, rc.op.Dst
+// Match delivers a send's snapshot to the receive it meets.
+func (v *verifier) Match(send, recv Ref) error {
+	m := v.ranks[send.Rank].msgs[send.Op]
+	to := v.ranks[recv.Rank]
+	op := to.round[recv.Op]
+	dst := op.Dst
 	if m.n != dst.Len {
 		return v.fail(to, "receive of %d elements from rank %d matches a send of %d elements (sender round %d)",
 			dst.Len, m.from, m.n, m.ridx)
 	}
 	if v.mode != modeMatch {
 		data := m.data
-		if rc.op.Kind == OpRecvReduce {
+		if op.Kind == OpRecvReduce {
 			if v.mode != modeReduce {
-				return v.fail(to, "%s in a collective that does not reduce", rc.op)
+				return v.fail(to, "%s in a collective that does not reduce", op)
 			}
-			local := to.bufs[rc.op.Src.Space].read(rc.op.Src.Off, rc.op.Src.Len)
+			local := to.bufs[op.Src.Space].read(op.Src.Off, op.Src.Len)
 			var err error
 			// reduceSegs(d, s, srcLeft): d ⊕ s, or s ⊕ d when srcLeft.
-			data, err = reduceSegs(m.data, local, rc.op.SrcLeft, v.sets)
+			data, err = reduceSegs(m.data, local, op.SrcLeft, v.sets)
 			if err != nil {
-				return v.fail(to, "%s: %v", rc.op, err)
+				return v.fail(to, "%s: %v", op, err)
 			}
 		}
 		to.bufs[dst.Space].write(dst.Off, data)
@@ -422,20 +325,15 @@ func (v *verifier) deliver(m *vmsg, rc vrecv) error {
 	if v.mode == modeBarrier {
 		to.newKnow = unionSorted(to.newKnow, m.know)
 	}
-	from := v.ranks[m.from]
-	from.pending--
-	to.pending--
-	if from.pending == 0 && from != to {
-		v.work = append(v.work, from.rank)
-	}
-	if to.pending == 0 {
-		v.work = append(v.work, to.rank)
-	}
+	v.e.Complete(m.from)
+	v.e.Complete(to.rank)
 	return nil
 }
 
-// local applies the round's local operations after its messages completed.
-func (v *verifier) local(vr *vrank) error {
+// Finish applies the round's local operations after its messages
+// completed.
+func (v *verifier) Finish(r int) error {
+	vr := v.ranks[r]
 	if v.mode == modeBarrier && vr.newKnow != nil {
 		vr.know = unionSorted(vr.know, vr.newKnow)
 		vr.newKnow = nil
@@ -479,7 +377,7 @@ func unionSorted(a, b []ival) []ival {
 }
 
 func (v *verifier) describeWait(vr *vrank) string {
-	if !vr.posted {
+	if _, _, posted := v.e.Round(vr.rank); !posted {
 		return fmt.Sprintf("rank %d not started", vr.rank)
 	}
 	var ops []string

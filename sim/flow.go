@@ -1,9 +1,11 @@
 package sim
 
 import (
+	"cmp"
 	"container/heap"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/scoll/scoll/schedule"
 	"github.com/scoll/scoll/topology"
@@ -15,6 +17,11 @@ type FlowConfig struct {
 	// HopLatency is added to a message's start-up time per link crossed
 	// (weighted by the fraction crossing it for split routes).
 	HopLatency float64
+	// Arrival, when set, is every rank's arrival time at the collective in
+	// seconds: rank r posts its first round at Arrival[r] instead of 0
+	// (finite, not negative, one per rank). Result.Time is then the end of
+	// the last rank on the same clock.
+	Arrival []float64
 }
 
 // FlowModel runs a discrete-event simulation in which every message is a
@@ -40,19 +47,19 @@ func FlowModel(cfg FlowConfig, size, elemSize int, gen schedule.Generator) (Resu
 	if cfg.HopLatency < 0 {
 		return Result{}, fmt.Errorf("%w: negative hop latency %g", ErrConfig, cfg.HopLatency)
 	}
+	if cfg.Arrival != nil {
+		if len(cfg.Arrival) != size {
+			return Result{}, fmt.Errorf("%w: %d arrival times for %d ranks", ErrConfig, len(cfg.Arrival), size)
+		}
+		for r, a := range cfg.Arrival {
+			if !(a >= 0) || math.IsInf(a, 1) {
+				return Result{}, fmt.Errorf("%w: rank %d arrives at %g", ErrConfig, r, a)
+			}
+		}
+	}
 	f := newFlowSim(&cfg, size, elemSize, gen)
-	defer f.rs.close()
+	defer f.rp.Close()
 	return f.run()
-}
-
-// flowRank is one rank's progress.
-type flowRank struct {
-	round   int
-	pending int           // operations of the current round not yet complete
-	done    bool          // no more rounds
-	got     map[int]int32 // messages delivered from peer
-	used    map[int]int32 // of which matched by receives
-	waiting map[int]int32 // receives of the current round waiting for peer
 }
 
 // flow is one message.
@@ -68,12 +75,16 @@ type flow struct {
 	finishedAt float64
 }
 
+// flowSim is the flow model's hooks on the schedule replay, which is
+// eager: a send completes when its flow has moved its bytes, and its
+// message then meets the receive (schedule.Replay.Arrive).
 type flowSim struct {
 	cfg      *FlowConfig
 	size     int
 	elemSize int
-	rs       *ranks
-	ranks    []flowRank
+	rp       *schedule.Replay
+	order    []int // ranks by arrival time (nil: all at 0)
+	begun    int   // ranks of order started
 	now      float64
 	pendingF []*flow // posted, not yet started (waiting for start-up)
 	active   []*flow
@@ -85,7 +96,15 @@ type flowSim struct {
 }
 
 func newFlowSim(cfg *FlowConfig, size, elemSize int, gen schedule.Generator) *flowSim {
-	f := &flowSim{cfg: cfg, size: size, elemSize: elemSize, rs: newRanks(size, gen), ranks: make([]flowRank, size)}
+	f := &flowSim{cfg: cfg, size: size, elemSize: elemSize}
+	f.rp = schedule.NewReplay(size, gen, f, schedule.ReplayOptions{Eager: true, Arrival: cfg.Arrival, Setup: fastBuild})
+	if cfg.Arrival != nil {
+		f.order = make([]int, size)
+		for r := range f.order {
+			f.order[r] = r
+		}
+		slices.SortStableFunc(f.order, func(a, b int) int { return cmp.Compare(cfg.Arrival[a], cfg.Arrival[b]) })
+	}
 	f.links = cfg.Topology.Links()
 	n := f.links
 	if cfg.Ports == SinglePort {
@@ -102,20 +121,41 @@ func (f *flowSim) capacity(l topology.Link) float64 {
 	return f.cfg.Topology.Capacity(l)
 }
 
-func (f *flowSim) run() (Result, error) {
-	for r := range f.size {
-		if err := f.startRound(r); err != nil {
-			return Result{}, err
+// arrive starts, in rank order, the ranks that have arrived by now.
+func (f *flowSim) arrive() error {
+	for ; f.begun < f.size; f.begun++ {
+		r := f.begun
+		if f.order != nil {
+			r = f.order[f.begun]
+			if f.cfg.Arrival[r] > f.now {
+				return nil
+			}
+		}
+		if err := f.rp.Begin(r); err != nil {
+			return err
+		}
+		if err := f.rp.Drain(); err != nil {
+			return err
 		}
 	}
+	return nil
+}
+
+func (f *flowSim) run() (Result, error) {
 	for {
+		if err := f.arrive(); err != nil {
+			return Result{}, err
+		}
 		if f.dirty {
 			load := f.solver.solve(f.active, f.capacity, f.cfg.Delta)
 			f.res.MaxCongestion = max(f.res.MaxCongestion, load)
 			f.dirty = false
 		}
-		// Next event: a flow starts or a flow ends.
+		// Next event: a rank arrives, a flow starts or a flow ends.
 		next := math.Inf(1)
+		if f.begun < f.size {
+			next = f.cfg.Arrival[f.order[f.begun]]
+		}
 		for _, fl := range f.pendingF {
 			next = min(next, fl.start)
 		}
@@ -172,55 +212,39 @@ func (f *flowSim) run() (Result, error) {
 			}
 		}
 	}
-	for r := range f.ranks {
-		if !f.ranks[r].done {
-			return Result{}, fmt.Errorf("%w: rank %d is stuck in round %d (unmatched receive)", ErrConfig, r, f.ranks[r].round)
+	for r := range f.size {
+		if !f.rp.Done(r) {
+			_, i, _ := f.rp.Round(r)
+			return Result{}, fmt.Errorf("%w: rank %d is stuck in round %d (unmatched receive)", ErrConfig, r, i+1)
 		}
 	}
 	f.res.Time = f.now
 	return f.res, nil
 }
 
-// startRound posts rank r's next round; rounds without messages complete
-// at once.
-func (f *flowSim) startRound(r int) error {
-	rk := &f.ranks[r]
-	for {
-		rd, ok, err := f.rs.round(r)
-		if err != nil {
-			return err
+// Start posts the flows of rank r's round.
+func (f *flowSim) Start(r, index int, rd schedule.Round, _ int) error {
+	f.res.NumStages = max(f.res.NumStages, index+1)
+	for _, op := range rd {
+		if op.Kind != schedule.OpSend {
+			continue
 		}
-		if !ok {
-			rk.done = true
-			return nil
+		if op.Peer < 0 || op.Peer >= f.size {
+			return fmt.Errorf("%w: rank %d sends to rank %d of %d", ErrConfig, r, op.Peer, f.size)
 		}
-		rk.round++
-		f.res.NumStages = max(f.res.NumStages, rk.round)
-		for _, op := range rd {
-			switch {
-			case op.Kind == schedule.OpSend:
-				if op.Peer < 0 || op.Peer >= f.size {
-					return fmt.Errorf("%w: rank %d sends to rank %d of %d", ErrConfig, r, op.Peer, f.size)
-				}
-				f.post(r, op.Peer, int64(op.Src.Len)*int64(f.elemSize))
-				rk.pending++
-			case op.Kind.IsRecv():
-				if rk.got[op.Peer] > rk.used[op.Peer] {
-					rk.used[op.Peer]++
-					continue
-				}
-				if rk.waiting == nil {
-					rk.waiting = make(map[int]int32)
-				}
-				rk.waiting[op.Peer]++
-				rk.pending++
-			}
-		}
-		if rk.pending > 0 {
-			return nil
-		}
+		f.post(r, op.Peer, int64(op.Src.Len)*int64(f.elemSize))
 	}
+	return nil
 }
+
+// Match completes a receive whose message has arrived.
+func (f *flowSim) Match(_, recv schedule.Ref) error {
+	f.rp.Complete(int(recv.Rank))
+	return nil
+}
+
+// Finish has nothing to do: rounds have no time of their own.
+func (f *flowSim) Finish(int) error { return nil }
 
 // post creates the flow of a message.
 func (f *flowSim) post(src, dst int, bytes int64) {
@@ -243,43 +267,18 @@ func (f *flowSim) post(src, dst int, bytes int64) {
 	f.pendingF = append(f.pendingF, fl)
 }
 
-// deliver completes a message at both ends.
+// deliver completes a message at both ends: the send now, the receive
+// when it is (or has been) posted.
 func (f *flowSim) deliver(fl *flow) error {
 	fl.finishedAt = f.now
-	if err := f.complete(fl.src); err != nil {
+	f.rp.Complete(fl.src)
+	if err := f.rp.Drain(); err != nil {
 		return err
 	}
-	rk := &f.ranks[fl.dst]
-	if rk.waiting[fl.src] > 0 {
-		rk.waiting[fl.src]--
-		if rk.used == nil {
-			rk.used = make(map[int]int32)
-		}
-		if rk.got == nil {
-			rk.got = make(map[int]int32)
-		}
-		rk.got[fl.src]++
-		rk.used[fl.src]++
-		return f.complete(fl.dst)
+	if err := f.rp.Arrive(fl.src, fl.dst, schedule.Ref{Rank: int32(fl.src)}); err != nil {
+		return err
 	}
-	if rk.got == nil {
-		rk.got = make(map[int]int32)
-	}
-	if rk.used == nil {
-		rk.used = make(map[int]int32)
-	}
-	rk.got[fl.src]++
-	return nil
-}
-
-// complete marks one operation of rank r's round done.
-func (f *flowSim) complete(r int) error {
-	rk := &f.ranks[r]
-	rk.pending--
-	if rk.pending == 0 {
-		return f.startRound(r)
-	}
-	return nil
+	return f.rp.Drain()
 }
 
 // solver computes max-min fair rates by progressive filling: all flows not

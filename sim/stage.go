@@ -155,8 +155,8 @@ func StageModel(cfg Config, size, elemSize int, gen schedule.Generator) (Result,
 	if elemSize < 1 {
 		return Result{}, fmt.Errorf("%w: element size %d", ErrConfig, elemSize)
 	}
-	rs := newRanks(size, gen)
-	defer rs.close()
+	rs := schedule.NewStreams(size, gen, fastBuild)
+	defer rs.Close()
 	st := newStager(&cfg, size, elemSize, rs)
 	var res Result
 	for s := 0; ; s++ {
@@ -189,7 +189,7 @@ func StageModel(cfg Config, size, elemSize int, gen schedule.Generator) (Result,
 // charges its own messages.
 type stager struct {
 	cfg      *Config
-	rs       *ranks
+	rs       *schedule.Streams
 	elemSize int64
 	load     []float64 // per link, the sum over workers
 	used     []topology.Link
@@ -248,7 +248,7 @@ type nodeLoad struct {
 // minRanksPerWorker keeps small simulations on one goroutine.
 const minRanksPerWorker = 256
 
-func newStager(cfg *Config, size, elemSize int, rs *ranks) *stager {
+func newStager(cfg *Config, size, elemSize int, rs *schedule.Streams) *stager {
 	st := &stager{cfg: cfg, rs: rs, elemSize: int64(elemSize), load: make([]float64, cfg.Topology.Links()), sent: make([]nodeLoad, cfg.Topology.Nodes())}
 	nw := max(1, min(runtime.GOMAXPROCS(0), size/minRanksPerWorker))
 	for w := range nw {
@@ -288,7 +288,7 @@ func (st *stager) collect() (bool, error) {
 		st.sent[n] = nodeLoad{}
 	}
 	st.nodes = st.nodes[:0]
-	size := st.rs.size()
+	size := st.rs.Size()
 	st.parallel(func(w *stageWorker) {
 		if w != st.workers[0] {
 			for _, l := range w.used {
@@ -298,9 +298,9 @@ func (st *stager) collect() (bool, error) {
 		w.used, w.hops, w.msgs, w.live, w.err = w.used[:0], w.hops[:0], w.msgs[:0], false, nil
 		w.shape = stageShape{bit: -2}
 		for r := w.lo; r < w.hi; r++ {
-			rd, ok, err := st.rs.round(r)
+			rd, _, ok, err := st.rs.Next(r)
 			if err != nil {
-				w.err = err
+				w.err = fmt.Errorf("rank %d: %w", r, err)
 				return
 			}
 			if !ok {
