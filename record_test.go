@@ -15,11 +15,12 @@ import (
 	"github.com/scoll/scoll/sim"
 	"github.com/scoll/scoll/topology"
 	"github.com/scoll/scoll/transport/record"
+	"github.com/scoll/scoll/workload"
 )
 
 // callColl runs one call of coll with algorithm alg on n one-byte
 // elements per rank (the registry's per-rank size), root 0, out of place:
-// the call sim.Workload describes.
+// the call workload.Workload describes.
 func callColl(ctx context.Context, c *scoll.Comm, coll schedule.Collective, alg string, n int) error {
 	p := c.Size()
 	opt := scoll.WithAlgorithm(alg)
@@ -122,7 +123,7 @@ func TestRecordRingAllreduce(t *testing.T) {
 	if got, want := tr.Messages(), int64(2*(P-1)*P); got != want {
 		t.Fatalf("recorded %d messages, want %d", got, want)
 	}
-	gen, err := sim.Workload{Coll: schedule.Allreduce, Algorithm: "ring", Size: P, Bytes: n}.Generator()
+	gen, err := workload.Workload{Coll: schedule.Allreduce, Algorithm: "ring", Size: P, Bytes: n}.Generator()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +207,7 @@ func TestRecordRegistry(t *testing.T) {
 					if P != 8 {
 						return
 					}
-					gen, err := sim.Workload{Coll: c, Algorithm: in.Name, Size: P, Bytes: count}.Generator()
+					gen, err := workload.Workload{Coll: c, Algorithm: in.Name, Size: P, Bytes: count}.Generator()
 					if err != nil {
 						t.Fatal(err)
 					}

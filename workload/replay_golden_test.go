@@ -15,7 +15,7 @@ import (
 	"github.com/scoll/scoll/topology"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden results in testdata/replay")
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // The users of the schedule replay (the verifier, the stage and flow
 // simulators, the critical-path model) are pinned on every registered

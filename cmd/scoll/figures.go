@@ -14,6 +14,7 @@ import (
 	"github.com/scoll/scoll/schedule"
 	"github.com/scoll/scoll/sim"
 	"github.com/scoll/scoll/topology"
+	"github.com/scoll/scoll/workload"
 	"github.com/spf13/cobra"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
@@ -248,7 +249,7 @@ func (fr *figRunner) run(k figKey) error {
 		if k.ports != sim.MultiPort {
 			cfg.BusyPorts, cfg.BusyEfficiency = 0, 0
 		}
-		gen, err := sim.Workload{Coll: k.coll, Algorithm: k.alg, Size: P, Bytes: k.bytes, Grid: sim.GridFor(topo, P)}.Generator()
+		gen, err := workload.Workload{Coll: k.coll, Algorithm: k.alg, Size: P, Bytes: k.bytes, Grid: workload.GridFor(topo, P)}.Generator()
 		if err != nil {
 			return err
 		}

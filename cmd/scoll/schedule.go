@@ -11,13 +11,13 @@ import (
 	"github.com/scoll/scoll/algorithms"
 	"github.com/scoll/scoll/bench"
 	"github.com/scoll/scoll/schedule"
-	"github.com/scoll/scoll/sim"
+	"github.com/scoll/scoll/workload"
 	"github.com/spf13/cobra"
 )
 
 func newScheduleCmd() *cobra.Command {
 	var (
-		w              sim.Workload
+		w              workload.Workload
 		op, size, form string
 		grid           string
 		elem           int

@@ -13,6 +13,7 @@ import (
 	"github.com/scoll/scoll/sim"
 	"github.com/scoll/scoll/topology"
 	"github.com/scoll/scoll/transport/record"
+	"github.com/scoll/scoll/workload"
 	"github.com/spf13/cobra"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
@@ -146,9 +147,9 @@ max_congestion the largest link load of any stage.
 				return err
 			}
 			if grid == nil && mapping == nil {
-				grid = sim.GridFor(topo, np)
+				grid = workload.GridFor(topo, np)
 			}
-			place := sim.PlacementFor(topo, mapping, np)
+			place := workload.PlacementFor(topo, mapping, np)
 			stderr := cmd.ErrOrStderr()
 			show, err := showProgress(progress, stderr)
 			if err != nil {
@@ -163,7 +164,7 @@ max_congestion the largest link load of any stage.
 						fmt.Fprintf(stderr, "\r\x1b[K%s [%d/%d] %s %s B", progressBar(done, total, 20), done+1, total, name, bench.FormatSize(n))
 					}
 					done++
-					gen, err := sim.Workload{Coll: coll, Algorithm: name, Size: np, Bytes: n, Grid: grid, Placement: place}.Generator()
+					gen, err := workload.Workload{Coll: coll, Algorithm: name, Size: np, Bytes: n, Grid: grid, Placement: place}.Generator()
 					if err != nil {
 						if algs == "all" {
 							fmt.Fprintf(stderr, "\r\x1b[Kscoll sim: skipping %s: %v\n", name, err)

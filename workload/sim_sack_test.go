@@ -1,9 +1,10 @@
-package sim
+package workload
 
 import (
 	"testing"
 
 	"github.com/scoll/scoll/schedule"
+	"github.com/scoll/scoll/sim"
 	"github.com/scoll/scoll/topology"
 )
 
@@ -19,15 +20,15 @@ const (
 	sackDelta = 1 / 375e6
 )
 
-func sackRun(t *testing.T, spec string, ports Ports, coll schedule.Collective, alg string, n int) Result {
+func sackRun(t *testing.T, spec string, ports sim.Ports, coll schedule.Collective, alg string, n int) sim.Result {
 	t.Helper()
 	topo := mustTopo(t, spec)
 	P := topo.Nodes()
-	cfg := Config{Topology: topo, Alpha: sackAlpha, Delta: sackDelta, Ports: ports, Stages: true}
-	if ports == MultiPort {
+	cfg := sim.Config{Topology: topo, Alpha: sackAlpha, Delta: sackDelta, Ports: ports, Stages: true}
+	if ports == sim.MultiPort {
 		cfg.BusyPorts, cfg.BusyEfficiency = 6, 0.93
 	}
-	res, err := StageModel(cfg, P, 1, mustGen(t, Workload{Coll: coll, Algorithm: alg, Size: P, Bytes: n, Grid: GridFor(topo, P)}))
+	res, err := sim.StageModel(cfg, P, 1, mustGen(t, Workload{Coll: coll, Algorithm: alg, Size: P, Bytes: n, Grid: GridFor(topo, P)}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +36,7 @@ func sackRun(t *testing.T, spec string, ports Ports, coll schedule.Collective, a
 }
 
 // sum adds the α counts and δ bytes of stages [lo, hi).
-func sum(st []StageStat, lo, hi int) (alpha, delta float64) {
+func sum(st []sim.StageStat, lo, hi int) (alpha, delta float64) {
 	for _, s := range st[lo:hi] {
 		alpha += s.AlphaCount
 		delta += s.DeltaBytes
@@ -86,13 +87,13 @@ func TestSackRDOptimal8x8x8(t *testing.T) {
 			ex = append(ex, oracleMsg{src, i, n})
 		}
 	}
-	exAlpha, exDelta := torusOracle([]int{8, 8, 8}, ex, SinglePort)
+	exAlpha, exDelta := torusOracle([]int{8, 8, 8}, ex, sim.SinglePort)
 	if exAlpha != 1 || exDelta != 6*n {
 		t.Errorf("oracle: the exchange costs %vα + %vδ, this comment says α + 6nδ", exAlpha, exDelta)
 	}
 
 	t.Run("allgather rd-optimal", func(t *testing.T) {
-		res := sackRun(t, "torus:8x8x8", SinglePort, schedule.Allgather, "rd-optimal", n)
+		res := sackRun(t, "torus:8x8x8", sim.SinglePort, schedule.Allgather, "rd-optimal", n)
 		if len(res.Stages) != 10 {
 			t.Fatalf("%d stages, want the exchange and 9", len(res.Stages))
 		}
@@ -119,7 +120,7 @@ func TestSackRDOptimal8x8x8(t *testing.T) {
 	// The reduce-scatter runs the same stages backwards: distances 1, 8,
 	// 64, ..., 256 with 256n down to n bytes, then the exchange.
 	t.Run("reducescatter rh-optimal", func(t *testing.T) {
-		res := sackRun(t, "torus:8x8x8", SinglePort, schedule.ReduceScatterBlock, "rh-optimal", n)
+		res := sackRun(t, "torus:8x8x8", sim.SinglePort, schedule.ReduceScatterBlock, "rh-optimal", n)
 		if len(res.Stages) != 10 {
 			t.Fatalf("%d stages, want 9 and the exchange", len(res.Stages))
 		}
@@ -195,22 +196,22 @@ func TestSackBucketPlateaus8x8x8(t *testing.T) {
 	const n = 6 << 10
 	for _, tc := range []struct {
 		alg    string
-		ports  Ports
+		ports  sim.Ports
 		k      int
 		alpha  float64 // main phases
 		delta  float64 // main phases, units of n
 		ex     float64 // the exchange's congestion, by the oracle
 		exCost float64 // its δ-term in units of n
 	}{
-		{"bucket", SinglePort, 1, 21, 511, 0, 0},
-		{"bucket3", MultiPort, 3, 63, 511.0 / 3, 21, 7},
-		{"bucket6", MultiPort, 6, 126, 511 / (6 * 0.93), 33, 33 / (6 * 0.93)},
+		{"bucket", sim.SinglePort, 1, 21, 511, 0, 0},
+		{"bucket3", sim.MultiPort, 3, 63, 511.0 / 3, 21, 7},
+		{"bucket6", sim.MultiPort, 6, 126, 511 / (6 * 0.93), 33, 33 / (6 * 0.93)},
 	} {
 		t.Run(tc.alg, func(t *testing.T) {
 			res := sackRun(t, "torus:8x8x8", tc.ports, schedule.Allgather, tc.alg, n)
 			main := res.Stages
 			if tc.k > 1 {
-				ea, ed := torusOracle(dims, bucketExchange(dims, tc.k, n), MultiPort)
+				ea, ed := torusOracle(dims, bucketExchange(dims, tc.k, n), sim.MultiPort)
 				if !near(ed, tc.exCost*n) || ea != float64(tc.k) {
 					t.Errorf("oracle: exchange %vα + %vnδ, the comment says %dα + %vnδ", ea, ed/n, tc.k, tc.exCost)
 				}
@@ -228,13 +229,13 @@ func TestSackBucketPlateaus8x8x8(t *testing.T) {
 	const big = 1 << 20
 	for _, tc := range []struct {
 		alg   string
-		ports Ports
+		ports sim.Ports
 		want  float64
 		k     int
 	}{
-		{"bucket", SinglePort, 375, 1},
-		{"bucket3", MultiPort, 3 * 375, 3},
-		{"bucket6", MultiPort, 6 * 375 * 0.93, 6},
+		{"bucket", sim.SinglePort, 375, 1},
+		{"bucket3", sim.MultiPort, 3 * 375, 3},
+		{"bucket6", sim.MultiPort, 6 * 375 * 0.93, 6},
 	} {
 		res := sackRun(t, "torus:8x8x8", tc.ports, schedule.Allgather, tc.alg, big)
 		mbps := big * 511 / res.Time / 1e6
@@ -291,11 +292,11 @@ func TestSackBucket6On8x16x32(t *testing.T) {
 	}
 	dims := []int{8, 16, 32}
 	const n = 6 << 10
-	res := sackRun(t, "torus:8x16x32", MultiPort, schedule.Allgather, "bucket6", n)
+	res := sackRun(t, "torus:8x16x32", sim.MultiPort, schedule.Allgather, "bucket6", n)
 	if len(res.Stages) != 1+3*31 {
 		t.Fatalf("%d stages, want the exchange and 3·31", len(res.Stages))
 	}
-	ea, ed := torusOracle(dims, bucketExchange(dims, 6, n), MultiPort)
+	ea, ed := torusOracle(dims, bucketExchange(dims, 6, n), sim.MultiPort)
 	if s := res.Stages[0]; s.AlphaCount != ea || !near(s.DeltaBytes, ed) || ea != 6 || !near(ed, 96*n/6/0.93) {
 		t.Errorf("exchange %vα + %vδ (congestion %v), oracle %vα + %vδ, comment 6α + 96(n/6)δ/0.93", s.AlphaCount, s.DeltaBytes, s.MaxCongestion, ea, ed)
 	}
@@ -364,7 +365,7 @@ func TestSackClosDistanceHalving(t *testing.T) {
 				name         string
 				exAt, mainLo int // the exchange stage, the first main stage
 			}{{schedule.Allgather, "rd-halving", 0, 1}, {schedule.ReduceScatterBlock, "rh-doubling", lg, 0}} {
-				res := sackRun(t, tc.spec, SinglePort, a.coll, a.name, n)
+				res := sackRun(t, tc.spec, sim.SinglePort, a.coll, a.name, n)
 				if len(res.Stages) != lg+1 {
 					t.Fatalf("%s: %d stages, want lg P + 1 = %d", a.name, len(res.Stages), lg+1)
 				}
@@ -376,7 +377,7 @@ func TestSackClosDistanceHalving(t *testing.T) {
 					t.Errorf("%s exchange %vα + %vδ, want α + %vnδ (Sack: α + %vnδ)", a.name, s.AlphaCount, s.DeltaBytes, tc.exMul, 1/tc.mu)
 				}
 			}
-			rd := sackRun(t, tc.spec, SinglePort, schedule.Allgather, "recursive-doubling", n)
+			rd := sackRun(t, tc.spec, sim.SinglePort, schedule.Allgather, "recursive-doubling", n)
 			if rd.AlphaCount != float64(lg) || !near(rd.DeltaBytes, doubling) {
 				t.Errorf("recursive-doubling %vα + %vδ, want %dα + %vδ", rd.AlphaCount, rd.DeltaBytes, lg, doubling)
 			}
@@ -399,7 +400,7 @@ type oracleMsg struct {
 // nodes, x fastest) with dimension-order routing: X, then Y, then Z, the
 // shorter way round, a displacement of half a ring split 0.5 each way.
 // Multi-port nodes are derated to 0.93 with six messages sent or received.
-func torusOracle(dims []int, msgs []oracleMsg, ports Ports) (alpha, delta float64) {
+func torusOracle(dims []int, msgs []oracleMsg, ports sim.Ports) (alpha, delta float64) {
 	type link struct{ node, dim, dir int }
 	load := map[link]float64{}
 	routes := make([][]link, len(msgs))
@@ -446,7 +447,7 @@ func torusOracle(dims []int, msgs []oracleMsg, ports Ports) (alpha, delta float6
 			c = max(c, load[l])
 		}
 		db := c * m.bytes
-		if ports == MultiPort {
+		if ports == sim.MultiPort {
 			if sends[m.src] >= 6 || recvs[m.dst] >= 6 {
 				db /= 0.93
 			}
@@ -456,7 +457,7 @@ func torusOracle(dims []int, msgs []oracleMsg, ports Ports) (alpha, delta float6
 		recvDB[m.dst] += db
 		alpha = max(alpha, float64(sends[m.src]), float64(recvs[m.dst]))
 	}
-	if ports == SinglePort {
+	if ports == sim.SinglePort {
 		for _, v := range sendDB {
 			delta = max(delta, v)
 		}
@@ -505,25 +506,25 @@ func TestSackIrregularPartition(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := func(alg string, ports Ports) Result {
-		cfg := Config{Topology: topo, Mapping: m, Alpha: sackAlpha, Delta: sackDelta, Ports: ports}
-		if ports == MultiPort {
+	run := func(alg string, ports sim.Ports) sim.Result {
+		cfg := sim.Config{Topology: topo, Mapping: m, Alpha: sackAlpha, Delta: sackDelta, Ports: ports}
+		if ports == sim.MultiPort {
 			cfg.BusyPorts, cfg.BusyEfficiency = 6, 0.93
 		}
 		w := Workload{Coll: schedule.Allgather, Algorithm: alg, Size: P, Bytes: n, Placement: PlacementFor(topo, m, P)}
-		res, err := StageModel(cfg, P, 1, mustGen(t, w))
+		res, err := sim.StageModel(cfg, P, 1, mustGen(t, w))
 		if err != nil {
 			t.Fatal(err)
 		}
 		return res
 	}
-	path := run("rd-path", SinglePort)
+	path := run("rd-path", sim.SinglePort)
 	for _, alg := range []string{"rd-halving", "recursive-doubling"} {
-		if r := run(alg, SinglePort); r.Time <= path.Time {
+		if r := run(alg, sim.SinglePort); r.Time <= path.Time {
 			t.Errorf("%s %.3g s, rd-path %.3g s: the path order should win", alg, r.Time, path.Time)
 		}
 	}
-	if multi := run("rd-paths", MultiPort); multi.Time >= path.Time {
+	if multi := run("rd-paths", sim.MultiPort); multi.Time >= path.Time {
 		t.Errorf("rd-paths on all ports %.3g s, rd-path %.3g s", multi.Time, path.Time)
 	}
 }
@@ -533,16 +534,16 @@ func TestSackIrregularPartition(t *testing.T) {
 // start-ups against 6·(1+21) = 132 on 8×8×8) and, as the thesis found
 // (sec. 3.6.1), wins only for small messages.
 func TestSackHybrid(t *testing.T) {
-	h8 := sackRun(t, "torus:8x8x8", MultiPort, schedule.Allgather, "rd-hybrid", 8)
-	b8 := sackRun(t, "torus:8x8x8", MultiPort, schedule.Allgather, "bucket6", 8)
+	h8 := sackRun(t, "torus:8x8x8", sim.MultiPort, schedule.Allgather, "rd-hybrid", 8)
+	b8 := sackRun(t, "torus:8x8x8", sim.MultiPort, schedule.Allgather, "bucket6", 8)
 	if h8.AlphaCount != 84 || b8.AlphaCount != 132 {
 		t.Errorf("start-ups: hybrid %v (want 84), bucket6 %v (want 132)", h8.AlphaCount, b8.AlphaCount)
 	}
 	if h8.Time >= b8.Time {
 		t.Errorf("8 B: hybrid %.3g s, bucket6 %.3g s", h8.Time, b8.Time)
 	}
-	hl := sackRun(t, "torus:8x8x8", MultiPort, schedule.Allgather, "rd-hybrid", 128<<10)
-	bl := sackRun(t, "torus:8x8x8", MultiPort, schedule.Allgather, "bucket6", 128<<10)
+	hl := sackRun(t, "torus:8x8x8", sim.MultiPort, schedule.Allgather, "rd-hybrid", 128<<10)
+	bl := sackRun(t, "torus:8x8x8", sim.MultiPort, schedule.Allgather, "bucket6", 128<<10)
 	if hl.Time <= bl.Time {
 		t.Errorf("128 KiB: hybrid %.3g s, bucket6 %.3g s: bucket6 should win", hl.Time, bl.Time)
 	}

@@ -1,4 +1,4 @@
-package sim_test
+package workload_test
 
 import (
 	"testing"
@@ -6,6 +6,7 @@ import (
 	"github.com/scoll/scoll/schedule"
 	"github.com/scoll/scoll/sim"
 	"github.com/scoll/scoll/topology"
+	"github.com/scoll/scoll/workload"
 )
 
 // TestBarrierMessages: a barrier's empty messages are simulated (the
@@ -15,7 +16,7 @@ func TestBarrierMessages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gen, err := sim.Workload{Coll: schedule.Barrier, Algorithm: "dissemination", Size: 8}.Generator()
+	gen, err := workload.Workload{Coll: schedule.Barrier, Algorithm: "dissemination", Size: 8}.Generator()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package sim
+package workload
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/scoll/scoll/schedule"
+	"github.com/scoll/scoll/sim"
 	"github.com/scoll/scoll/topology"
 )
 
@@ -78,10 +79,10 @@ func TestBucketScheduleIsAnAllgather(t *testing.T) {
 // Sack sec. 3.3.1–3.3.2: the exact stage-model costs of allgather on tori.
 func TestStageTorusReproductions(t *testing.T) {
 	const n = 1000
-	cfg := func(spec string) Config { return Config{Topology: mustTopo(t, spec), Alpha: 1, Delta: 1} }
+	cfg := func(spec string) sim.Config { return sim.Config{Topology: mustTopo(t, spec), Alpha: 1, Delta: 1} }
 
 	t.Run("ring 8x8x8", func(t *testing.T) {
-		res, err := StageModel(cfg("torus:8x8x8"), 512, 1, mustGen(t, Workload{Coll: schedule.Allgather, Algorithm: "ring", Size: 512, Bytes: n}))
+		res, err := sim.StageModel(cfg("torus:8x8x8"), 512, 1, mustGen(t, Workload{Coll: schedule.Allgather, Algorithm: "ring", Size: 512, Bytes: n}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -93,7 +94,7 @@ func TestStageTorusReproductions(t *testing.T) {
 		P := p * p * p
 		spec := fmt.Sprintf("torus:%dx%dx%d", p, p, p)
 		t.Run("recursive-doubling "+spec, func(t *testing.T) {
-			res, err := StageModel(cfg(spec), P, 1, mustGen(t, Workload{Coll: schedule.Allgather, Algorithm: "recursive-doubling", Size: P, Bytes: n}))
+			res, err := sim.StageModel(cfg(spec), P, 1, mustGen(t, Workload{Coll: schedule.Allgather, Algorithm: "recursive-doubling", Size: P, Bytes: n}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -111,7 +112,7 @@ func TestStageTorusReproductions(t *testing.T) {
 		P := p * p * p
 		spec := fmt.Sprintf("torus:%dx%dx%d", p, p, p)
 		t.Run("bucket "+spec, func(t *testing.T) {
-			res, err := StageModel(cfg(spec), P, 1, bucket3D(p, n))
+			res, err := sim.StageModel(cfg(spec), P, 1, bucket3D(p, n))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -140,7 +141,7 @@ func TestStageClosReproduction(t *testing.T) {
 		if P&(P-1) != 0 {
 			t.Fatalf("%s has %d nodes, want a power of two for this test", tc.spec, P)
 		}
-		res, err := StageModel(Config{Topology: topo, Alpha: 1, Delta: 1}, P, 1,
+		res, err := sim.StageModel(sim.Config{Topology: topo, Alpha: 1, Delta: 1}, P, 1,
 			mustGen(t, Workload{Coll: schedule.Allgather, Algorithm: "recursive-doubling", Size: P, Bytes: n}))
 		if err != nil {
 			t.Fatal(err)
@@ -178,11 +179,11 @@ func TestBusyPortsDerate(t *testing.T) {
 	}
 	for _, k := range []int{3, 6} {
 		for _, derate := range []bool{false, true} {
-			cfg := Config{Topology: topo, Alpha: 1, Delta: 0.01, Ports: MultiPort}
+			cfg := sim.Config{Topology: topo, Alpha: 1, Delta: 0.01, Ports: sim.MultiPort}
 			if derate {
 				cfg.BusyPorts, cfg.BusyEfficiency = 6, 0.93
 			}
-			res, err := StageModel(cfg, 64, 1, neighbours(k))
+			res, err := sim.StageModel(cfg, 64, 1, neighbours(k))
 			if err != nil {
 				t.Fatal(err)
 			}

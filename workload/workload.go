@@ -1,4 +1,4 @@
-package sim
+package workload
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/scoll/scoll/algorithms"
 	"github.com/scoll/scoll/schedule"
+	"github.com/scoll/scoll/sim"
 	"github.com/scoll/scoll/topology"
 )
 
@@ -66,18 +67,18 @@ func (w Workload) Generator() (schedule.Generator, error) {
 		for _, a := range algorithms.List(w.Coll) {
 			names = append(names, a.Name)
 		}
-		return nil, fmt.Errorf("%w: %s has no algorithm %q (have %s)", ErrConfig, w.Coll, w.Algorithm, strings.Join(names, ", "))
+		return nil, fmt.Errorf("%w: %s has no algorithm %q (have %s)", sim.ErrConfig, w.Coll, w.Algorithm, strings.Join(names, ", "))
 	}
 	if w.Coll.Vector() {
-		return nil, fmt.Errorf("%w: %s needs per-rank counts; simulate its regular form", ErrConfig, w.Coll)
+		return nil, fmt.Errorf("%w: %s needs per-rank counts; simulate its regular form", sim.ErrConfig, w.Coll)
 	}
 	if w.Bytes < 0 {
-		return nil, fmt.Errorf("%w: negative size %d", ErrConfig, w.Bytes)
+		return nil, fmt.Errorf("%w: negative size %d", sim.ErrConfig, w.Bytes)
 	}
 	p := algorithms.Params{Spec: schedule.Spec{Coll: w.Coll, Size: w.Size, Root: w.Root, Count: w.Bytes},
 		Commutative: true, Radix: w.Radix, Segment: w.Segment, ElemSize: 1, Grid: w.Grid, Placement: w.Placement}
 	if err := p.Spec.Check(); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		return nil, fmt.Errorf("%w: %w", sim.ErrConfig, err)
 	}
 	if err := in.Check(&p); err != nil {
 		return nil, err
