@@ -49,14 +49,7 @@ func sortedItems(or *order, items []Item, me *Item) *Sorted {
 	}
 	mine := slices.DeleteFunc(items, func(x Item) bool { return !or.defined(&x) || !or.sameColor(&x, me) })
 	slices.SortFunc(mine, func(a, b Item) int { return or.compare(&a, &b) })
-	s := &Sorted{Size: len(mine), table: make([]int32, len(mine))}
-	for i, x := range mine {
-		s.table[i] = x.Addr
-		if x.Rank == me.Rank {
-			s.Rank = i
-		}
-	}
-	return s
+	return sortedTable(len(mine), me.Rank, func(i int) (int32, int32) { return mine[i].Addr, mine[i].Rank })
 }
 
 // chainAllgather gathers every rank's value (all of one width) along the

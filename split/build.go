@@ -218,7 +218,7 @@ func (s *sorter) records(ctx context.Context, p, rl int, lo []int, slots []byte)
 		}
 		perDest[d] = rec
 	}
-	got, err := s.alltoallv(ctx, perDest, tagRecords)
+	got, err := s.alltoallv(ctx, perDest, tagRecords, nil)
 	if err != nil {
 		return err
 	}
@@ -249,7 +249,7 @@ func (s *sorter) fetch(ctx context.Context, want []int64) ([]int32, error) {
 		d := sortSearchInt(np, func(j int) bool { return s.target(j+1) > q })
 		reqs[d] = putI64(reqs[d], q)
 	}
-	asked, err := s.alltoallv(ctx, reqs, tagRecords+1)
+	asked, err := s.alltoallv(ctx, reqs, tagRecords+1, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -263,7 +263,7 @@ func (s *sorter) fetch(ctx context.Context, want []int64) ([]int32, error) {
 			replies[d] = binary.LittleEndian.AppendUint32(replies[d], uint32(s.list[q].Addr))
 		}
 	}
-	answers, err := s.alltoallv(ctx, replies, tagRecords+2)
+	answers, err := s.alltoallv(ctx, replies, tagRecords+2, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -282,9 +282,19 @@ func (s *sorter) fetch(ctx context.Context, want []int64) ([]int32, error) {
 }
 
 // alltoallv sends out[d] to every other sorter d and returns what each
-// sent this one (its own part passed through): a round of counts, then a
-// round of data.
-func (s *sorter) alltoallv(ctx context.Context, out [][]byte, tag int) ([][]byte, error) {
+// sent this one (its own part passed through): a round of byte counts,
+// then a round of data. recvBuf returns the buffer for the n bytes sorter
+// d announces, or an error for a count it cannot take; nil recvBuf takes
+// up to 2^40 bytes into new slices.
+func (s *sorter) alltoallv(ctx context.Context, out [][]byte, tag int, recvBuf func(d int, n int64) ([]byte, error)) ([][]byte, error) {
+	if recvBuf == nil {
+		recvBuf = func(d int, n int64) ([]byte, error) {
+			if n < 0 || n > 1<<40 {
+				return nil, fmt.Errorf("%w: split: sorter %d announces %d bytes", errs.Mismatch, d, n)
+			}
+			return make([]byte, n), nil
+		}
+	}
 	np, me := s.t.size(), s.t.me
 	var sends []Send
 	var recvs []Recv
@@ -306,12 +316,12 @@ func (s *sorter) alltoallv(ctx context.Context, out [][]byte, tag int) ([][]byte
 		if d == me {
 			continue
 		}
-		n := getI64(recvs[k].Buf)
-		k++
-		if n < 0 || n > 1<<40 {
-			return nil, fmt.Errorf("%w: split: sorter %d announces %d bytes", errs.Mismatch, d, n)
+		b, err := recvBuf(d, getI64(recvs[k].Buf))
+		if err != nil {
+			return nil, err
 		}
-		in[d] = make([]byte, n)
+		k++
+		in[d] = b
 		sends = append(sends, Send{To: s.t.at(d), Tag: tag + 1<<10, Data: out[d]})
 		data = append(data, Recv{From: s.t.at(d), Tag: tag + 1<<10, Buf: in[d]})
 	}

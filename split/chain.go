@@ -315,24 +315,39 @@ func DoubleScan(ctx context.Context, c Conn, st *Stats, l Links, tag, width int,
 				// The left partner's block, to the left of everything so far.
 				nl = far
 				accL = opL(v, accL)
-				if left == nil {
-					left = v
-				} else {
-					left = opL(v, left)
-				}
+				left = joinScan(opL, v, left)
 			} else {
 				nr = far
 				accR = opR(accR, v)
-				if right == nil {
-					right = v
-				} else {
-					right = opR(right, v)
-				}
+				right = joinScan(opR, right, v)
 			}
 		}
 		lp, rp = nl, nr
 	}
 	return left, right, p, nil
+}
+
+// joinScan returns op(a, b), or the other one when a or b is nil (a scan
+// over no ranks).
+func joinScan(op func(a, b []byte) []byte, a, b []byte) []byte {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	return op(a, b)
+}
+
+// chainAllreduce combines every rank's value v (of one width) along the
+// chain l with op, a to the left of b; every rank gets the result (one
+// DoubleScan, ⌈lg n⌉ rounds).
+func chainAllreduce(ctx context.Context, c Conn, st *Stats, l Links, tag int, v []byte, op func(a, b []byte) []byte) ([]byte, error) {
+	exL, exR, _, err := DoubleScan(ctx, c, st, l, tag, len(v), v, v, op, op)
+	if err != nil {
+		return nil, err
+	}
+	return joinScan(op, joinScan(op, exL, v), exR), nil
 }
 
 // scanTags is how many tags a DoubleScan of a chain uses: two per round
@@ -395,16 +410,5 @@ func ChainAllgather(ctx context.Context, c Conn, l Links, mine []byte) ([]byte, 
 // (one double scan: ⌈lg n⌉ rounds).
 func ChainAllreduce(ctx context.Context, c Conn, l Links, v []byte, op func(a, b []byte) []byte) ([]byte, error) {
 	var st Stats
-	exL, exR, _, err := DoubleScan(ctx, c, &st, l, tagChainTable, len(v), v, v, op, op)
-	if err != nil {
-		return nil, err
-	}
-	out := v
-	if exL != nil {
-		out = op(exL, out)
-	}
-	if exR != nil {
-		out = op(out, exR)
-	}
-	return out, nil
+	return chainAllreduce(ctx, c, &st, l, tagChainTable, v, op)
 }

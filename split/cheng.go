@@ -468,43 +468,23 @@ func sortSearch(list []Entry, f func(Entry) bool) int {
 // and returns the p sorted parts this sorter receives (its own included).
 func (s *sorter) exchange(ctx context.Context, x []int64) ([][]Entry, error) {
 	p, me := s.t.size(), s.t.me
-	// Counts first, so that every receive has its exact size.
-	var sends []Send
-	var recvs []Recv
+	out := make([][]byte, p)
 	for d := range p {
-		if d != me {
-			sends = append(sends, Send{To: s.t.at(d), Tag: tagExchange, Data: putI64(nil, x[d+1]-x[d])})
-			recvs = append(recvs, Recv{From: s.t.at(d), Tag: tagExchange, Buf: make([]byte, 8)})
-		}
-	}
-	if err := s.exchangeRound(ctx, sends, recvs, 8); err != nil {
-		return nil, err
+		out[d] = entryBytesOf(s.list[x[d]:x[d+1]])
 	}
 	parts := make([][]Entry, p)
 	parts[me] = s.list[x[me]:x[me+1]]
-	sends = sends[:0]
-	k := 0
-	var data []Recv
-	for d := range p {
-		if d == me {
-			continue
+	// The entries are received in place, into parts.
+	_, err := s.alltoallv(ctx, out, tagExchange, func(d int, n int64) ([]byte, error) {
+		const w = int64(entryBytes)
+		if n < 0 || n%w != 0 || n/w > s.m {
+			return nil, fmt.Errorf("%w: split: sorter %d announces %d bytes of entries", errs.Mismatch, d, n)
 		}
-		sends = append(sends, Send{To: s.t.at(d), Tag: tagExchange + 1, Data: entryBytesOf(s.list[x[d]:x[d+1]])})
-		n := getI64(recvs[k].Buf)
-		k++
-		if n < 0 || n > s.m {
-			return nil, fmt.Errorf("%w: split: sorter %d announces %d entries", errs.Mismatch, d, n)
-		}
-		parts[d] = make([]Entry, n)
-		data = append(data, Recv{From: s.t.at(d), Tag: tagExchange + 1, Buf: entryBytesOf(parts[d])})
-	}
-	if err := round(ctx, s.c, s.st, sends, data); err != nil {
+		parts[d] = make([]Entry, n/w)
+		return entryBytesOf(parts[d]), nil
+	})
+	if err != nil {
 		return nil, err
-	}
-	for i := range data {
-		if err := expect(&data[i], len(data[i].Buf)); err != nil {
-			return nil, err
-		}
 	}
 	return parts, nil
 }

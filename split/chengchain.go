@@ -108,7 +108,7 @@ func (s *sorter) routeLinks(ctx context.Context, lo []int, slots []byte) error {
 		out[d] = binary.LittleEndian.AppendUint32(out[d], uint32(e))
 		out[d] = append(out[d], msgs[i]...)
 	}
-	in, err := s.alltoallv(ctx, out, tagLinks)
+	in, err := s.alltoallv(ctx, out, tagLinks, nil)
 	if err != nil {
 		return err
 	}
@@ -173,6 +173,7 @@ func (s *sorter) runBefore(sums []summary, col int64, addr int32) (start int64, 
 // through the later pieces: where it ends and the address of the entry
 // just after this piece (None when that entry has another color or there
 // is none).
+// It mirrors runBefore on the pieces' other ends (first color, run, address).
 func (s *sorter) runAfter(sums []summary, col int64) (end int64, right int32) {
 	end, right = s.first+int64(len(s.list)), None
 	for j, near := s.t.me+1, true; j < len(sums); j++ {

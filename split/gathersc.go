@@ -135,6 +135,7 @@ func encodeItems(sh Shape, items []Item) []byte {
 }
 
 // mergeItems appends the merge of the sorted a and b to dst.
+// Like mergeInto, which keeps Entry's inlined compare (a generic merge is ~25% slower).
 func mergeItems(or *order, dst, a, b []Item) []Item {
 	i, k := 0, 0
 	for i < len(a) && k < len(b) {

@@ -176,16 +176,9 @@ func oneColor(ctx context.Context, c Conn, st *Stats, l Links, tag int, sh Shape
 		copy(out[w:], hi)
 		return out
 	}
-	exL, exR, _, err := DoubleScan(ctx, c, st, l, tag, 2*w, mine, mine, op, op)
+	all, err := chainAllreduce(ctx, c, st, l, tag, mine, op)
 	if err != nil {
 		return false, err
-	}
-	all := mine
-	if exL != nil {
-		all = op(exL, all)
-	}
-	if exR != nil {
-		all = op(all, exR)
 	}
 	return bytes.Equal(get(all[:w]), get(all[w:])), nil
 }

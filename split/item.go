@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"time"
 
 	"github.com/scoll/scoll/internal/errs"
 )
@@ -280,14 +279,8 @@ func RunItems(ctx context.Context, c Conn, me Item, parent Links, sh Shape, o Op
 		}
 		s, err = in.Run(ctx, c, e, &o, &res.Stats)
 	}
-	if err != nil || s == nil {
+	if err != nil {
 		return res, err
 	}
-	start := time.Now()
-	if res.Group, err = s.build(ctx, c, &o, &res.Stats); err != nil {
-		return nil, err
-	}
-	res.Stats.phase("build", &start)
-	res.Stats.GroupBytes = res.Group.Bytes()
-	return res, nil
+	return res.build(ctx, c, &o, s)
 }

@@ -1,5 +1,6 @@
 package split
 
+// (The first six imports are comm_bytes_test.go's too, by chance.)
 import (
 	"bytes"
 	"context"
@@ -7,72 +8,29 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/scoll/scoll/internal/errs"
 )
-
-// Post and Take make memConn a Poster: posts wait in a box per address.
-func (c *memConn) Post(_ context.Context, to int32, data []byte) error {
-	n := c.net
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.posts == nil {
-		n.posts = map[int32][][]byte{}
-	}
-	n.posts[to] = append(n.posts[to], slices.Clone(data))
-	n.cond.Broadcast()
-	return nil
-}
-
-func (c *memConn) Take(ctx context.Context, buf []byte) (int, error) {
-	n := c.net
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	me := int32(1000 + c.rank)
-	deadline := time.Now().Add(20 * time.Second)
-	for len(n.posts[me]) == 0 {
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			return 0, fmt.Errorf("rank %d: no post came", c.rank)
-		}
-		n.cond.Wait()
-	}
-	m := n.posts[me][0]
-	n.posts[me] = n.posts[me][1:]
-	return copy(buf, m), nil
-}
 
 // runItems runs a generalized split of items (Rank and Addr are filled in)
 // on len(items) ranks of a memNet and returns each rank's result.
 func runItems(t testing.TB, items []Item, o Options) ([]*Result, error) {
 	t.Helper()
 	n := len(items)
-	net, stop := tickingNet()
-	defer stop()
 	sh := Shape{}
 	for _, it := range items {
 		sh.ColorLen, sh.KeyLen = max(sh.ColorLen, len(it.Color)), max(sh.KeyLen, len(it.Key))
 	}
-	res := make([]*Result, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for r := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			it := items[r]
-			it.Rank, it.Addr = int32(r), int32(1000+r)
-			table := make([]int32, n)
-			for i := range table {
-				table[i] = int32(1000 + i)
-			}
-			res[r], errs[r] = RunItems(context.Background(), &memConn{net: net, rank: r, size: n}, it, chainOf(r, table), sh, o)
-		}()
+	table := make([]int32, n)
+	for i := range table {
+		table[i] = int32(1000 + i)
 	}
-	wg.Wait()
-	return res, errors.Join(errs...)
+	return runRanks(n, func(c *memConn) (*Result, error) {
+		it := items[c.rank]
+		it.Rank, it.Addr = int32(c.rank), table[c.rank]
+		return RunItems(context.Background(), c, it, chainOf(c.rank, table), sh, o)
+	})
 }
 
 // itemReference returns each rank's members (as addresses) in new-rank
@@ -101,45 +59,6 @@ func itemReference(items []Item, o *Options) [][]int32 {
 		}
 	}
 	return out
-}
-
-// checkLinks compares every rank's group with the reference: its rank and
-// size, its neighbours and rank 0 for chains, every member for tables.
-func checkItems(t testing.TB, res []*Result, want [][]int32) {
-	t.Helper()
-	for r, rs := range res {
-		if want[r] == nil {
-			if rs.Group != nil {
-				t.Fatalf("rank %d: undefined color got a group", r)
-			}
-			continue
-		}
-		g := rs.Group
-		if g == nil {
-			t.Fatalf("rank %d: no group, want %v", r, want[r])
-		}
-		if g.Size() != len(want[r]) || want[r][g.Rank()] != int32(1000+r) {
-			t.Fatalf("rank %d: rank %d of %d, want a member of %v", r, g.Rank(), g.Size(), want[r])
-		}
-		if ch, ok := g.(*Chain); ok {
-			w := chainOf(g.Rank(), want[r])
-			if ch.Links != w {
-				t.Fatalf("rank %d: links %+v, want %+v", r, ch.Links, w)
-			}
-			continue
-		}
-		got := make([]int32, g.Size())
-		idx := make([]int, g.Size())
-		for i := range idx {
-			idx[i] = i
-		}
-		if err := g.Resolve(context.Background(), idx, got); err != nil {
-			t.Fatal(err)
-		}
-		if !slices.Equal(got, want[r]) {
-			t.Fatalf("rank %d: members %v, want %v", r, got, want[r])
-		}
-	}
 }
 
 // itemPatterns returns colors and keys of bytes of several shapes.
@@ -201,7 +120,7 @@ func TestItemAlgorithms(t *testing.T) {
 							if err != nil {
 								t.Fatal(err)
 							}
-							checkItems(t, res, itemReference(items, &o))
+							checkGroups(t, res, itemReference(items, &o))
 						})
 					}
 				}
@@ -231,7 +150,7 @@ func TestItemAlgorithms1024(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkItems(t, res, itemReference(items, &o))
+			checkGroups(t, res, itemReference(items, &o))
 		})
 	}
 }
@@ -251,7 +170,7 @@ func TestHashCollisions(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				checkItems(t, res, itemReference(items, &o))
+				checkGroups(t, res, itemReference(items, &o))
 			}
 		}
 	}
@@ -287,6 +206,6 @@ func TestComparators(t *testing.T) {
 		if len(want[0]) < 2 {
 			t.Fatalf("the folded colors should group several ranks: %v", want[0])
 		}
-		checkItems(t, res, want)
+		checkGroups(t, res, want)
 	}
 }

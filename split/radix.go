@@ -263,17 +263,11 @@ func radixBounds(ctx context.Context, c Conn, st *Stats, l Links, def bool, colo
 		mine = bounds{defined: 1, cmin: color, cmax: color, kmin: key, kmax: key}
 	}
 	op := func(a, b []byte) []byte { m := boundsOf(a).merge(boundsOf(b)); return m.bytes() }
-	exL, exR, _, err := DoubleScan(ctx, c, st, l, tagRadix, boundsWidth, mine.bytes(), mine.bytes(), op, op)
+	all, err := chainAllreduce(ctx, c, st, l, tagRadix, mine.bytes(), op)
 	if err != nil {
 		return bounds{}, err
 	}
-	all := mine
-	for _, ex := range [][]byte{exL, exR} {
-		if ex != nil {
-			all = all.merge(boundsOf(ex))
-		}
-	}
-	return all, nil
+	return boundsOf(all), nil
 }
 
 // radixItem is a member of a key pass: its key and parent rank, which

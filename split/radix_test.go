@@ -115,7 +115,7 @@ func TestRadixExtremes(t *testing.T) {
 							if err != nil {
 								t.Fatal(err)
 							}
-							checkItems(t, res, intReference(colors, keys, &o))
+							checkGroups(t, res, intReference(colors, keys, &o))
 						})
 					}
 				}
@@ -169,7 +169,7 @@ func TestRadixPasses(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkItems(t, res, itemReference(items, &o))
+		checkGroups(t, res, itemReference(items, &o))
 		in, _ := Lookup("radix")
 		for r, rs := range res {
 			// A double scan sends at most 2 messages per round.
@@ -219,7 +219,7 @@ func TestGatherScatter(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkItems(t, res, itemReference(items, &o))
+			checkGroups(t, res, itemReference(items, &o))
 			if !o.Chain {
 				return
 			}

@@ -341,16 +341,23 @@ func Run(ctx context.Context, c Conn, me Entry, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	return res.build(ctx, c, &o, s)
+}
+
+// build builds the group representation of s (nil: an undefined color,
+// no group) as res's group, timed as the phase "build".
+func (res *Result) build(ctx context.Context, c Conn, o *Options, s *Sorted) (*Result, error) {
 	if s == nil {
 		return res, nil
 	}
 	start := time.Now()
-	res.Group, err = s.build(ctx, c, &o, &res.Stats)
+	g, err := s.build(ctx, c, o, &res.Stats)
 	if err != nil {
 		return nil, err
 	}
+	res.Group = g
 	res.Stats.phase("build", &start)
-	res.Stats.GroupBytes = res.Group.Bytes()
+	res.Stats.GroupBytes = g.Bytes()
 	return res, nil
 }
 
@@ -411,14 +418,21 @@ func sortedOf(me Entry, seg []Entry) *Sorted {
 	if me.Color < 0 {
 		return nil
 	}
-	out := &Sorted{Size: len(seg), table: make([]int32, len(seg))}
-	for i, e := range seg {
-		out.table[i] = e.Addr
-		if e.Rank == me.Rank {
-			out.Rank = i
+	return sortedTable(len(seg), me.Rank, func(i int) (int32, int32) { return seg[i].Addr, seg[i].Rank })
+}
+
+// sortedTable returns the result of the rank me of a group of n members in
+// split order, member i's address and parent rank being member(i).
+func sortedTable(n int, me int32, member func(i int) (addr, rank int32)) *Sorted {
+	s := &Sorted{Size: n, table: make([]int32, n)}
+	for i := range n {
+		addr, rank := member(i)
+		s.table[i] = addr
+		if rank == me {
+			s.Rank = i
 		}
 	}
-	return out
+	return s
 }
 
 // colorRange returns the entries of color col in the sorted table.

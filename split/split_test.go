@@ -97,29 +97,52 @@ func (c *memConn) Round(ctx context.Context, sends []Send, recvs []Recv) error {
 	return nil
 }
 
-// runSplit runs a split of the given entries' colors and keys on len(colors)
-// ranks and returns each rank's result.
-func runSplit(t testing.TB, colors, keys []int64, o Options) []*Result {
-	t.Helper()
-	n := len(colors)
+// Post and Take make memConn a Poster: posts wait in a box per address.
+func (c *memConn) Post(_ context.Context, to int32, data []byte) error {
+	n := c.net
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.posts == nil {
+		n.posts = map[int32][][]byte{}
+	}
+	n.posts[to] = append(n.posts[to], slices.Clone(data))
+	n.cond.Broadcast()
+	return nil
+}
+
+func (c *memConn) Take(ctx context.Context, buf []byte) (int, error) {
+	n := c.net
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	me := int32(1000 + c.rank)
+	deadline := time.Now().Add(20 * time.Second)
+	for len(n.posts[me]) == 0 {
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return 0, fmt.Errorf("rank %d: no post came", c.rank)
+		}
+		n.cond.Wait()
+	}
+	m := n.posts[me][0]
+	n.posts[me] = n.posts[me][1:]
+	return copy(buf, m), nil
+}
+
+// runRanks runs run on n ranks of a memNet, each in a goroutine, and
+// returns each rank's result; the distributed tables among the results
+// ask their owners through each other's parts.
+func runRanks(n int, run func(c *memConn) (*Result, error)) ([]*Result, error) {
 	net, stop := tickingNet()
 	defer stop()
 	res := make([]*Result, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for r := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			e := Entry{Color: colors[r], Key: keys[r], Rank: int32(r), Addr: int32(1000 + r)}
-			res[r], errs[r] = Run(context.Background(), &memConn{net: net, rank: r, size: n}, e, o)
-		}()
+		wg.Go(func() { res[r], errs[r] = run(&memConn{net: net, rank: r, size: n}) })
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		t.Fatal(err)
+		return res, err
 	}
-	// Distributed tables ask their owners through the others' parts.
 	parts := map[int32]*Distributed{}
 	for r, rs := range res {
 		if d, ok := rs.Group.(*Distributed); ok {
@@ -128,6 +151,20 @@ func runSplit(t testing.TB, colors, keys []int64, o Options) []*Result {
 	}
 	for _, d := range parts {
 		d.Attach(memAsker(parts))
+	}
+	return res, nil
+}
+
+// runSplit runs a split of the given entries' colors and keys on len(colors)
+// ranks and returns each rank's result.
+func runSplit(t testing.TB, colors, keys []int64, o Options) []*Result {
+	t.Helper()
+	res, err := runRanks(len(colors), func(c *memConn) (*Result, error) {
+		e := Entry{Color: colors[c.rank], Key: keys[c.rank], Rank: int32(c.rank), Addr: int32(1000 + c.rank)}
+		return Run(context.Background(), c, e, o)
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	return res
 }
@@ -173,10 +210,12 @@ func reference(colors, keys []int64) [][]int32 {
 	return out
 }
 
-// checkResults compares every rank's group with the reference.
-func checkResults(t testing.TB, res []*Result, colors, keys []int64) {
+// checkGroups compares every rank's group with want, each rank's members'
+// addresses in new-rank order (nil: no group): its rank and size, a
+// chain's neighbours and rank 0, a table's members, and a distributed
+// table's reverse lookups.
+func checkGroups(t testing.TB, res []*Result, want [][]int32) {
 	t.Helper()
-	want := reference(colors, keys)
 	for r, rs := range res {
 		if want[r] == nil {
 			if rs.Group != nil {
@@ -186,10 +225,16 @@ func checkResults(t testing.TB, res []*Result, colors, keys []int64) {
 		}
 		g := rs.Group
 		if g == nil {
-			t.Fatalf("rank %d: no group", r)
+			t.Fatalf("rank %d: no group, want %v", r, want[r])
 		}
 		if g.Size() != len(want[r]) || want[r][g.Rank()] != int32(1000+r) {
 			t.Fatalf("rank %d: rank %d of %d, want a member of %v", r, g.Rank(), g.Size(), want[r])
+		}
+		if ch, ok := g.(*Chain); ok {
+			if w := chainOf(g.Rank(), want[r]); ch.Links != w {
+				t.Fatalf("rank %d: links %+v, want %+v", r, ch.Links, w)
+			}
+			continue
 		}
 		got := make([]int32, g.Size())
 		idx := make([]int, g.Size())
@@ -268,7 +313,7 @@ func TestAlgorithms(t *testing.T) {
 						o := Options{Algorithm: in.Name, Sorters: p, GroupSize: gs}
 						res := runSplit(t, pat[0], pat[1], o)
 						t.Run(fmt.Sprintf("%s/n=%d/%s/p=%d/P'=%d", in.Name, n, name, p, gs), func(t *testing.T) {
-							checkResults(t, res, pat[0], pat[1])
+							checkGroups(t, res, reference(pat[0], pat[1]))
 							for r, rs := range res {
 								_, dist := rs.Group.(*Distributed)
 								if rs.Group != nil && dist != (gs > 1) {
