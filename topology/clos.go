@@ -8,6 +8,7 @@ import (
 )
 
 // ClosRouting is how a Clos network spreads traffic over its up-paths.
+// (A two-valued enum with a String, shaped like sim.Ports by nature.)
 type ClosRouting uint8
 
 const (
@@ -258,12 +259,10 @@ func (t *clos) Capacity(l Link) float64 {
 // listed level by level in travel order: injection, leaf uplinks, (3
 // levels: aggregation uplinks, their down links,) leaf down links, ejection.
 func (t *clos) Route(src, dst int, buf []Hop) []Hop {
-	checkNodes(src, dst, t.p)
-	buf = buf[:0]
-	if src == dst {
+	buf, ok := inject(src, dst, t.p, buf)
+	if !ok {
 		return buf
 	}
-	buf = append(buf, Hop{Link(2 * src), 1})
 	ls, ld := src/t.cfg.T, dst/t.cfg.T
 	if ls != ld {
 		k1 := t.k1

@@ -45,12 +45,11 @@ func (c *crossbar) Capacity(l Link) float64 {
 
 // Route is [src's injection link, dst's ejection link].
 func (c *crossbar) Route(src, dst int, buf []Hop) []Hop {
-	checkNodes(src, dst, c.n)
-	buf = buf[:0]
-	if src == dst {
+	buf, ok := inject(src, dst, c.n, buf)
+	if !ok {
 		return buf
 	}
-	return append(buf, Hop{Link(2 * src), 1}, Hop{Link(2*dst + 1), 1})
+	return append(buf, Hop{Link(2*dst + 1), 1})
 }
 
 // Endpoint returns a node and the switch.

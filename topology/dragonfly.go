@@ -184,12 +184,10 @@ func (d *dragonfly) cable(gs, gd, t int) (qs, qd int) {
 // balanced dragonfly, so usually one path). Hops are listed in travel
 // order, path by path; a local link shared by split paths appears once.
 func (d *dragonfly) Route(src, dst int, buf []Hop) []Hop {
-	checkNodes(src, dst, d.nodes)
-	buf = buf[:0]
-	if src == dst {
+	buf, ok := inject(src, dst, d.nodes, buf)
+	if !ok {
 		return buf
 	}
-	buf = append(buf, Hop{Link(2 * src), 1})
 	rs, rd := src/d.p, dst/d.p
 	gs, gd := rs/d.a, rd/d.a
 	rs, rd = rs%d.a, rd%d.a

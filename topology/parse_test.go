@@ -7,6 +7,8 @@ import (
 	"testing"
 )
 
+// TestParseCanonical: specs parse to their canonical form and node count.
+// (Its imports and table opening are shaped like transport/inproc's TestWorld's.)
 func TestParseCanonical(t *testing.T) {
 	for _, tc := range []struct {
 		in, want string

@@ -296,8 +296,28 @@ func parseParams(spec, body string, allowed ...string) (map[string]string, error
 // checkNodes panics unless src and dst are nodes of a topology with n nodes.
 func checkNodes(src, dst, n int) {
 	if uint(src) >= uint(n) || uint(dst) >= uint(n) {
-		panic(fmt.Sprintf("topology: route %d→%d out of range [0, %d)", src, dst, n))
+		routePanic(src, dst, n)
 	}
+}
+
+// routePanic panics about a route out of range; kept out of line so that
+// checkNodes and inject inline into the routes.
+//
+//go:noinline
+func routePanic(src, dst, n int) {
+	panic(fmt.Sprintf("topology: route %d→%d out of range [0, %d)", src, dst, n))
+}
+
+// inject starts the route src→dst of an indirect network of n nodes, in
+// which node i injects on link 2i and ejects on link 2i+1: it checks the
+// nodes and returns buf emptied, with the injection hop unless src == dst
+// (the empty route: ok is false).
+func inject(src, dst, n int, buf []Hop) (route []Hop, ok bool) {
+	checkNodes(src, dst, n)
+	if src == dst {
+		return buf[:0], false
+	}
+	return append(buf[:0], Hop{Link(2 * src), 1}), true
 }
 
 // linkPanic panics about a link out of range.

@@ -390,18 +390,15 @@ func TestClosRoutes(t *testing.T) {
 // taper μ, a stage whose partners share a leaf switch has congestion 1 and
 // one whose partners do not has 1/μ, so the δ term is n{(T−1) + (P−T)/μ}.
 func TestClosRecursiveDoublingLoads(t *testing.T) {
-	for _, tc := range []struct {
-		spec string
-		T    int
-		mu   float64
-	}{
-		{"clos:R=32,T=16,mu=0.25", 16, 0.25},
-		{"clos:R=16,T=8,mu=0.5", 8, 0.5},
-		{"clos:R=16,T=8,mu=0.5,routing=dmodk", 8, 0.5},
-		{"clos:R=8,T=4,mu=0.5,levels=3", 4, 0.5},
-		{"clos:R=8,T=4,mu=1", 4, 1},
+	for _, spec := range []string{
+		"clos:R=32,T=16,mu=0.25",
+		"clos:R=16,T=8,mu=0.5",
+		"clos:R=16,T=8,mu=0.5,routing=dmodk",
+		"clos:R=8,T=4,mu=0.5,levels=3",
+		"clos:R=8,T=4,mu=1",
 	} {
-		topo := mustParse(t, tc.spec)
+		topo := mustParse(t, spec)
+		T, mu := topo.(*clos).cfg.T, topo.(*clos).cfg.Mu
 		P := topo.Nodes()
 		load := make([]float64, topo.Links())
 		var buf []Hop
@@ -419,17 +416,17 @@ func TestClosRecursiveDoublingLoads(t *testing.T) {
 				c = max(c, x/topo.Capacity(Link(l)))
 			}
 			want := 1.0
-			if dist >= tc.T {
-				want = 1 / tc.mu
+			if dist >= T {
+				want = 1 / mu
 			}
 			if math.Abs(c-want) > 1e-9 {
-				t.Errorf("%s distance %d: congestion %v, want %v", tc.spec, dist, c, want)
+				t.Errorf("%s distance %d: congestion %v, want %v", spec, dist, c, want)
 			}
 			total += c * float64(dist) // message size n·dist, n = 1
 		}
-		want := float64(tc.T-1) + float64(P-tc.T)/tc.mu
+		want := float64(T-1) + float64(P-T)/mu
 		if math.Abs(total-want) > 1e-6 {
-			t.Errorf("%s: δ term %v·n, want %v·n", tc.spec, total, want)
+			t.Errorf("%s: δ term %v·n, want %v·n", spec, total, want)
 		}
 	}
 }
