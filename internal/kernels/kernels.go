@@ -100,25 +100,25 @@ func maxK[T Number](d, s []T) {
 	}
 }
 
+// truth is 1 for true and 0 for false.
+func truth[T Integer](b bool) T {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 func land[T Integer](d, s []T) {
 	s = s[:len(d)]
 	for i := range d {
-		if d[i] != 0 && s[i] != 0 {
-			d[i] = 1
-		} else {
-			d[i] = 0
-		}
+		d[i] = truth[T](d[i] != 0 && s[i] != 0)
 	}
 }
 
 func lor[T Integer](d, s []T) {
 	s = s[:len(d)]
 	for i := range d {
-		if d[i] != 0 || s[i] != 0 {
-			d[i] = 1
-		} else {
-			d[i] = 0
-		}
+		d[i] = truth[T](d[i] != 0 || s[i] != 0)
 	}
 }
 
@@ -147,78 +147,48 @@ func wrap[T any](f func(d, s []T)) Func {
 	return func(d, s []byte) { f(As[T](d), As[T](s)) }
 }
 
-func numeric[T Number](op Op) Func {
-	switch op {
-	case Sum:
-		return wrap(sum[T])
-	case Prod:
-		return wrap(prod[T])
-	case Min:
-		return wrap(minK[T])
-	case Max:
-		return wrap(maxK[T])
-	}
-	return nil
+// ops are the kernels of every operator for one element type, indexed by
+// Op (nil where the operator is not defined).
+type ops struct {
+	two   [Bxor + 1]Func
+	three [Bxor + 1]Func3
 }
 
-func integer[T Integer](op Op) Func {
-	switch op {
-	case Land:
-		return wrap(land[T])
-	case Lor:
-		return wrap(lor[T])
-	case Band:
-		return wrap(band[T])
-	case Bor:
-		return wrap(bor[T])
-	case Bxor:
-		return wrap(bxor[T])
-	}
-	return numeric[T](op)
+// arithOps returns the kernels of the operators every element type has:
+// sum, prod, min and max.
+func arithOps[T Number]() *ops {
+	o := &ops{}
+	o.two[Sum], o.two[Prod], o.two[Min], o.two[Max] = wrap(sum[T]), wrap(prod[T]), wrap(minK[T]), wrap(maxK[T])
+	o.three[Sum], o.three[Prod], o.three[Min], o.three[Max] = wrap3(sum3[T]), wrap3(prod3[T]), wrap3(min3[T]), wrap3(max3[T])
+	return o
 }
 
-var table = func() (t [reflect.Float64 + 1][Bxor + 1]Func) {
-	for k := reflect.Int8; k <= reflect.Float64; k++ {
-		for op := Sum; op <= Bxor; op++ {
-			t[k][op] = get(k, op)
-		}
+// integerOps returns arithOps and the logical and bitwise operators,
+// whose three-address forms are built on their two-address ones.
+func integerOps[T Integer]() *ops {
+	o := arithOps[T]()
+	o.two[Land], o.two[Lor], o.two[Band], o.two[Bor], o.two[Bxor] = wrap(land[T]), wrap(lor[T]), wrap(band[T]), wrap(bor[T]), wrap(bxor[T])
+	for op := Land; op <= Bxor; op++ {
+		o.three[op] = From2(o.two[op])
 	}
-	return t
-}()
+	return o
+}
+
+// byKind is the one place that maps a runtime element kind to the
+// kernels' instantiations.
+var byKind = [reflect.Float64 + 1]*ops{
+	reflect.Int8: integerOps[int8](), reflect.Int16: integerOps[int16](), reflect.Int32: integerOps[int32](), reflect.Int64: integerOps[int64](),
+	reflect.Uint8: integerOps[uint8](), reflect.Uint16: integerOps[uint16](), reflect.Uint32: integerOps[uint32](), reflect.Uint64: integerOps[uint64](),
+	reflect.Float32: arithOps[float32](), reflect.Float64: arithOps[float64](),
+}
 
 // Get returns the kernel of op for elements of kind k, or nil when op is not
 // defined for k (logical and bitwise operators on floating point).
 func Get(k reflect.Kind, op Op) Func {
-	if k > reflect.Float64 || op > Bxor {
+	if k > reflect.Float64 || op > Bxor || byKind[k] == nil {
 		return nil
 	}
-	return table[k][op]
-}
-
-func get(k reflect.Kind, op Op) Func {
-	switch k {
-	case reflect.Int8:
-		return integer[int8](op)
-	case reflect.Int16:
-		return integer[int16](op)
-	case reflect.Int32:
-		return integer[int32](op)
-	case reflect.Int64:
-		return integer[int64](op)
-	case reflect.Uint8:
-		return integer[uint8](op)
-	case reflect.Uint16:
-		return integer[uint16](op)
-	case reflect.Uint32:
-		return integer[uint32](op)
-	case reflect.Uint64:
-		return integer[uint64](op)
-	case reflect.Float32:
-		return numeric[float32](op)
-	case reflect.Float64:
-		return numeric[float64](op)
-	}
-	return nil
+	return byKind[k].two[op]
 }
 
 // KindOf returns the reflect.Kind of T.
@@ -263,20 +233,6 @@ func wrap3[T any](f func(d, a, b []T)) Func3 {
 	return func(d, a, b []byte) { f(As[T](d), As[T](a), As[T](b)) }
 }
 
-func numeric3[T Number](op Op) Func3 {
-	switch op {
-	case Sum:
-		return wrap3(sum3[T])
-	case Prod:
-		return wrap3(prod3[T])
-	case Min:
-		return wrap3(min3[T])
-	case Max:
-		return wrap3(max3[T])
-	}
-	return nil
-}
-
 // same reports whether two byte slices start at the same address.
 func same(x, y []byte) bool {
 	return len(x) > 0 && len(y) > 0 && unsafe.SliceData(x) == unsafe.SliceData(y)
@@ -298,46 +254,11 @@ func From2(f Func) Func3 {
 	}
 }
 
-var table3 = func() (t [reflect.Float64 + 1][Bxor + 1]Func3) {
-	for k := reflect.Int8; k <= reflect.Float64; k++ {
-		for op := Sum; op <= Bxor; op++ {
-			var f Func3
-			switch k {
-			case reflect.Int8:
-				f = numeric3[int8](op)
-			case reflect.Int16:
-				f = numeric3[int16](op)
-			case reflect.Int32:
-				f = numeric3[int32](op)
-			case reflect.Int64:
-				f = numeric3[int64](op)
-			case reflect.Uint8:
-				f = numeric3[uint8](op)
-			case reflect.Uint16:
-				f = numeric3[uint16](op)
-			case reflect.Uint32:
-				f = numeric3[uint32](op)
-			case reflect.Uint64:
-				f = numeric3[uint64](op)
-			case reflect.Float32:
-				f = numeric3[float32](op)
-			case reflect.Float64:
-				f = numeric3[float64](op)
-			}
-			if f == nil && table[k][op] != nil {
-				f = From2(table[k][op])
-			}
-			t[k][op] = f
-		}
-	}
-	return t
-}()
-
 // Get3 returns the three-address kernel of a built-in operator (all are
 // commutative), or nil when op is not defined for kind k.
 func Get3(k reflect.Kind, op Op) Func3 {
-	if k > reflect.Float64 || op > Bxor {
+	if k > reflect.Float64 || op > Bxor || byKind[k] == nil {
 		return nil
 	}
-	return table3[k][op]
+	return byKind[k].three[op]
 }
