@@ -112,7 +112,7 @@ type step struct {
 // schedules' total size (which is Θ(P²) for ring and linear algorithms).
 //
 // Count does not call b.KeepEmpty or b.SetBounds: a generator for a barrier
-// must call KeepEmpty itself, as Evaluate's does, or its empty messages are
+// must call KeepEmpty itself, as package workload's Generator does, or its empty messages are
 // dropped. A schedule whose sends and receives do not balance (in number or
 // bytes) is reported as an error wrapping ErrArgument; errors recorded by the
 // builder are returned with the rank.

@@ -33,11 +33,13 @@
 // ranks), and can over-estimate when ranks in different phases share a
 // round index. CriticalPath charges all of these along their real chains.
 //
-// Evaluate runs Count and CriticalPath for every registered algorithm of a
-// collective and sets them beside the algorithm's registered α-β-γ cost
-// (algorithms.Info.Cost) and the Hoefler–Moor closed form when one models
-// it: the rows of a runtime, energy and memory trade-off as in Hoefler and
-// Moor's Fig. 5.
+// EvaluateGenerator runs Count and CriticalPath on any schedules in one
+// pass and returns a Row: times, energy and memory. The package knows
+// schedules, not algorithms; package workload's Evaluate does this for
+// every registered algorithm of a collective and sets the rows beside the
+// algorithm's registered α-β-γ cost (algorithms.Info.Cost) and the
+// Hoefler–Moor closed form when one models it: the rows of a runtime,
+// energy and memory trade-off as in Hoefler and Moor's Fig. 5.
 //
 // Machine parameters (Params) come from presets (ParamsByName: infiniband,
 // curie, bgp, inprocess, each documented with its source) or a JSON file

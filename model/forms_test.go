@@ -87,20 +87,20 @@ func TestMappingsAreRegistered(t *testing.T) {
 		}
 	}
 	ap := algorithms.Params{Spec: schedule.Spec{Coll: schedule.Allreduce, Size: 8, Count: 2}, ElemSize: 4}
-	if _, _, ok := model.HoeflerMoor("ring", &ap, hm); ok {
+	if _, _, ok := model.HoeflerMoor("ring", callOf(&ap), hm); ok {
 		t.Error("allreduce/ring has no Hoefler–Moor form")
 	}
-	form, e, ok := model.HoeflerMoor("recursive-doubling", &ap, hm)
+	form, e, ok := model.HoeflerMoor("recursive-doubling", callOf(&ap), hm)
 	if !ok || form != "BF" || e != model.Butterfly(hm, 8, 8) {
 		t.Errorf("allreduce/recursive-doubling → %q %+v %v, want BF with s = 8 bytes", form, e, ok)
 	}
 	// Segments: 64 KiB by default, a.Segment elements when set.
 	big := algorithms.Params{Spec: schedule.Spec{Coll: schedule.Bcast, Size: 8, Count: 3 << 16}, ElemSize: 4}
-	if _, e, _ := model.HoeflerMoor("binary", &big, hm); e != model.PipelinedBinaryTree(hm, 8, 3<<18, 12) {
+	if _, e, _ := model.HoeflerMoor("binary", callOf(&big), hm); e != model.PipelinedBinaryTree(hm, 8, 3<<18, 12) {
 		t.Errorf("bcast/binary of 768 KiB: %+v, want PBT with N = 12", e)
 	}
 	big.Segment = 1 << 16
-	if _, e, _ := model.HoeflerMoor("two-tree", &big, hm); e != model.DoubleTree(hm, 8, 3<<18, 2) {
+	if _, e, _ := model.HoeflerMoor("two-tree", callOf(&big), hm); e != model.DoubleTree(hm, 8, 3<<18, 2) {
 		t.Errorf("bcast/two-tree with segments of 64Ki elements: %+v, want DT with N = 2", e)
 	}
 }
@@ -140,7 +140,7 @@ func TestCountedLogGPMatchesForms(t *testing.T) {
 			}
 			c := count(t, tc.coll, tc.name, P, n)
 			ap := algorithms.Params{Spec: schedule.Spec{Coll: tc.coll, Size: P, Count: n}, ElemSize: 4}
-			form, e, ok := model.HoeflerMoor(tc.name, &ap, p)
+			form, e, ok := model.HoeflerMoor(tc.name, callOf(&ap), p)
 			if !ok {
 				t.Fatalf("%s/%s: no form", tc.coll, tc.name)
 			}
@@ -168,7 +168,7 @@ func TestCountedLogGPMatchesForms(t *testing.T) {
 		}
 		c := count(t, coll, name, 6, 100)
 		ap := algorithms.Params{Spec: schedule.Spec{Coll: coll, Size: 6, Count: 100}, ElemSize: 4}
-		_, e, _ := model.HoeflerMoor(name, &ap, p)
+		_, e, _ := model.HoeflerMoor(name, callOf(&ap), p)
 		if got := model.LogGP(c, p); !near(got, e.Time+p.O) {
 			t.Errorf("%s/%s: counted LogGP %g, want the D~S form %g plus o", coll, name, got, e.Time)
 		}
@@ -285,4 +285,9 @@ func TestBcastLowerBound(t *testing.T) {
 	if got, lb := in.Cost(&ap).Time(alpha, beta, 0), model.BcastLowerBound(alpha, beta, 4, 1000); !near(got, 6e-6) || lb < 7.7e-6 {
 		t.Errorf("binomial P=4 of 1000 B: %g against the formula's %g; documented 6 µs against 7.7 µs", got, lb)
 	}
+}
+
+// callOf is the model's description of the call ap.
+func callOf(ap *algorithms.Params) model.Call {
+	return model.Call{Coll: ap.Coll, Size: ap.Size, Count: ap.Count, ElemSize: ap.ElemSize, Segment: ap.Segment}
 }

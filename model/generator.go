@@ -7,7 +7,8 @@ import (
 // EvaluateGenerator evaluates the schedules gen builds on size ranks, which
 // need not come from a registered algorithm (a recorded trace, say:
 // transport/record's Trace.Generator with elemSize 1). The row is named
-// name and has what Evaluate computes from schedules: Counted, LogGP,
+// name and has what package workload's Evaluate computes from schedules:
+// Counted, LogGP,
 // Critical, CriticalLogGP, Energy, Memory and Counts; Cost, Form and
 // FormTime, which belong to registered algorithms, are left zero.
 //
@@ -20,10 +21,16 @@ import (
 // is charged over the round-synchronous time. Other errors (a builder
 // error, messages that do not balance) are returned.
 func EvaluateGenerator(name string, size, elemSize int, gen schedule.Generator, p Params) (Row, error) {
+	return evaluateGenerator(name, size, elemSize, gen, p, MaxCriticalOps)
+}
+
+// evaluateGenerator is EvaluateGenerator with a critical path only when the
+// ranks' rounds never hold more than limit operations at once.
+func evaluateGenerator(name string, size, elemSize int, gen schedule.Generator, p Params, limit int64) (Row, error) {
 	if err := p.Validate(); err != nil {
 		return Row{}, err
 	}
-	c, cp, ok, err := run(size, elemSize, gen, p, MaxCriticalOps, nil)
+	c, cp, ok, err := run(size, elemSize, gen, p, limit, nil)
 	if err != nil || !ok {
 		if c, err = Count(size, elemSize, gen); err != nil {
 			return Row{}, err

@@ -4,7 +4,6 @@ import (
 	"math"
 	"math/bits"
 
-	"github.com/scoll/scoll/algorithms"
 	"github.com/scoll/scoll/schedule"
 )
 
@@ -248,13 +247,22 @@ type Mapping struct {
 	Form string
 	// Note says how the algorithm's parameters enter the form.
 	Note string
-	eval func(p Params, P int, s float64, a *algorithms.Params) Estimate
+	eval func(p Params, P int, s float64, a *Call) Estimate
+}
+
+// Call is the collective call a form is evaluated for: Size ranks, Count
+// elements of ElemSize bytes per rank (the message s of the paper is
+// Count·ElemSize bytes), pipelined in segments of Segment elements (0: the
+// registry's default of 64 KiB worth).
+type Call struct {
+	Coll                           schedule.Collective
+	Size, Count, ElemSize, Segment int
 }
 
 // segments returns the pieces of n elements in segments of a's segment
 // length: a.Segment elements, or 64 KiB worth as the registry's pipelined
 // tree algorithms default to.
-func segments(a *algorithms.Params, n int) int {
+func segments(a *Call, n int) int {
 	seg := a.Segment
 	if seg <= 0 {
 		seg = max(64<<10/max(a.ElemSize, 1), 1)
@@ -262,22 +270,22 @@ func segments(a *algorithms.Params, n int) int {
 	return max((n+seg-1)/seg, 1)
 }
 
-func flat(p Params, P int, s float64, _ *algorithms.Params) Estimate { return FlatTree(p, P, s) }
-func binomial(p Params, P int, s float64, _ *algorithms.Params) Estimate {
+func flat(p Params, P int, s float64, _ *Call) Estimate { return FlatTree(p, P, s) }
+func binomial(p Params, P int, s float64, _ *Call) Estimate {
 	return BinomialTree(p, P, s)
 }
-func binomialPersonal(p Params, P int, s float64, _ *algorithms.Params) Estimate {
+func binomialPersonal(p Params, P int, s float64, _ *Call) Estimate {
 	return BinomialTreePersonal(p, P, s)
 }
-func pbt(p Params, P int, s float64, a *algorithms.Params) Estimate {
+func pbt(p Params, P int, s float64, a *Call) Estimate {
 	return PipelinedBinaryTree(p, P, s, segments(a, a.Count))
 }
-func direct(p Params, P int, s float64, _ *algorithms.Params) Estimate { return DirectSend(p, P, s) }
-func bfly(p Params, P int, s float64, _ *algorithms.Params) Estimate   { return Butterfly(p, P, s) }
-func bflyPersonal(p Params, P int, s float64, _ *algorithms.Params) Estimate {
+func direct(p Params, P int, s float64, _ *Call) Estimate { return DirectSend(p, P, s) }
+func bfly(p Params, P int, s float64, _ *Call) Estimate   { return Butterfly(p, P, s) }
+func bflyPersonal(p Params, P int, s float64, _ *Call) Estimate {
 	return ButterflyPersonal(p, P, s)
 }
-func barrierBfly(p Params, P int, _ float64, _ *algorithms.Params) Estimate {
+func barrierBfly(p Params, P int, _ float64, _ *Call) Estimate {
 	return Butterfly(p, P, 0)
 }
 
@@ -287,9 +295,9 @@ var mappings = []Mapping{
 	{schedule.Bcast, "binomial", "BT", "", binomial},
 	{schedule.Bcast, "binary", "PBT", "N = segments of the message", pbt},
 	{schedule.Bcast, "split-binary", "SB", "unsegmented in the paper; equal for one segment per half",
-		func(p Params, P int, s float64, _ *algorithms.Params) Estimate { return SplitBinaryTree(p, P, s) }},
+		func(p Params, P int, s float64, _ *Call) Estimate { return SplitBinaryTree(p, P, s) }},
 	{schedule.Bcast, "two-tree", "DT", "N = segments of half the message",
-		func(p Params, P int, s float64, a *algorithms.Params) Estimate {
+		func(p Params, P int, s float64, a *Call) Estimate {
 			return DoubleTree(p, P, s, segments(a, (a.Count+1)/2))
 		}},
 	{schedule.Reduce, "linear", "FT", "computation free", flat},
@@ -305,12 +313,12 @@ var mappings = []Mapping{
 	{schedule.Alltoall, "direct", "D~S", "", direct},
 	{schedule.Allreduce, "recursive-doubling", "BF", "computation free", bfly},
 	{schedule.Allreduce, "reduce-bcast", "2xBT", "computation free",
-		func(p Params, P int, s float64, _ *algorithms.Params) Estimate { return UpDown(BinomialTree(p, P, s)) }},
+		func(p Params, P int, s float64, _ *Call) Estimate { return UpDown(BinomialTree(p, P, s)) }},
 	{schedule.Allreduce, "allgather-reduce", "B~F", "s = the whole vector; computation free", bflyPersonal},
 	{schedule.Barrier, "dissemination", "BF", "s = 0", barrierBfly},
 	{schedule.Barrier, "recursive-doubling", "BF", "s = 0", barrierBfly},
 	{schedule.Barrier, "tree", "2xBT", "s = 0",
-		func(p Params, P int, _ float64, _ *algorithms.Params) Estimate { return UpDown(BinomialTree(p, P, 0)) }},
+		func(p Params, P int, _ float64, _ *Call) Estimate { return UpDown(BinomialTree(p, P, 0)) }},
 }
 
 // Mappings lists the registered algorithms that a Hoefler–Moor form models,
@@ -321,16 +329,14 @@ func Mappings() []Mapping {
 	return out
 }
 
-// HoeflerMoor returns the Hoefler–Moor form that models algorithm alg on the
-// call a (a.Coll, a.Size ranks, a.Count elements of a.ElemSize bytes: the
-// message s of the paper is a's per-rank size in bytes, a.Segment the
-// pipeline segment), its name and its estimate; ok is false when no form
-// models alg. The mapping is listed in the package documentation.
-func HoeflerMoor(alg string, a *algorithms.Params, p Params) (form string, e Estimate, ok bool) {
+// HoeflerMoor returns the Hoefler–Moor form that models registered
+// algorithm alg on call a, its name and its estimate; ok is false when no
+// form models alg. The mapping is listed in the package documentation.
+func HoeflerMoor(alg string, a Call, p Params) (form string, e Estimate, ok bool) {
 	for _, m := range mappings {
 		if m.Coll == a.Coll && m.Algorithm == alg {
 			s := float64(a.Count) * float64(max(a.ElemSize, 1))
-			return m.Form, m.eval(p, a.Size, s, a), true
+			return m.Form, m.eval(p, a.Size, s, &a), true
 		}
 	}
 	return "", Estimate{}, false

@@ -9,6 +9,7 @@ import (
 	"github.com/scoll/scoll/bench"
 	"github.com/scoll/scoll/model"
 	"github.com/scoll/scoll/schedule"
+	"github.com/scoll/scoll/workload"
 	"github.com/spf13/cobra"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
@@ -80,7 +81,7 @@ memory_bytes.`,
 			var rows []modelRow
 			for _, n := range sz {
 				for _, p := range ranks {
-					res, err := model.Evaluate(coll, p, n, par)
+					res, err := workload.Evaluate(coll, p, n, par)
 					if err != nil {
 						return fmt.Errorf("np=%d, %d B: %w", p, n, err)
 					}

@@ -1,4 +1,4 @@
-package model_test
+package workload
 
 import (
 	"testing"
@@ -13,14 +13,14 @@ import (
 // eager sends has no critical path but is counted.
 func TestEvaluateGenerator(t *testing.T) {
 	p, _ := model.ParamsByName("infiniband")
-	rows, err := model.Evaluate(schedule.Allreduce, 16, 1024, p)
+	rows, err := Evaluate(schedule.Allreduce, 16, 1024, p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range rows {
 		in, _ := algorithms.Lookup(schedule.Allreduce, want.Algorithm)
 		ap := algorithms.Params{Spec: schedule.Spec{Coll: schedule.Allreduce, Size: 16, Count: 256}, Commutative: true, ElemSize: 4}
-		got, err := model.EvaluateGenerator(want.Algorithm, 16, 4, gen1(in, ap), p)
+		got, err := model.EvaluateGenerator(want.Algorithm, 16, 4, Generator(in, ap), p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -46,5 +46,20 @@ func TestEvaluateGenerator(t *testing.T) {
 	}
 	if _, err := model.EvaluateGenerator("bad", 0, 1, eager, p); err == nil {
 		t.Error("no error for 0 ranks")
+	}
+}
+
+// TestInProcessPreset: the model's "inprocess" preset is the machine the
+// default algorithm selector assumes (algorithms.InProcess); model cannot
+// refer to it (it depends on schedules, not algorithms), so this keeps the
+// two equal.
+func TestInProcessPreset(t *testing.T) {
+	p, err := model.ParamsByName("inprocess")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := algorithms.InProcess
+	if p.Alpha != m.Alpha || p.Beta != m.Beta || p.Gamma != m.Gamma || p.L != m.Alpha || p.GPerByte != m.Beta {
+		t.Errorf("inprocess preset %+v, selector machine %+v", p, m)
 	}
 }

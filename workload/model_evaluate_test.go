@@ -1,4 +1,4 @@
-package model_test
+package workload
 
 import (
 	"errors"
@@ -29,7 +29,7 @@ func TestEvaluateRows(t *testing.T) {
 		{schedule.Scan, 9, 100},
 		{schedule.Gather, 1, 100},
 	} {
-		rows, err := model.Evaluate(tc.coll, tc.size, tc.bytes, p)
+		rows, err := Evaluate(tc.coll, tc.size, tc.bytes, p)
 		if err != nil {
 			t.Fatalf("%s P=%d: %v", tc.coll, tc.size, err)
 		}
@@ -56,14 +56,14 @@ func TestEvaluateRows(t *testing.T) {
 		}
 		for _, r := range rows {
 			in, _ := algorithms.Lookup(tc.coll, r.Algorithm)
-			c, err := model.Count(tc.size, es, gen1(in, ap))
+			c, err := model.Count(tc.size, es, Generator(in, ap))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if r.Counts != c || r.Counts.ElemSize != es {
 				t.Errorf("%s/%s: counts %+v, want %+v", tc.coll, r.Algorithm, r.Counts, c)
 			}
-			cp, err := model.CriticalPath(tc.size, es, gen1(in, ap), p)
+			cp, err := model.CriticalPath(tc.size, es, Generator(in, ap), p)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -76,7 +76,7 @@ func TestEvaluateRows(t *testing.T) {
 			if cost := in.Cost(&ap).Time(p.Alpha, p.Beta, p.Gamma); r.Cost != cost {
 				t.Errorf("%s/%s: Cost %g, registered %g", tc.coll, r.Algorithm, r.Cost, cost)
 			}
-			form, e, ok := model.HoeflerMoor(r.Algorithm, &ap, p)
+			form, e, ok := model.HoeflerMoor(r.Algorithm, Call(&ap), p)
 			if r.Form != form || (ok && r.FormTime != e.Time) || (!ok && r.FormTime != 0) {
 				t.Errorf("%s/%s: form %q %g, want %q %g", tc.coll, r.Algorithm, r.Form, r.FormTime, form, e.Time)
 			}
@@ -87,18 +87,6 @@ func TestEvaluateRows(t *testing.T) {
 	}
 }
 
-// gen1 is Evaluate's generator for in.
-func gen1(in *algorithms.Info, ap algorithms.Params) schedule.Generator {
-	g := in.Generator(ap)
-	return func(b *schedule.Builder) {
-		b.SetBounds(ap.BufLens(b.Rank()))
-		if ap.Coll == schedule.Barrier {
-			b.KeepEmpty()
-		}
-		g(b)
-	}
-}
-
 // TestEvaluateFig5 checks the shape of Hoefler and Moor's Fig. 5 on their
 // InfiniBand parameters (allreduce of 8 bytes): the butterfly
 // (recursive doubling) is fastest, two binomial trees (reduce-bcast) need
@@ -106,7 +94,7 @@ func gen1(in *algorithms.Info, ap algorithms.Params) schedule.Generator {
 func TestEvaluateFig5(t *testing.T) {
 	p, _ := model.ParamsByName("infiniband")
 	for _, P := range []int{16, 64} {
-		rows, err := model.Evaluate(schedule.Allreduce, P, 8, p)
+		rows, err := Evaluate(schedule.Allreduce, P, 8, p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -151,7 +139,7 @@ func TestEvaluateErrors(t *testing.T) {
 		{"negative bytes", schedule.Allreduce, 4, -4, p, model.ErrArgument},
 		{"bad params", schedule.Allreduce, 4, 8, model.Params{Alpha: -1}, model.ErrParams},
 	} {
-		if _, err := model.Evaluate(tc.coll, tc.size, tc.bytes, tc.p); !errors.Is(err, tc.want) {
+		if _, err := Evaluate(tc.coll, tc.size, tc.bytes, tc.p); !errors.Is(err, tc.want) {
 			t.Errorf("%s: err = %v, want %v", tc.name, err, tc.want)
 		}
 	}
