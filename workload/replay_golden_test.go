@@ -2,20 +2,18 @@ package workload
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/scoll/scoll/algorithms"
+	"github.com/scoll/scoll/internal/golden"
 	"github.com/scoll/scoll/model"
 	"github.com/scoll/scoll/schedule"
 	"github.com/scoll/scoll/sim"
 	"github.com/scoll/scoll/topology"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // The users of the schedule replay (the verifier, the stage and flow
 // simulators, the critical-path model) are pinned on every registered
@@ -23,44 +21,6 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 // says about the algorithm's schedules at a small size. A change to the
 // replay that changes any result shows here; rerun with -update only for
 // a deliberate change, and review the diff.
-
-// replayCase is the call the golden results of algorithm in are taken
-// from: the first of P = 5, 4, 6, 8 it takes, 3 elements per block, the
-// last rank as root, counts 1, 2, 3, 1, 2, ... for the vector
-// collectives.
-func replayCase(in *algorithms.Info) (algorithms.Params, bool) {
-	for _, p := range []int{5, 4, 6, 8} {
-		spec := schedule.Spec{Coll: in.Coll, Size: p, Count: 3}
-		if in.Coll.Rooted() {
-			spec.Root = p - 1
-		}
-		if in.Coll == schedule.Barrier {
-			spec.Count = 0
-		}
-		if in.Coll.Vector() {
-			spec.Count = 0
-			if in.Coll == schedule.Alltoallv {
-				spec.Matrix = make([][]int, p)
-				for i := range spec.Matrix {
-					spec.Matrix[i] = make([]int, p)
-					for j := range p {
-						spec.Matrix[i][j] = (i+2*j)%4 + i%2
-					}
-				}
-			} else {
-				spec.Counts = make([]int, p)
-				for i := range spec.Counts {
-					spec.Counts[i] = i%3 + 1
-				}
-			}
-		}
-		ap := algorithms.Params{Spec: spec, Commutative: true, ElemSize: 4}
-		if spec.Check() == nil && in.Check(&ap) == nil {
-			return ap, true
-		}
-	}
-	return algorithms.Params{}, false
-}
 
 // replayResults renders what every replay user says about the algorithm's
 // schedules for ap.
@@ -136,7 +96,7 @@ func TestReplayGolden(t *testing.T) {
 	seen := map[string]bool{}
 	for c := range schedule.NumCollectives {
 		for _, in := range algorithms.List(c) {
-			ap, ok := replayCase(in)
+			ap, ok := GoldenParams(in)
 			if !ok {
 				t.Errorf("%s/%s takes none of the golden calls", c, in.Name)
 				continue
@@ -144,35 +104,9 @@ func TestReplayGolden(t *testing.T) {
 			name := fmt.Sprintf("%s-%s.txt", c, in.Name)
 			seen[name] = true
 			t.Run(name, func(t *testing.T) {
-				got := replayResults(t, in, ap)
-				path := filepath.Join(dir, name)
-				if *update {
-					if err := os.MkdirAll(dir, 0o755); err != nil {
-						t.Fatal(err)
-					}
-					if err := os.WriteFile(path, got, 0o644); err != nil {
-						t.Fatal(err)
-					}
-					return
-				}
-				want, err := os.ReadFile(path)
-				if err != nil {
-					t.Fatalf("%v (go test -run ReplayGolden -update creates it)", err)
-				}
-				if !bytes.Equal(got, want) {
-					t.Errorf("%s differs:\nwant:\n%s\ngot:\n%s", path, want, got)
-				}
+				golden.Check(t, filepath.Join(dir, name), replayResults(t, in, ap))
 			})
 		}
 	}
-	files, _ := filepath.Glob(filepath.Join(dir, "*.txt"))
-	for _, f := range files {
-		if !seen[filepath.Base(f)] {
-			if *update {
-				os.Remove(f)
-				continue
-			}
-			t.Errorf("%s pins no registered algorithm (go test -run ReplayGolden -update removes it)", f)
-		}
-	}
+	golden.Prune(t, filepath.Join(dir, "*.txt"), seen)
 }

@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"math"
 	"math/bits"
-	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
 
+	"github.com/scoll/scoll/internal/golden"
 	"github.com/scoll/scoll/schedule"
 	"github.com/scoll/scoll/sim"
 )
@@ -137,7 +137,7 @@ func TestModelProperties(t *testing.T) {
 }
 
 // TestStageTableGolden pins the per-stage table of recursive doubling on
-// an 8×8×8 torus (go test ./sim -update rewrites it).
+// an 8×8×8 torus (go test ./workload -update rewrites it).
 func TestStageTableGolden(t *testing.T) {
 	for _, tc := range []struct{ file, topo, alg string }{
 		{"rd_torus8x8x8.golden", "torus:8x8x8", "recursive-doubling"},
@@ -154,21 +154,7 @@ func TestStageTableGolden(t *testing.T) {
 		if err := sim.WriteStageTable(&buf, res.Stages); err != nil {
 			t.Fatal(err)
 		}
-		path := filepath.Join("testdata", "sim", tc.file)
-		if *update {
-			os.MkdirAll(filepath.Join("testdata", "sim"), 0o755)
-			if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		want, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%v (run go test ./sim -update)", err)
-		}
-		if !bytes.Equal(buf.Bytes(), want) {
-			t.Errorf("%s differs from the golden file:\n%s\nwant:\n%s", tc.file, buf.Bytes(), want)
-		}
+		golden.Check(t, filepath.Join("testdata", "sim", tc.file), buf.Bytes())
 	}
 }
 

@@ -93,3 +93,41 @@ func (w Workload) Generator() (schedule.Generator, error) {
 		gen(b)
 	}, nil
 }
+
+// GoldenParams returns the small call whose results golden files pin for
+// algorithm in: the first of P = 5, 4, 6, 8 it takes, 3 elements per
+// block (none for barrier), the last rank as root, uneven counts for the
+// vector collectives (1, 2, 3, 1, ... per rank; alltoallv's matrix
+// (i+2j) mod 4 + i mod 2), a commutative operator on 4-byte elements.
+func GoldenParams(in *algorithms.Info) (algorithms.Params, bool) {
+	for _, p := range []int{5, 4, 6, 8} {
+		spec := schedule.Spec{Coll: in.Coll, Size: p, Count: 3}
+		if in.Coll.Rooted() {
+			spec.Root = p - 1
+		}
+		switch {
+		case in.Coll == schedule.Barrier:
+			spec.Count = 0
+		case in.Coll == schedule.Alltoallv:
+			spec.Count = 0
+			spec.Matrix = make([][]int, p)
+			for i := range spec.Matrix {
+				spec.Matrix[i] = make([]int, p)
+				for j := range p {
+					spec.Matrix[i][j] = (i+2*j)%4 + i%2
+				}
+			}
+		case in.Coll.Vector():
+			spec.Count = 0
+			spec.Counts = make([]int, p)
+			for i := range spec.Counts {
+				spec.Counts[i] = i%3 + 1
+			}
+		}
+		ap := algorithms.Params{Spec: spec, Commutative: true, ElemSize: 4}
+		if spec.Check() == nil && in.Check(&ap) == nil {
+			return ap, true
+		}
+	}
+	return algorithms.Params{}, false
+}
