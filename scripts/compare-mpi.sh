@@ -22,6 +22,7 @@
 # fastest of the algorithms listed below (median per algorithm first).
 set -uo pipefail
 cd "$(dirname "$0")/.."
+. scripts/compare-lib.sh
 NPS=${NPS:-"2 4"}
 SIZES=${SIZES:-"8 1048576 16777216"}
 OPS=${OPS:-"allreduce allgather bcast"}
@@ -30,16 +31,8 @@ TIME=${TIME:-300ms}
 algs_allreduce=${ALGS_ALLREDUCE:-"auto,ring,rabenseifner,recursive-doubling"}
 algs_allgather=${ALGS_ALLGATHER:-"auto,ring,recursive-doubling,bruck,neighbor-exchange"}
 algs_bcast=${ALGS_BCAST:-"auto,binomial,pipeline,scatter-allgather,two-tree"}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-
-set -e
-go build -o "$work/scoll" ./cmd/scoll
-go build -tags mpi -o "$work/scoll-mpi" ./cmd/scoll
-mpicc -O2 -o "$work/mpibench" scripts/mpibench.c
-set +e
-mpirun --version | head -1
+make_work
+build_mpi mpibench
 sizes_csv=$(echo $SIZES | tr ' ' ',')
 
 # scoll bench --world under a launcher; appends "bytes,algorithm,us" lines.
@@ -61,11 +54,7 @@ mpi_run() { # out mpirun-options...
 }
 
 # median of the values per (bytes, algorithm): prints "bytes,algorithm,median"
-medians() {
-	sort -t, -k1,1n -k2,2 -k3,3g "$1" | awk -F, '
-		{ k = $1 "," $2; v[k, ++n[k]] = $3; if (!(k in seen)) { seen[k] = 1; keys[++m] = k } }
-		END { for (i = 1; i <= m; i++) { k = keys[i]; c = n[k]; printf "%s,%s\n", k, v[k, int((c + 1) / 2)] } }'
-}
+median_us() { medians "$1" -k1,1n -k2,2 -k3,3g; }
 
 printf "\n%-9s %3s %9s | %10s %10s %-20s %10s %6s | %10s %10s %6s\n" \
 	op np bytes "scoll-tcp" "best" "(algorithm)" "ompi-tcp" "ratio" "scoll-mpi" "mpi-native" "ratio"
@@ -79,12 +68,12 @@ for np in $NPS; do
 			mpi_run "$work/native"
 		done
 		for size in $SIZES; do
-			medians "$work/tcp" | awk -F, -v b="$size" '$1 == b' >"$work/t"
+			median_us "$work/tcp" | awk -F, -v b="$size" '$1 == b' >"$work/t"
 			auto=$(awk -F, '$2 == "auto" { print $3 }' "$work/t")
 			best=$(sort -t, -k3,3g "$work/t" | head -1)
-			ompi=$(medians "$work/ompi" | awk -F, -v b="$size" '$1 == b { print $3 }')
-			smpi=$(medians "$work/smpi" | awk -F, -v b="$size" '$1 == b && $2 == "auto" { print $3 }')
-			native=$(medians "$work/native" | awk -F, -v b="$size" '$1 == b { print $3 }')
+			ompi=$(median_us "$work/ompi" | awk -F, -v b="$size" '$1 == b { print $3 }')
+			smpi=$(median_us "$work/smpi" | awk -F, -v b="$size" '$1 == b && $2 == "auto" { print $3 }')
+			native=$(median_us "$work/native" | awk -F, -v b="$size" '$1 == b { print $3 }')
 			awk -v op="$op" -v np="$np" -v b="$size" -v auto="$auto" -v best="$best" -v ompi="$ompi" \
 				-v smpi="$smpi" -v native="$native" 'BEGIN {
 				split(best, x, ",")

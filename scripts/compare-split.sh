@@ -22,22 +22,15 @@
 # libopenmpi-dev).
 set -uo pipefail
 cd "$(dirname "$0")/.."
+. scripts/compare-lib.sh
 NPS=${NPS:-"2 4 8 16 32 64"}
 COLORS=${COLORS:-1}
 KEYS=${KEYS:-random}
 REPS=${REPS:-3}
 SPLITS=${SPLITS:-21}
 ALGS=${ALGS:-"allgather,merge,cheng"}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-
-set -e
-go build -o "$work/scoll" ./cmd/scoll
-go build -tags mpi -o "$work/scoll-mpi" ./cmd/scoll
-mpicc -O2 -o "$work/mpisplit" scripts/mpisplit.c
-set +e
-mpirun --version | head -1
+make_work
+build_mpi mpisplit
 echo "commit $(git rev-parse --short HEAD), $(nproc) CPUs, colors=$COLORS keys=$KEYS, $SPLITS splits per measurement, medians of $REPS"
 
 # scoll split --world under a launcher; appends "algorithm,median_ms" lines.
@@ -58,12 +51,8 @@ mpi_run() { # out mpirun-options...
 		awk -F, '{ print "native," $5 }' >>"$out"
 }
 
-# median per algorithm: prints "algorithm median"
-medians() {
-	sort -t, -k1,1 -k2,2g "$1" | awk -F, '
-		{ v[$1, ++n[$1]] = $2; if (!($1 in seen)) { seen[$1] = 1; keys[++m] = $1 } }
-		END { for (i = 1; i <= m; i++) { k = keys[i]; c = n[k]; printf "%s %s\n", k, v[k, int((c + 1) / 2)] } }'
-}
+# median per algorithm: prints "algorithm,median"
+median_ms() { medians "$1" -k1,1 -k2,2g; }
 
 printf "\n%3s | %-9s %10s %10s %6s | %10s %10s %6s   (ms per split)\n" np algorithm scoll-tcp ompi-tcp ratio scoll-mpi ompi ratio
 for np in $NPS; do
@@ -74,13 +63,13 @@ for np in $NPS; do
 		scoll_run "$work/smpi" mpirun -np "$np" "$work/scoll-mpi"
 		mpi_run "$work/ompi"
 	done
-	otcp=$(medians "$work/ompi-tcp" | awk '{ print $2 }')
-	ompi=$(medians "$work/ompi" | awk '{ print $2 }')
-	medians "$work/tcp" >"$work/tcp.m"
-	medians "$work/smpi" >"$work/smpi.m"
+	otcp=$(median_ms "$work/ompi-tcp" | awk -F, '{ print $2 }')
+	ompi=$(median_ms "$work/ompi" | awk -F, '{ print $2 }')
+	median_ms "$work/tcp" >"$work/tcp.m"
+	median_ms "$work/smpi" >"$work/smpi.m"
 	for alg in $(echo "$ALGS" | tr , ' '); do
-		t=$(awk -v a="$alg" '$1 == a { print $2 }' "$work/tcp.m")
-		m=$(awk -v a="$alg" '$1 == a { print $2 }' "$work/smpi.m")
+		t=$(awk -F, -v a="$alg" '$1 == a { print $2 }' "$work/tcp.m")
+		m=$(awk -F, -v a="$alg" '$1 == a { print $2 }' "$work/smpi.m")
 		printf "%3s | %-9s %10s %10s %6s | %10s %10s %6s\n" "$np" "$alg" "${t:--}" "${otcp:--}" \
 			"$(awk -v a="$t" -v b="$otcp" 'BEGIN { if (a != "" && b > 0) printf "%.2f", a / b; else print "-" }')" \
 			"${m:--}" "${ompi:--}" \

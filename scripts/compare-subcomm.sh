@@ -9,14 +9,14 @@
 #   NP=8 OPS="allreduce allgather" SIZES=8,64K,1M ALGS=auto,ring REPS=5 scripts/compare-subcomm.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
+. scripts/compare-lib.sh
 NP=${NP:-4}
 OPS=${OPS:-"allreduce allgather bcast"}
 SIZES=${SIZES:-8,1K,64K,1M}
 ALGS=${ALGS:-auto}
 REPS=${REPS:-5}
 TIME=${TIME:-300ms}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+make_work
 go build -o "$work/scoll" ./cmd/scoll || exit 1
 echo "commit $(git rev-parse --short HEAD), $(nproc) CPUs, np=$NP, medians of $REPS interleaved runs (µs per call)"
 printf "\n%-10s %-10s %8s | %10s %10s %6s %10s %6s\n" op algorithm bytes world dup ratio split ratio
@@ -30,9 +30,7 @@ for op in $OPS; do
 		done
 	done
 	for on in world dup split; do
-		sort -t, -k1,1 -k2,2n -k3,3g "$work/$on" | awk -F, '
-			{ k = $1 "," $2; v[k, ++n[k]] = $3; if (!(k in s)) { s[k] = 1; ks[++m] = k } }
-			END { for (i = 1; i <= m; i++) { k = ks[i]; printf "%s,%s\n", k, v[k, int((n[k] + 1) / 2)] } }' >"$work/$on.m"
+		medians "$work/$on" -k1,1 -k2,2n -k3,3g >"$work/$on.m"
 	done
 	join -t, -j1 <(awk -F, '{ print $1 "/" $2 "," $3 }' "$work/world.m" | sort) \
 		<(awk -F, '{ print $1 "/" $2 "," $3 }' "$work/dup.m" | sort) |
