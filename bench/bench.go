@@ -99,7 +99,11 @@ func Ops() []string {
 
 // Types returns the element type names Config.Type accepts.
 func Types() []string {
-	return []string{"float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"}
+	var names []string
+	for _, t := range elemTypes {
+		names = append(names, t.name)
+	}
+	return names
 }
 
 // Config describes one benchmark run: one collective, one rank count and

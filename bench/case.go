@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"unsafe"
 
 	"github.com/scoll/scoll"
 )
@@ -14,47 +15,53 @@ type runner interface {
 	check() error
 }
 
-// elemSize returns the size in bytes of the named element type, 0 if unknown.
-func elemSize(typ string) int {
-	switch typ {
-	case "int8", "uint8":
-		return 1
-	case "int16", "uint16":
-		return 2
-	case "float32", "int32", "uint32":
-		return 4
-	case "float64", "int64", "uint64":
-		return 8
-	}
-	return 0
+// elemType is an element type Config.Type names: its size in bytes and
+// its instantiation of a configuration.
+type elemType struct {
+	name    string
+	size    int
+	newCase func(c *config, comm *scoll.Comm, n int, opts []scoll.CallOption) runner
 }
 
-// newCase is the one place that maps the runtime element type to an
-// instantiation.
-func newCase(c *config, comm *scoll.Comm, n int, opts []scoll.CallOption) (runner, error) {
-	switch c.Type {
-	case "float32":
-		return newTyped[float32](c, comm, n, opts), nil
-	case "float64":
-		return newTyped[float64](c, comm, n, opts), nil
-	case "int8":
-		return newTyped[int8](c, comm, n, opts), nil
-	case "int16":
-		return newTyped[int16](c, comm, n, opts), nil
-	case "int32":
-		return newTyped[int32](c, comm, n, opts), nil
-	case "int64":
-		return newTyped[int64](c, comm, n, opts), nil
-	case "uint8":
-		return newTyped[uint8](c, comm, n, opts), nil
-	case "uint16":
-		return newTyped[uint16](c, comm, n, opts), nil
-	case "uint32":
-		return newTyped[uint32](c, comm, n, opts), nil
-	case "uint64":
-		return newTyped[uint64](c, comm, n, opts), nil
+// typeOf returns the element type T, called name.
+func typeOf[T scoll.Number](name string) elemType {
+	var z T
+	return elemType{name, int(unsafe.Sizeof(z)), func(c *config, comm *scoll.Comm, n int, opts []scoll.CallOption) runner {
+		return newTyped[T](c, comm, n, opts)
+	}}
+}
+
+// elemTypes is the one place that maps the runtime element type to an
+// instantiation, in the order Types lists them.
+var elemTypes = []elemType{
+	typeOf[float32]("float32"), typeOf[float64]("float64"),
+	typeOf[int8]("int8"), typeOf[int16]("int16"), typeOf[int32]("int32"), typeOf[int64]("int64"),
+	typeOf[uint8]("uint8"), typeOf[uint16]("uint16"), typeOf[uint32]("uint32"), typeOf[uint64]("uint64"),
+}
+
+// lookupType returns the element type called name.
+func lookupType(name string) (elemType, bool) {
+	for _, t := range elemTypes {
+		if t.name == name {
+			return t, true
+		}
 	}
-	return nil, fmt.Errorf("%w: unknown type %q", ErrConfig, c.Type)
+	return elemType{}, false
+}
+
+// elemSize returns the size in bytes of the named element type, 0 if unknown.
+func elemSize(typ string) int {
+	t, _ := lookupType(typ)
+	return t.size
+}
+
+// newCase instantiates configuration c for its element type.
+func newCase(c *config, comm *scoll.Comm, n int, opts []scoll.CallOption) (runner, error) {
+	t, ok := lookupType(c.Type)
+	if !ok {
+		return nil, fmt.Errorf("%w: unknown type %q", ErrConfig, c.Type)
+	}
+	return t.newCase(c, comm, n, opts), nil
 }
 
 // period is the period in the element index of the input values: a prime,

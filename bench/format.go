@@ -40,9 +40,17 @@ func fields(r Result) []string {
 // WriteCSV writes a header line with the Result JSON field names, then one
 // line per result.
 func WriteCSV(w io.Writer, results []Result) error {
+	return writeCSV(w, columns, results, fields)
+}
+
+// writeCSV writes the header line (none if nil), then fields(r) for every
+// result r.
+func writeCSV[R any](w io.Writer, header []string, results []R, fields func(R) []string) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(columns); err != nil {
-		return err
+	if header != nil {
+		if err := cw.Write(header); err != nil {
+			return err
+		}
 	}
 	for _, r := range results {
 		if err := cw.Write(fields(r)); err != nil {

@@ -834,19 +834,11 @@ func (r SplitResult) Does() string {
 
 // WriteSplitCSV writes the results as CSV, with a header line if header.
 func WriteSplitCSV(w io.Writer, results []SplitResult, header bool) error {
-	cw := csv.NewWriter(w)
+	var h []string
 	if header {
-		if err := cw.Write(splitColumns); err != nil {
-			return err
-		}
+		h = splitColumns
 	}
-	for _, r := range results {
-		if err := cw.Write(splitFields(r)); err != nil {
-			return err
-		}
-	}
-	cw.Flush()
-	return cw.Error()
+	return writeCSV(w, h, results, splitFields)
 }
 
 // WriteSplitTable writes the results as an aligned table; a skipped
