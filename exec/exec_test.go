@@ -29,6 +29,8 @@ func chain(b *schedule.Builder, n int) {
 	} else {
 		b.RecvReduce(r-1, buf, schedule.SendBuf(0, n), false)
 	}
+	// The same chain as the verifier's ordered-reduction test: the executor
+	// runs it on data, the verifier proves it; no test helper spans both.
 	b.EndRound()
 	if r < P-1 {
 		b.Send(r+1, buf)

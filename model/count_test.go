@@ -282,15 +282,34 @@ var (
 // critical path has exactly the α, β and γ coefficients of the registered
 // cost for the algorithms documented as exact, on counts the ranks divide.
 func TestCountedMatchesRegisteredCost(t *testing.T) {
+	sweepExact(t, exactABG, exactABGPow2, func(t *testing.T, coll schedule.Collective, name string, P, cnt int, cost algorithms.Cost) {
+		c := count(t, coll, name, P, cnt)
+		if float64(c.CritMsgs) != cost.Alpha || float64(c.CritBytes) != cost.Beta || float64(c.CritReduced) != cost.Gamma {
+			t.Errorf("P=%d count=%d: counted α %d β %d γ %d, registered α %g β %g γ %g",
+				P, cnt, c.CritMsgs, c.CritBytes, c.CritReduced, cost.Alpha, cost.Beta, cost.Gamma)
+		}
+		p := model.Params{Alpha: 3e-6, Beta: 1e-9, Gamma: 5e-10}
+		withCopy := cost.Time(p.Alpha, p.Beta, p.Gamma) + p.Beta*(float64(c.CritCopied)-cost.Copy)
+		if got := model.AlphaBetaGamma(c, p); !near(got, withCopy) {
+			t.Errorf("P=%d count=%d: AlphaBetaGamma = %g, registered time with counted copies %g", P, cnt, got, withCopy)
+		}
+	})
+}
+
+// sweepExact runs check on the registered cost of every algorithm of exact
+// (on every size of the sweep) and of pow2 (on powers of two), for counts
+// n/4 and n that every size divides, when the algorithm takes the call.
+func sweepExact(t *testing.T, exact, pow2 map[schedule.Collective][]string,
+	check func(t *testing.T, coll schedule.Collective, name string, P, cnt int, cost algorithms.Cost)) {
 	sizes := []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 14, 15, 16, 32, 64}
 	const n = 80640 // 2^8·3^2·5·7: every size above divides n and n/4
-	check := func(t *testing.T, coll schedule.Collective, name string, pow2 bool) {
+	run := func(t *testing.T, coll schedule.Collective, name string, onlyPow2 bool) {
 		in, ok := algorithms.Lookup(coll, name)
 		if !ok {
 			t.Fatalf("no algorithm %s/%s", coll, name)
 		}
 		for _, P := range sizes {
-			if pow2 && P&(P-1) != 0 {
+			if onlyPow2 && P&(P-1) != 0 {
 				continue
 			}
 			for _, cnt := range []int{n / 4, n} {
@@ -301,28 +320,18 @@ func TestCountedMatchesRegisteredCost(t *testing.T) {
 				if in.Check(&ap) != nil {
 					continue
 				}
-				c := count(t, coll, name, P, cnt)
-				cost := in.Cost(&ap)
-				if float64(c.CritMsgs) != cost.Alpha || float64(c.CritBytes) != cost.Beta || float64(c.CritReduced) != cost.Gamma {
-					t.Errorf("P=%d count=%d: counted α %d β %d γ %d, registered α %g β %g γ %g",
-						P, cnt, c.CritMsgs, c.CritBytes, c.CritReduced, cost.Alpha, cost.Beta, cost.Gamma)
-				}
-				p := model.Params{Alpha: 3e-6, Beta: 1e-9, Gamma: 5e-10}
-				withCopy := cost.Time(p.Alpha, p.Beta, p.Gamma) + p.Beta*(float64(c.CritCopied)-cost.Copy)
-				if got := model.AlphaBetaGamma(c, p); !near(got, withCopy) {
-					t.Errorf("P=%d count=%d: AlphaBetaGamma = %g, registered time with counted copies %g", P, cnt, got, withCopy)
-				}
+				check(t, coll, name, P, cnt, in.Cost(&ap))
 			}
 		}
 	}
-	for coll, names := range exactABG {
+	for coll, names := range exact {
 		for _, name := range names {
-			t.Run(coll.String()+"/"+name, func(t *testing.T) { check(t, coll, name, false) })
+			t.Run(coll.String()+"/"+name, func(t *testing.T) { run(t, coll, name, false) })
 		}
 	}
-	for coll, names := range exactABGPow2 {
+	for coll, names := range pow2 {
 		for _, name := range names {
-			t.Run(coll.String()+"/"+name+"/pow2", func(t *testing.T) { check(t, coll, name, true) })
+			t.Run(coll.String()+"/"+name+"/pow2", func(t *testing.T) { run(t, coll, name, true) })
 		}
 	}
 }

@@ -90,57 +90,26 @@ var (
 // time (the others zero), β with the copies the schedules do (which the
 // registered costs mostly leave out; see the package documentation).
 func TestCriticalPathMatchesRegisteredCost(t *testing.T) {
-	sizes := []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 14, 15, 16, 32, 64}
-	const n = 80640
-	check := func(t *testing.T, coll schedule.Collective, name string, pow2 bool) {
-		in, ok := algorithms.Lookup(coll, name)
-		if !ok {
-			t.Fatalf("no algorithm %s/%s", coll, name)
-		}
-		for _, P := range sizes {
-			if pow2 && P&(P-1) != 0 {
-				continue
+	sweepExact(t, exactCritical, exactCriticalPow2, func(t *testing.T, coll schedule.Collective, name string, P, cnt int, cost algorithms.Cost) {
+		g := gen(t, coll, name, P, cnt)
+		cnts := count(t, coll, name, P, cnt)
+		for _, tc := range []struct {
+			p    model.Params
+			want float64
+		}{
+			{model.Params{Alpha: 1}, cost.Alpha},
+			{model.Params{Beta: 1}, cost.Beta + float64(cnts.CritCopied)},
+			{model.Params{Gamma: 1}, cost.Gamma},
+		} {
+			c, err := model.CriticalPath(P, 4, g, tc.p)
+			if err != nil {
+				t.Fatal(err)
 			}
-			for _, cnt := range []int{n / 4, n} {
-				if coll == schedule.Barrier {
-					cnt = 0
-				}
-				ap := algorithms.Params{Spec: schedule.Spec{Coll: coll, Size: P, Count: cnt}, Commutative: true, ElemSize: 4}
-				if in.Check(&ap) != nil {
-					continue
-				}
-				g := gen(t, coll, name, P, cnt)
-				cost := in.Cost(&ap)
-				cnts := count(t, coll, name, P, cnt)
-				for _, tc := range []struct {
-					p    model.Params
-					want float64
-				}{
-					{model.Params{Alpha: 1}, cost.Alpha},
-					{model.Params{Beta: 1}, cost.Beta + float64(cnts.CritCopied)},
-					{model.Params{Gamma: 1}, cost.Gamma},
-				} {
-					c, err := model.CriticalPath(P, 4, g, tc.p)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if !near(c.AlphaBetaGamma, tc.want) {
-						t.Errorf("P=%d count=%d %+v: critical path %g, registered %g", P, cnt, tc.p, c.AlphaBetaGamma, tc.want)
-					}
-				}
+			if !near(c.AlphaBetaGamma, tc.want) {
+				t.Errorf("P=%d count=%d %+v: critical path %g, registered %g", P, cnt, tc.p, c.AlphaBetaGamma, tc.want)
 			}
 		}
-	}
-	for coll, names := range exactCritical {
-		for _, name := range names {
-			t.Run(coll.String()+"/"+name, func(t *testing.T) { check(t, coll, name, false) })
-		}
-	}
-	for coll, names := range exactCriticalPow2 {
-		for _, name := range names {
-			t.Run(coll.String()+"/"+name+"/pow2", func(t *testing.T) { check(t, coll, name, true) })
-		}
-	}
+	})
 }
 
 // TestCriticalPathChains checks the two cases the round-synchronous view

@@ -214,6 +214,9 @@ func Butterfly(p Params, P int, s float64) Estimate {
 	}
 }
 
+// (The forms share their shape, not their terms: each is the paper's
+// formula as printed, kept apart so that it can be checked against it.)
+//
 // ButterflyPersonal is the personalized butterfly B̃F (sec. 3.1.7):
 // recursive doubling and Bruck's allgather, local shuffles ignored:
 //

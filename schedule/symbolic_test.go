@@ -106,23 +106,32 @@ func TestSymbufAgainstElements(t *testing.T) {
 	}
 }
 
-func TestExactSets(t *testing.T) {
-	tab := newExactSets(false)
-	of := func(l ...ival) cid {
+// unionOf checks that tab combines {0,1,5} and {2..4} into {0..5} in
+// either order; it returns tab's set-of function and the ids of the two
+// operands and the union.
+func unionOf(t *testing.T, tab contribTable) (of func(l ...ival) cid, a, b, ab cid) {
+	t.Helper()
+	of = func(l ...ival) cid {
 		id, err := tab.of(l)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return id
 	}
-	a, b := of(ival{0, 2}, ival{5, 6}), of(ival{2, 5})
+	a, b = of(ival{0, 2}, ival{5, 6}), of(ival{2, 5})
 	ab, err := tab.combine(a, b)
 	if err != nil || ab != of(ival{0, 6}) {
 		t.Fatalf("{0,1,5} ⊕ {2..4} = %s, %v", tab.format(ab), err)
 	}
 	if ba, _ := tab.combine(b, a); ba != ab {
-		t.Fatal("union depends on operand order")
+		t.Fatal("the union depends on operand order")
 	}
+	return of, a, b, ab
+}
+
+func TestExactSets(t *testing.T) {
+	tab := newExactSets(false)
+	of, a, b, ab := unionOf(t, tab)
 	if id := of(ival{5, 6}, ival{0, 1}, ival{1, 2}); id != a {
 		t.Fatalf("unsorted list not canonical: %s", tab.format(id))
 	}
@@ -175,21 +184,7 @@ func TestExactSets(t *testing.T) {
 func TestFingerprints(t *testing.T) {
 	const p = 64
 	tab := newFingerprints(p, 7)
-	of := func(l ...ival) cid {
-		id, err := tab.of(l)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return id
-	}
-	a, b := of(ival{0, 2}, ival{5, 6}), of(ival{2, 5})
-	ab, err := tab.combine(a, b)
-	if err != nil || ab != of(ival{0, 6}) {
-		t.Fatalf("{0,1,5} ⊕ {2..4} = %s, %v", tab.format(ab), err)
-	}
-	if ba, _ := tab.combine(b, a); ba != ab {
-		t.Fatal("fingerprint depends on operand order")
-	}
+	of, _, _, _ := unionOf(t, tab)
 	// Same size, different multisets: {0,1,1} against {0,1,2}, and
 	// every single swap of one rank for another.
 	one := of(ival{1, 2})

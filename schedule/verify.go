@@ -362,6 +362,8 @@ func (v *verifier) Finish(r int) error {
 	return nil
 }
 
+// unionSorted merges like exactSets.of does on spans; ival counts in int
+// for the barrier's knowledge, span in int32 for the memory of long sets.
 func unionSorted(a, b []ival) []ival {
 	all := append(slices.Clone(a), b...)
 	slices.SortFunc(all, func(x, y ival) int { return x.lo - y.lo })

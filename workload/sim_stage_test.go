@@ -126,6 +126,8 @@ func TestStageTorusReproductions(t *testing.T) {
 // Sack sec. 3.3.1: distance-doubling recursive doubling on a Clos network
 // with T nodes per leaf (a power of two) and taper μ < 1 costs
 // lg P·α + n{(T−1) + (P−T)/μ}δ.
+// (The loop is shaped like TestSackClosDistanceHalving's; each checks its
+// own closed form.)
 func TestStageClosReproduction(t *testing.T) {
 	const n = 64
 	for _, tc := range []struct {
