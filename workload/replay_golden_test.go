@@ -14,7 +14,6 @@ import (
 	"github.com/scoll/scoll/topology"
 )
 
-
 // The users of the schedule replay (the verifier, the stage and flow
 // simulators, the critical-path model) are pinned on every registered
 // algorithm: testdata/replay/<coll>-<name>.txt holds what each of them
