@@ -7,42 +7,26 @@ import (
 	"testing"
 
 	"github.com/scoll/scoll/algorithms"
-	"github.com/scoll/scoll/internal/golden"
-	"github.com/scoll/scoll/schedule"
-	"github.com/scoll/scoll/workload"
+	"github.com/scoll/scoll/internal/registrytest"
 )
 
 // TestTagsGolden pins the message tags NewPlan gives every registered
-// algorithm's schedules (rank by rank) at the golden call
-// (workload.GoldenParams): the tag bookkeeping must not change when the
-// way it is computed does. Rerun with -update only for a deliberate change.
+// algorithm's schedules (rank by rank) at the golden call: the tag
+// bookkeeping must not change when the way it is computed does. Rerun
+// with -update only for a deliberate change.
 func TestTagsGolden(t *testing.T) {
-	dir := filepath.Join("testdata", "tags")
-	seen := map[string]bool{}
-	for c := range schedule.NumCollectives {
-		for _, in := range algorithms.List(c) {
-			ap, ok := workload.GoldenParams(in)
-			if !ok {
-				t.Errorf("%s/%s takes none of the golden calls", c, in.Name)
-				continue
+	registrytest.Golden(t, filepath.Join("testdata", "tags"), func(t *testing.T, in *algorithms.Info, ap algorithms.Params) []byte {
+		var buf bytes.Buffer
+		fmt.Fprintf(&buf, "# %s %s P=%d\n", in.Coll, in.Name, ap.Size)
+		for r := range ap.Size {
+			ap.Rank = r
+			s, err := in.Schedule(&ap)
+			if err != nil {
+				t.Fatal(err)
 			}
-			name := fmt.Sprintf("%s-%s.txt", c, in.Name)
-			seen[name] = true
-			t.Run(name, func(t *testing.T) {
-				var buf bytes.Buffer
-				fmt.Fprintf(&buf, "# %s %s P=%d\n", c, in.Name, ap.Size)
-				for r := range ap.Size {
-					ap.Rank = r
-					s, err := in.Schedule(&ap)
-					if err != nil {
-						t.Fatal(err)
-					}
-					p := NewPlan(s)
-					fmt.Fprintf(&buf, "rank %d: tags %v maxcomm %d maxfused %d early %v\n", r, p.tags, p.maxComm, p.maxFused, p.early)
-				}
-				golden.Check(t, filepath.Join(dir, name), buf.Bytes())
-			})
+			p := NewPlan(s)
+			fmt.Fprintf(&buf, "rank %d: tags %v maxcomm %d maxfused %d early %v\n", r, p.tags, p.maxComm, p.maxFused, p.early)
 		}
-	}
-	golden.Prune(t, filepath.Join(dir, "*.txt"), seen)
+		return buf.Bytes()
+	})
 }

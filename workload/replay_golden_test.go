@@ -1,4 +1,4 @@
-package workload
+package workload_test
 
 import (
 	"bytes"
@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/scoll/scoll/algorithms"
-	"github.com/scoll/scoll/internal/golden"
+	"github.com/scoll/scoll/internal/registrytest"
 	"github.com/scoll/scoll/model"
 	"github.com/scoll/scoll/schedule"
 	"github.com/scoll/scoll/sim"
@@ -91,21 +91,5 @@ func writeSim(buf *bytes.Buffer, what string, res sim.Result, err error) {
 // TestReplayGolden compares every registered algorithm's replay results
 // with testdata/replay (a missing file fails too).
 func TestReplayGolden(t *testing.T) {
-	dir := filepath.Join("testdata", "replay")
-	seen := map[string]bool{}
-	for c := range schedule.NumCollectives {
-		for _, in := range algorithms.List(c) {
-			ap, ok := GoldenParams(in)
-			if !ok {
-				t.Errorf("%s/%s takes none of the golden calls", c, in.Name)
-				continue
-			}
-			name := fmt.Sprintf("%s-%s.txt", c, in.Name)
-			seen[name] = true
-			t.Run(name, func(t *testing.T) {
-				golden.Check(t, filepath.Join(dir, name), replayResults(t, in, ap))
-			})
-		}
-	}
-	golden.Prune(t, filepath.Join(dir, "*.txt"), seen)
+	registrytest.Golden(t, filepath.Join("testdata", "replay"), replayResults)
 }
