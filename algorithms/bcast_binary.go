@@ -46,11 +46,7 @@ func bcastBinary(b *schedule.Builder, p *Params) {
 }
 
 func bcastBinaryCost(p *Params) Cost {
-	S, s := rtSegInfo(p, p.Count)
-	if p.Size == 1 || S == 0 {
-		return Cost{}
-	}
-	return rtPipeCost(bits.Len(uint(p.Size))-1+S-1, 2, 0, s)
+	return rtPipeCost(p, p.Count, bits.Len(uint(p.Size))-1, 2, 0)
 }
 
 // Split binary tree broadcast: the P−1 non-root ranks form two heap-shaped
@@ -113,9 +109,7 @@ func bcastSplitBinaryCost(p *Params) Cost {
 	if p.Size == 1 || p.Count == 0 {
 		return Cost{}
 	}
-	h := p.Size / 2 // ⌈(P−1)/2⌉
-	S, s := rtSegInfo(p, (p.Count+1)/2)
-	c := rtPipeCost(bits.Len(uint(h))+S-1, 2, 0, s)
+	c := rtPipeCost(p, (p.Count+1)/2, bits.Len(uint(p.Size/2)), 2, 0) // h = P/2 = ⌈(P−1)/2⌉
 	c.Alpha++
 	c.Beta += p.bytes(p.Count / 2)
 	return c

@@ -11,30 +11,19 @@ import "github.com/scoll/scoll/schedule"
 // Cost: ⌈log_k P⌉(k−1)(α + nβ).
 // Source: Heath–Solomonik notes sec. 5.1 (binomial tree); Hoefler–Moor 2014
 // sec. 3.1.2 (k-nomial trees); Thakur, Rabenseifner, Gropp 2005 (MPICH).
-func bcastKnomialK(b *schedule.Builder, p *Params, k int) {
-	buf := bcastBuf(p)
-	n := rtRelative(p.Size, p.Size, p.Root, k, p.Rank)
-	rtScatter(b, n, func(lo, hi int) schedule.Region { return buf }, nil)
+func bcastKnomial(k int) func(*schedule.Builder, *Params) {
+	return func(b *schedule.Builder, p *Params) {
+		buf := bcastBuf(p)
+		n := rtRelative(p.Size, p.Size, p.Root, rtK(p, k), p.Rank)
+		rtScatter(b, n, func(lo, hi int) schedule.Region { return buf }, nil)
+	}
 }
-
-func bcastBinomial(b *schedule.Builder, p *Params) { bcastKnomialK(b, p, 2) }
-
-func bcastKnomial(b *schedule.Builder, p *Params) { bcastKnomialK(b, p, rtRadix(p, 4)) }
-
-func bcastKnomialCostK(p *Params, k int) Cost {
-	r := float64(rtLogK(p.Size, k) * (k - 1))
-	return Cost{Alpha: r, Beta: r * p.bytes(p.Count)}
-}
-
-func bcastBinomialCost(p *Params) Cost { return bcastKnomialCostK(p, 2) }
-
-func bcastKnomialCost(p *Params) Cost { return bcastKnomialCostK(p, rtRadix(p, 4)) }
 
 func init() {
-	register(Info{Name: Binomial, Build: bcastBinomial, Cost: bcastBinomialCost,
+	register(Info{Name: Binomial, Build: bcastKnomial(2), Cost: rtKnomialCost(2, false),
 		Doc:    "binomial tree over ranks relative to the root; latency-optimal for short messages",
 		Source: "Heath-Solomonik notes sec. 5.1; Thakur, Rabenseifner, Gropp 2005"}, schedule.Bcast)
-	register(Info{Name: KNomial, Build: bcastKnomial, Cost: bcastKnomialCost,
+	register(Info{Name: KNomial, Build: bcastKnomial(0), Cost: rtKnomialCost(0, false),
 		Doc:    "k-nomial tree (radix p.Radix, default 4); a rank feeds k-1 children per round",
 		Source: "Hoefler-Moor 2014 sec. 3.1.2"}, schedule.Bcast)
 }

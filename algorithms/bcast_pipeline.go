@@ -22,13 +22,7 @@ func bcastPipeline(b *schedule.Builder, p *Params) {
 	rtBcastStreams(b, []rtStream{st}, rtSegment(p))
 }
 
-func bcastPipelineCost(p *Params) Cost {
-	S, s := rtSegInfo(p, p.Count)
-	if p.Size == 1 || S == 0 {
-		return Cost{}
-	}
-	return rtPipeCost(p.Size+S-2, 1, 0, s)
-}
+func bcastPipelineCost(p *Params) Cost { return rtPipeCost(p, p.Count, p.Size-1, 1, 0) }
 
 func init() {
 	register(Info{Name: Pipeline, Build: bcastPipeline, Cost: bcastPipelineCost,

@@ -118,11 +118,7 @@ func bcastTwoTree(b *schedule.Builder, p *Params) {
 }
 
 func bcastTwoTreeCost(p *Params) Cost {
-	if p.Size == 1 || p.Count == 0 {
-		return Cost{}
-	}
-	S, s := rtSegInfo(p, (p.Count+1)/2)
-	return rtPipeCost(bits.Len(uint(p.Size-1))+S-1, 2, 0, s)
+	return rtPipeCost(p, (p.Count+1)/2, bits.Len(uint(p.Size-1)), 2, 0)
 }
 
 func init() {

@@ -19,28 +19,17 @@ import "github.com/scoll/scoll/schedule"
 // from both ends).
 // Source: Heath–Solomonik notes sec. 5.1 (reduction as reversed broadcast);
 // Hoefler–Moor 2014 sec. 3.1.2; Thakur, Rabenseifner, Gropp 2005.
-func reduceKnomialK(b *schedule.Builder, p *Params, k int) {
-	rtReduce(b, p, rtTwoSided(p.Size, p.Root, k, p.Rank), p.Count)
+func reduceKnomial(k int) func(*schedule.Builder, *Params) {
+	return func(b *schedule.Builder, p *Params) {
+		rtReduce(b, p, rtTwoSided(p.Size, p.Root, rtK(p, k), p.Rank), p.Count)
+	}
 }
-
-func reduceBinomial(b *schedule.Builder, p *Params) { reduceKnomialK(b, p, 2) }
-
-func reduceKnomial(b *schedule.Builder, p *Params) { reduceKnomialK(b, p, rtRadix(p, 4)) }
-
-func reduceKnomialCostK(p *Params, k int) Cost {
-	r, nb := float64(rtLogK(p.Size, k)*(k-1)), p.bytes(p.Count)
-	return Cost{Alpha: r, Beta: r * nb, Gamma: r * nb}
-}
-
-func reduceBinomialCost(p *Params) Cost { return reduceKnomialCostK(p, 2) }
-
-func reduceKnomialCost(p *Params) Cost { return reduceKnomialCostK(p, rtRadix(p, 4)) }
 
 func init() {
-	register(Info{Name: Binomial, Build: reduceBinomial, Cost: reduceBinomialCost,
+	register(Info{Name: Binomial, Build: reduceKnomial(2), Cost: rtKnomialCost(2, true),
 		Doc:    "binomial tree of contiguous rank ranges; order-preserving, lg P rounds",
 		Source: "Heath-Solomonik notes sec. 5.1; Thakur, Rabenseifner, Gropp 2005"}, schedule.Reduce)
-	register(Info{Name: KNomial, Build: reduceKnomial, Cost: reduceKnomialCost,
+	register(Info{Name: KNomial, Build: reduceKnomial(0), Cost: rtKnomialCost(0, true),
 		Doc:    "k-nomial tree (radix p.Radix, default 4) of contiguous rank ranges",
 		Source: "Hoefler-Moor 2014 sec. 3.1.2"}, schedule.Reduce)
 }

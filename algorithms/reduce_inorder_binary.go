@@ -21,12 +21,7 @@ func reduceInOrderBinary(b *schedule.Builder, p *Params) {
 }
 
 func reduceInOrderBinaryCost(p *Params) Cost {
-	S, s := rtSegInfo(p, p.Count)
-	if p.Size == 1 || S == 0 {
-		return Cost{}
-	}
-	d := rtInOrder(p.Size, p.Root, p.Root).level
-	return rtPipeCost(d+S-1, 2, 2, s)
+	return rtPipeCost(p, p.Count, rtInOrder(p.Size, p.Root, p.Root).level, 2, 2)
 }
 
 func init() {

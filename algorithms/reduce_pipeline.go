@@ -51,11 +51,7 @@ func reducePipeline(b *schedule.Builder, p *Params) {
 }
 
 func reducePipelineCost(p *Params) Cost {
-	S, s := rtSegInfo(p, p.Count)
-	if p.Size == 1 || S == 0 {
-		return Cost{}
-	}
-	return rtPipeCost(max(p.Root, p.Size-1-p.Root)+S-1, 1, 1, s)
+	return rtPipeCost(p, p.Count, max(p.Root, p.Size-1-p.Root), 1, 1)
 }
 
 func init() {

@@ -48,12 +48,31 @@ func bcastBuf(p *Params) schedule.Region { return schedule.RecvBuf(0, p.Count) }
 // bcastRel returns the absolute rank of relative rank v.
 func bcastRel(p *Params, v int) int { return mod(v+p.Root, p.Size) }
 
-// rtRadix returns p.Radix when it is at least 2, else def.
-func rtRadix(p *Params, def int) int {
-	if p.Radix >= 2 {
+// rtK returns the radix of a k-nomial tree algorithm: k, or for k = 0 (the
+// k-nomial algorithms) p.Radix when it is at least 2, else 4.
+func rtK(p *Params, k int) int {
+	switch {
+	case k > 0:
+		return k
+	case p.Radix >= 2:
 		return p.Radix
 	}
-	return def
+	return 4
+}
+
+// rtKnomialCost returns the cost of a k-nomial tree (radix rtK(p, k)) that
+// moves the whole vector in each of its ⌈log_k P⌉(k−1) rounds, and reduces it
+// too when reduces: ⌈log_k P⌉(k−1)(α + nβ [+ nγ]).
+func rtKnomialCost(k int, reduces bool) func(*Params) Cost {
+	return func(p *Params) Cost {
+		k := rtK(p, k)
+		r, nb := float64(rtLogK(p.Size, k)*(k-1)), p.bytes(p.Count)
+		c := Cost{Alpha: r, Beta: r * nb}
+		if reduces {
+			c.Gamma = r * nb
+		}
+		return c
+	}
 }
 
 // rtLogK returns ⌈log_k p⌉.
@@ -65,20 +84,19 @@ func rtLogK(p, k int) int {
 	return l
 }
 
-// rtPipeCost is the cost of a pipeline of steps steps, each sending msgs
-// messages of segBytes bytes (and reducing red of them).
-func rtPipeCost(steps, msgs, red int, segBytes float64) Cost {
-	if steps <= 0 {
+// rtPipeCost is the cost of pipelining n elements of p's segments along a
+// tree of depth depth: depth + S − 1 steps for S segments, each sending msgs
+// messages of one segment and reducing red of them. It is 0 for one rank or
+// no data.
+func rtPipeCost(p *Params, n, depth, msgs, red int) Cost {
+	seg := rtSegment(p)
+	S := rtSegs(n, seg)
+	steps := depth + S - 1
+	if p.Size == 1 || S == 0 || steps <= 0 {
 		return Cost{}
 	}
-	s := float64(steps)
-	return Cost{Alpha: s * float64(msgs), Beta: s * float64(msgs) * segBytes, Gamma: s * float64(red) * segBytes}
-}
-
-// rtSegInfo returns the segments of n elements and the bytes of one segment.
-func rtSegInfo(p *Params, n int) (segs int, segBytes float64) {
-	seg := rtSegment(p)
-	return rtSegs(n, seg), p.bytes(min(seg, n))
+	st, sb := float64(steps), p.bytes(min(seg, n))
+	return Cost{Alpha: st * float64(msgs), Beta: st * float64(msgs) * sb, Gamma: st * float64(red) * sb}
 }
 
 // rtBlockOff returns the offset of block i when n elements are cut into m
