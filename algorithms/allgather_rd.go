@@ -38,16 +38,10 @@ func allgatherRD(b *schedule.Builder, p *Params) {
 	}
 }
 
-func allgatherRDCost(p *Params) Cost {
-	P := float64(p.Size)
-	// Local copies: the own block into place, and the final rotation of the
-	// whole gathered buffer.
-	return Cost{Alpha: float64(ceilLog2(p.Size)), Beta: allgatherBytes(p) * (P - 1) / P,
-		Copy: allgatherBytes(p) * (1 + 1/P)}
-}
-
 func init() {
-	register(Info{Name: RecursiveDoubling, Requires: NeedsPowerOfTwo, Build: allgatherRD, Cost: allgatherRDCost,
+	// Charged as Bruck's, rotation copy included, as it always was: the
+	// selector's choice between the two at powers of two rests on it.
+	register(Info{Name: RecursiveDoubling, Requires: NeedsPowerOfTwo, Build: allgatherRD, Cost: allgatherBruckCost,
 		Doc:    "exchange all held blocks with partners at distance 1, 2, 4, ...",
 		Source: "Thakur, Rabenseifner, Gropp 2005; Sack 2011 sec. 3.2.2; Heath-Solomonik 2019 sec. 5"}, schedule.Allgather, schedule.Allgatherv)
 }

@@ -18,14 +18,11 @@ import "github.com/scoll/scoll/schedule"
 // Cost: ⌈lg P⌉·α + (P−1)·nβ + (P−1)·nγ.
 // Source: Bruck et al. 1997 (gather phase); Hoefler–Moor 2014 sec. 3.
 func allreduceAllgatherReduce(b *schedule.Builder, p *Params) {
-	n, P, r := p.Count, p.Size, p.Rank
-	buf := schedule.RecvBuf(0, n)
-	in := p.input()
-	if P == 1 {
-		b.Copy(buf, in)
-		b.EndRound()
+	buf, in, done := vectorSetup(b, p)
+	if done {
 		return
 	}
+	n, P, r := p.Count, p.Size, p.Rank
 	pos := func(i int) int { return i * n }
 	stage := b.Alloc(P * n)
 	allgatherBruck(b, r, P, in, stage, pos)

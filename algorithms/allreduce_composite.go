@@ -5,13 +5,11 @@ import "github.com/scoll/scoll/schedule"
 // allreduce: reduce-scatter stages into the receive buffer, then allgather
 // stages on it.
 func (c *composite) allreduce(b *schedule.Builder, p *Params) {
-	l := redscatSplit(p.Count, p.Size)
-	in, out := p.input(), schedule.RecvBuf(0, p.Count)
-	if p.Size == 1 {
-		b.Copy(out, in)
-		b.EndRound()
+	out, in, done := vectorSetup(b, p)
+	if done {
 		return
 	}
+	l := redscatSplit(p.Count, p.Size)
 	_, _, rd, bk, x := c.plan(p, &l)
 	if rd != nil {
 		rdReduceScatterStages(b, rd, p.Rank, in, out)

@@ -25,41 +25,21 @@ import "github.com/scoll/scoll/schedule"
 // Source: Thakur, Rabenseifner, Gropp 2005 sec. 4; Heath–Solomonik 2019
 // sec. 5 (butterfly allreduce); Hoefler–Moor 2014 sec. 3.
 func allreduceRabenseifner(b *schedule.Builder, p *Params) {
-	n, P, r := p.Count, p.Size, p.Rank
-	buf := schedule.RecvBuf(0, n)
-	in := p.input()
-	if P == 1 {
-		b.Copy(buf, in)
-		b.EndRound()
+	buf, in, done := vectorSetup(b, p)
+	if done {
 		return
 	}
-	pof2 := floorPow2(P)
-	rem := P - pof2
-	l := redscatSplit(n, pof2)
-	tmp := &redscatTemp{b: b}
-	a := &redscatHalvingArgs{
-		pof2: pof2, tmp: tmp, cur: in, acc: buf, hasAcc: true, doubling: true,
-		real: func(i int) int {
-			if i < rem {
-				return 2*i + 1
-			}
-			return i + rem
-		},
-		bound: l.displ,
-	}
-	switch {
-	case r < 2*rem && r%2 == 0:
-		b.Send(r+1, in)
-		b.EndRound()
-		b.Recv(r+1, buf)
-		b.EndRound()
+	r := p.Rank
+	a := newHalving(b, p.Size, r, in, buf)
+	if a == nil {
 		return
-	case r < 2*rem:
+	}
+	l := redscatSplit(p.Count, a.pof2)
+	a.acc, a.hasAcc, a.doubling, a.bound = buf, true, true, l.displ
+	if r < 2*a.rem {
 		b.RecvReduce(r-1, buf, in, false) // the even partner's vector is left
 		b.EndRound()
-		a.cur, a.nr = buf, r/2
-	default:
-		a.nr = r - rem
+		a.cur = buf
 	}
 	steps, _ := redscatHalving(b, a)
 	at := func(lo, hi int) schedule.Region { return buf.Sub(a.bound(lo), a.bound(hi)-a.bound(lo)) }
@@ -68,26 +48,13 @@ func allreduceRabenseifner(b *schedule.Builder, p *Params) {
 		b.Exchange(s.peer, at(s.keepLo, s.keepHi), at(s.sendLo, s.sendHi))
 		b.EndRound()
 	}
-	if r < 2*rem {
+	if r < 2*a.rem {
 		b.Send(r-1, buf)
 		b.EndRound()
 	}
 }
 
-func allreduceRabenseifnerCost(p *Params) Cost {
-	P := p.Size
-	pof2 := floorPow2(P)
-	n := p.bytes(p.Count)
-	lg := float64(ceilLog2(pof2))
-	f := float64(pof2-1) / float64(pof2)
-	c := Cost{Alpha: 2 * lg, Beta: 2 * f * n, Gamma: f * n}
-	if P != pof2 {
-		c.Alpha += 2
-		c.Beta += 2 * n
-		c.Gamma += n
-	}
-	return c
-}
+func allreduceRabenseifnerCost(p *Params) Cost { return halvingCost(p, 2) }
 
 func init() {
 	register(Info{Name: Rabenseifner, Build: allreduceRabenseifner, Cost: allreduceRabenseifnerCost,

@@ -36,35 +36,43 @@ func alltoallBlocks(p *Params) (out, in []schedule.Region) {
 	return out, in
 }
 
-// alltoallNoInPlaceV fails the build for in-place Alltoallv, which has no
-// defined buffer layout here.
-func alltoallNoInPlaceV(b *schedule.Builder, p *Params) bool {
+// alltoallSetup returns rank p.Rank's blocks (alltoallBlocks) and, in place,
+// slot(k) for k = 1..slots: scratch blocks that keep received blocks out of
+// the way of the blocks still to be sent (nil out of place). In-place
+// Alltoallv has no defined buffer layout here: it fails the build and
+// returns ok false.
+func alltoallSetup(b *schedule.Builder, p *Params, slots int) (out, in []schedule.Region, slot func(k int) schedule.Region, ok bool) {
 	if p.Coll == schedule.Alltoallv && p.InPlace {
 		b.Failf("in-place alltoallv is not supported")
-		return false
+		return nil, nil, nil, false
 	}
-	return true
+	out, in = alltoallBlocks(p)
+	if p.InPlaceAt(p.Rank) {
+		tmp := b.Alloc(slots * p.Count)
+		slot = func(k int) schedule.Region { return tmp.Sub((k-1)*p.Count, p.Count) }
+	}
+	return out, in, slot, true
 }
 
-// alltoallPairBytes returns the largest number of bytes any rank sends to or
-// receives from the others, and the largest single block, over all ranks.
-func alltoallPairBytes(p *Params) (row, block float64) {
+// alltoallLinearCost is the cost of the direct and pairwise algorithms:
+// (P−1)α + (P−1)·nβ for n the bytes per block, or for Alltoallv the bytes of
+// the largest row or column of the matrix (what any rank sends or receives
+// from the others).
+func alltoallLinearCost(p *Params) Cost {
 	if p.Coll != schedule.Alltoallv {
 		n := p.bytes(p.Count)
-		return float64(p.Size-1) * n, n
+		return Cost{Alpha: float64(p.Size - 1), Beta: float64(p.Size-1) * n}
 	}
-	maxRow, maxBlk := 0, 0
+	maxRow := 0
 	for s := range p.Size {
 		out, in := 0, 0
 		for d := range p.Size {
-			if d == s {
-				continue
+			if d != s {
+				out += p.Matrix[s][d]
+				in += p.Matrix[d][s]
 			}
-			out += p.Matrix[s][d]
-			in += p.Matrix[d][s]
-			maxBlk = max(maxBlk, p.Matrix[s][d])
 		}
 		maxRow = max(maxRow, out, in)
 	}
-	return p.bytes(maxRow), p.bytes(maxBlk)
+	return Cost{Alpha: float64(p.Size - 1), Beta: p.bytes(maxRow)}
 }

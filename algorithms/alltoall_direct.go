@@ -17,30 +17,24 @@ import "github.com/scoll/scoll/schedule"
 // column of the matrix for alltoallv).
 // Source: Thakur, Rabenseifner, Gropp 2005 (MPICH's isend/irecv alltoall).
 func alltoallDirect(b *schedule.Builder, p *Params) {
-	if !alltoallNoInPlaceV(b, p) {
+	P, r := p.Size, p.Rank
+	out, in, slot, ok := alltoallSetup(b, p, P-1)
+	if !ok {
 		return
 	}
-	P, r := p.Size, p.Rank
-	out, in := alltoallBlocks(p)
-	inPlace := p.InPlaceAt(r)
-	var tmp schedule.Region
-	if inPlace {
-		tmp = b.Alloc((P - 1) * p.Count)
-	}
-	slot := func(k int) schedule.Region { return tmp.Sub((k-1)*p.Count, p.Count) }
 	for k := 1; k < P; k++ {
 		b.Send(mod(r+k, P), out[mod(r+k, P)])
 	}
 	for k := 1; k < P; k++ {
 		q := mod(r-k, P)
-		if inPlace {
+		if slot != nil {
 			b.Recv(q, slot(k))
 		} else {
 			b.Recv(q, in[q])
 		}
 	}
 	b.Copy(in[r], out[r])
-	if inPlace {
+	if slot != nil {
 		for k := 1; k < P; k++ {
 			b.Copy(in[mod(r-k, P)], slot(k))
 		}
@@ -48,13 +42,8 @@ func alltoallDirect(b *schedule.Builder, p *Params) {
 	b.EndRound()
 }
 
-func alltoallDirectCost(p *Params) Cost {
-	row, _ := alltoallPairBytes(p)
-	return Cost{Alpha: float64(p.Size - 1), Beta: row}
-}
-
 func init() {
-	register(Info{Name: Direct, Linear: true, Build: alltoallDirect, Cost: alltoallDirectCost,
+	register(Info{Name: Direct, Linear: true, Build: alltoallDirect, Cost: alltoallLinearCost,
 		Doc:    "post every send and receive in one round; the transport orders them",
 		Source: "Thakur, Rabenseifner, Gropp 2005"}, schedule.Alltoall, schedule.Alltoallv)
 }

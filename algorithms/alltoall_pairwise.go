@@ -19,29 +19,23 @@ import "github.com/scoll/scoll/schedule"
 // Cost: (P−1)α + (P−1)·nβ for n the bytes per block.
 // Source: Thakur, Rabenseifner, Gropp 2005; SimGrid alltoall-pair.
 func alltoallPairwise(b *schedule.Builder, p *Params) {
-	if !alltoallNoInPlaceV(b, p) {
+	P, r := p.Size, p.Rank
+	// slot(k) holds the block received in step k ≤ P/2 until step P−k.
+	out, in, slot, ok := alltoallSetup(b, p, P/2)
+	if !ok {
 		return
 	}
-	P, r := p.Size, p.Rank
-	out, in := alltoallBlocks(p)
-	inPlace := p.InPlaceAt(r)
-	var tmp schedule.Region
-	if inPlace {
-		tmp = b.Alloc(P / 2 * p.Count)
-	}
-	// slot(k) holds the block received in step k ≤ P/2 until step P−k.
-	slot := func(k int) schedule.Region { return tmp.Sub((k-1)*p.Count, p.Count) }
 	b.Copy(in[r], out[r])
 	b.EndRound()
 	for k := 1; k < P; k++ {
 		to, from := mod(r+k, P), mod(r-k, P)
 		b.Send(to, out[to])
-		if inPlace && P-k >= k {
+		if slot != nil && P-k >= k {
 			b.Recv(from, slot(k))
 		} else {
 			b.Recv(from, in[from])
 		}
-		if inPlace && P-k <= k {
+		if slot != nil && P-k <= k {
 			// Step P−k received block r+k into scratch; its original has
 			// just been sent.
 			b.Copy(in[to], slot(P-k))
@@ -50,13 +44,8 @@ func alltoallPairwise(b *schedule.Builder, p *Params) {
 	}
 }
 
-func alltoallPairwiseCost(p *Params) Cost {
-	row, _ := alltoallPairBytes(p)
-	return Cost{Alpha: float64(p.Size - 1), Beta: row}
-}
-
 func init() {
-	register(Info{Name: Pairwise, Linear: true, Build: alltoallPairwise, Cost: alltoallPairwiseCost,
+	register(Info{Name: Pairwise, Linear: true, Build: alltoallPairwise, Cost: alltoallLinearCost,
 		Doc:    "P-1 steps; in step k send to r+k and receive from r-k",
 		Source: "Thakur, Rabenseifner, Gropp 2005"}, schedule.Alltoall, schedule.Alltoallv)
 }

@@ -11,17 +11,7 @@ import "github.com/scoll/scoll/schedule"
 // Source: Hoefler–Moor 2014 sec. 3.1.1 (flat tree).
 func bcastLinear(b *schedule.Builder, p *Params) {
 	buf := bcastBuf(p)
-	if p.Rank != p.Root {
-		b.Recv(p.Root, buf)
-		b.EndRound()
-		return
-	}
-	for q := range p.Size {
-		if q != p.Root {
-			b.Send(q, buf)
-		}
-	}
-	b.EndRound()
+	flatTree(b, p, false, buf, func(int) schedule.Region { return buf }, nil)
 }
 
 func bcastLinearCost(p *Params) Cost {

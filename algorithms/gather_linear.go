@@ -11,19 +11,9 @@ import "github.com/scoll/scoll/schedule"
 // Source: Hoefler–Moor 2014 sec. 3.1.1 (flat tree); MPI standard reference
 // implementation.
 func gatherLinear(b *schedule.Builder, p *Params) {
-	if p.Rank != p.Root {
-		b.Send(p.Root, schedule.SendBuf(0, rtBlockLen(p, p.Rank)))
-		b.EndRound()
-		return
-	}
-	counts, displs := p.gatherBlocks()
-	for q := range p.Size {
-		if q != p.Root {
-			b.Recv(q, schedule.RecvBuf(displs[q], counts[q]))
-		}
-	}
-	b.Copy(schedule.RecvBuf(displs[p.Root], counts[p.Root]), p.ownBlock())
-	b.EndRound()
+	l := rtRootBlocks(p)
+	blk := func(q int) schedule.Region { return allgatherBlk(&l, q) }
+	flatTree(b, p, true, schedule.SendBuf(0, rtBlockLen(p, p.Rank)), blk, func() { b.Copy(blk(p.Root), p.ownBlock()) })
 }
 
 func gatherLinearCost(p *Params) Cost {

@@ -4,16 +4,13 @@ import "github.com/scoll/scoll/schedule"
 
 // reduce: reduce-scatter stages, then a gather of the positions.
 func (c *composite) reduce(b *schedule.Builder, p *Params) {
-	in := p.input()
-	if p.Size == 1 {
-		b.Copy(schedule.RecvBuf(0, p.Count), in)
-		b.EndRound()
+	acc, in, done := vectorSetup(b, p)
+	if done {
 		return
 	}
 	l := redscatSplit(p.Count, p.Size)
 	ps, q0, rd, bk, x := c.plan(p, &l)
 	r := p.Rank
-	acc := schedule.RecvBuf(0, p.Count)
 	if r != p.Root {
 		acc = b.Alloc(p.Count)
 	}

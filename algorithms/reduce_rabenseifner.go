@@ -122,19 +122,7 @@ func reduceRabenseifner(b *schedule.Builder, p *Params) {
 	}
 }
 
-func reduceRabenseifnerCost(p *Params) Cost {
-	pof2 := floorPow2(p.Size)
-	lg := float64(ceilLog2(pof2))
-	nb := p.bytes(p.Count)
-	f := float64(pof2-1) / float64(pof2)
-	c := Cost{Alpha: 2 * lg, Beta: 2 * f * nb, Gamma: f * nb}
-	if rem := p.Size - pof2; rem > 0 {
-		c.Alpha++
-		c.Beta += nb
-		c.Gamma += nb
-	}
-	return c
-}
+func reduceRabenseifnerCost(p *Params) Cost { return halvingCost(p, 1) }
 
 func init() {
 	register(Info{Name: Rabenseifner, Build: reduceRabenseifner, Cost: reduceRabenseifnerCost,

@@ -47,6 +47,19 @@ func redscatSetup(b *schedule.Builder, p *Params) (l redscatLayout, in, out sche
 	return l, in, out, false
 }
 
+// vectorSetup returns the receive buffer and the input of a call whose
+// result is the whole vector (allreduce; reduce, on its root); with one rank
+// it copies the input into the receive buffer and reports done.
+func vectorSetup(b *schedule.Builder, p *Params) (buf, in schedule.Region, done bool) {
+	buf, in = schedule.RecvBuf(0, p.Count), p.input()
+	if p.Size == 1 {
+		b.Copy(buf, in)
+		b.EndRound()
+		return buf, in, true
+	}
+	return buf, in, false
+}
+
 // redscatLayout is the cut of a vector (or gathered buffer) into P blocks.
 // Uniform cuts are kept in closed form, so that building one rank's schedule
 // of a logarithmic algorithm takes O(log P) memory, not O(P): the verifier

@@ -20,50 +20,29 @@ import "github.com/scoll/scoll/schedule"
 // 2α + (N + n)·β + N·γ for the fold.
 // Source: Thakur, Rabenseifner, Gropp 2005; Heath–Solomonik 2019 sec. 5.
 func redscatHalvingAlg(b *schedule.Builder, p *Params) {
-	l := redscatBlocks(p)
-	N, P, r := l.displ(p.Size), p.Size, p.Rank
-	in, out := p.input(), redscatOut(p, &l)
-	if P == 1 {
-		b.Copy(out, in.Sub(0, l.count(0)))
-		b.EndRound()
+	l, in, out, done := redscatSetup(b, p)
+	if done {
 		return
 	}
-	pof2 := floorPow2(P)
-	rem := P - pof2
-	tmp := &redscatTemp{b: b}
-	// Participant i stands for ranks 2i, 2i+1 when i < rem, else for i+rem.
-	first := func(i int) int {
-		if i < rem {
-			return 2 * i
-		}
-		return i + rem
+	N, r := l.displ(p.Size), p.Rank
+	a := newHalving(b, p.Size, r, in, out)
+	if a == nil {
+		return
 	}
-	a := &redscatHalvingArgs{
-		pof2: pof2, tmp: tmp, cur: in,
-		real: func(i int) int {
-			if i < rem {
-				return 2*i + 1
-			}
-			return i + rem
-		},
-		bound: func(i int) int {
-			if i == pof2 {
-				return N
-			}
-			return l.displ(first(i))
-		},
+	// Logical block i is the blocks of the ranks participant i stands for.
+	a.bound = func(i int) int {
+		switch {
+		case i == a.pof2:
+			return N
+		case i < a.rem:
+			return l.displ(2 * i)
+		}
+		return l.displ(i + a.rem)
 	}
 	if p.InPlaceAt(r) {
 		a.acc, a.hasAcc = in, true
 	}
-	switch {
-	case r < 2*rem && r%2 == 0:
-		b.Send(r+1, in)
-		b.EndRound()
-		b.Recv(r+1, out)
-		b.EndRound()
-		return
-	case r < 2*rem:
+	if r < 2*a.rem {
 		// The even partner's vector is the left operand.
 		if a.hasAcc {
 			b.RecvReduce(r-1, in, in, false)
@@ -73,13 +52,11 @@ func redscatHalvingAlg(b *schedule.Builder, p *Params) {
 			a.cur = a.acc
 		}
 		b.EndRound()
-		a.nr = r / 2
-	default:
-		a.nr = r - rem
+	} else {
 		a.out, a.hasOut = out, true
 	}
 	_, res := redscatHalving(b, a)
-	if a.nr < rem {
+	if a.nr < a.rem {
 		// res holds blocks r−1 and r.
 		b.Send(r-1, res.Sub(0, l.count(r-1)))
 		b.Copy(out, res.Sub(l.count(r-1), l.count(r)))
@@ -104,6 +81,25 @@ func redscatHalvingCost(p *Params) Cost {
 	return c
 }
 
+// halvingCost is the cost of a recursive halving of the whole vector over the
+// P' = floorPow2(P) participants of p and of its mirror (the allgather or
+// gather that undoes it): 2 lg P'·α + 2((P'−1)/P')·nβ + ((P'−1)/P')·nγ, plus,
+// when P ≠ P', the fold's foldMsgs messages of the vector and one reduction
+// of it.
+func halvingCost(p *Params, foldMsgs float64) Cost {
+	pof2 := floorPow2(p.Size)
+	lg := float64(ceilLog2(pof2))
+	n := p.bytes(p.Count)
+	f := float64(pof2-1) / float64(pof2)
+	c := Cost{Alpha: 2 * lg, Beta: 2 * f * n, Gamma: f * n}
+	if p.Size != pof2 {
+		c.Alpha += foldMsgs
+		c.Beta += foldMsgs * n
+		c.Gamma += n
+	}
+	return c
+}
+
 // redscatHalvingArgs describes one rank's recursive vector halving among pof2
 // participants, the reduce-scatter half of Rabenseifner's allreduce and the
 // recursive-halving reduce-scatter.
@@ -113,10 +109,9 @@ func redscatHalvingCost(p *Params) Cost {
 // participant keeps one half of the range it holds and sends the other half
 // to its partner, so after lg pof2 steps it holds one logical block.
 type redscatHalvingArgs struct {
-	// nr is this rank's number among the participants, pof2 their number.
-	nr, pof2 int
-	// real maps a participant number to its rank.
-	real func(nr int) int
+	// nr is this rank's number among the participants, pof2 their number;
+	// rem = P − pof2 pairs of ranks are folded (see newHalving).
+	nr, pof2, rem int
 	// bound gives the offset of logical block i, for i in [0, pof2].
 	bound func(i int) int
 	// cur holds this rank's current vector (its input, or the result of
@@ -137,7 +132,38 @@ type redscatHalvingArgs struct {
 	// bit-reverse(nr). Distance halving (partners at pof2/2, …, 1) ends with
 	// logical block nr but combines out of rank order.
 	doubling bool
-	tmp      *redscatTemp
+}
+
+// newHalving starts rank r's recursive halving among the pof2 = floorPow2(P)
+// participants of P ranks: ranks 2i and 2i+1 (i < rem = P − pof2) fold into
+// participant i, which the odd rank stands for, and rank r ≥ 2·rem is
+// participant r − rem. An even rank of a pair sends its vector in to its
+// partner, receives its result into res and gets nil; the odd rank still has
+// to combine its partner's vector (cur is in until it does).
+func newHalving(b *schedule.Builder, P, r int, in, res schedule.Region) *redscatHalvingArgs {
+	pof2 := floorPow2(P)
+	a := &redscatHalvingArgs{pof2: pof2, rem: P - pof2, cur: in}
+	switch {
+	case r < 2*a.rem && r%2 == 0:
+		b.Send(r+1, in)
+		b.EndRound()
+		b.Recv(r+1, res)
+		b.EndRound()
+		return nil
+	case r < 2*a.rem:
+		a.nr = r / 2
+	default:
+		a.nr = r - a.rem
+	}
+	return a
+}
+
+// rank returns the rank that stands for participant i.
+func (a *redscatHalvingArgs) rank(i int) int {
+	if i < a.rem {
+		return 2*i + 1
+	}
+	return i + a.rem
 }
 
 // redscatHalvingStep records one step for the allgather that mirrors it.
@@ -165,7 +191,7 @@ func redscatHalving(b *schedule.Builder, a *redscatHalvingArgs) ([]redscatHalvin
 			m = 1 << s
 		}
 		pnr := a.nr ^ m
-		peer := a.real(pnr)
+		peer := a.rank(pnr)
 		half := (hi - lo) / 2
 		klo, khi, slo, shi := lo, lo+half, lo+half, hi
 		if a.nr&m != 0 {

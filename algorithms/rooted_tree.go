@@ -111,6 +111,42 @@ func rtBlockLen(p *Params, r int) int {
 	return p.Count
 }
 
+// flatTree emits the one round of a flat tree at p.Root (the linear bcast,
+// gather and scatter): a rank other than the root posts leaf with the root,
+// which posts block(q) with every other rank q and then adds its local
+// operations (self, if not nil). Messages go to the root when up, else from
+// it.
+func flatTree(b *schedule.Builder, p *Params, up bool, leaf schedule.Region, block func(q int) schedule.Region, self func()) {
+	leafOp, rootOp := b.Recv, b.Send
+	if up {
+		leafOp, rootOp = b.Send, b.Recv
+	}
+	if p.Rank != p.Root {
+		leafOp(p.Root, leaf)
+	} else {
+		for q := range p.Size {
+			if q != p.Root {
+				rootOp(q, block(q))
+			}
+		}
+		if self != nil {
+			self()
+		}
+	}
+	b.EndRound()
+}
+
+// rtRootBlocks returns the blocks of a gather's or scatter's root buffer, in
+// rank order (Gatherv, Scatterv: Counts at their displacements). Only the
+// root needs them: other ranks get none and skip the v-variants' O(P)
+// displacements.
+func rtRootBlocks(p *Params) redscatLayout {
+	if p.Rank != p.Root {
+		return redscatLayout{}
+	}
+	return allgatherLayout(p)
+}
+
 // rtLine is a k-nomial tree laid on a line of m positions: position i is rank
 // mod(base+dir·i, p) and position 0 is the tree's root. The subtree of
 // position i > 0 is [i, i+k^l) ∩ [0, m), where l is the place of i's lowest

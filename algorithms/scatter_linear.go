@@ -10,21 +10,13 @@ import "github.com/scoll/scoll/schedule"
 // Cost: (P−1)α + (N − n_root)β.
 // Source: Hoefler–Moor 2014 sec. 3.1.1 (flat tree).
 func scatterLinear(b *schedule.Builder, p *Params) {
-	if p.Rank != p.Root {
-		b.Recv(p.Root, schedule.RecvBuf(0, rtBlockLen(p, p.Rank)))
-		b.EndRound()
-		return
-	}
-	counts, displs := p.gatherBlocks()
-	for q := range p.Size {
-		if q != p.Root {
-			b.Send(q, schedule.SendBuf(displs[q], counts[q]))
+	l := rtRootBlocks(p)
+	blk := func(q int) schedule.Region { return schedule.SendBuf(l.displ(q), l.count(q)) }
+	flatTree(b, p, false, schedule.RecvBuf(0, rtBlockLen(p, p.Rank)), blk, func() {
+		if !p.InPlaceAt(p.Rank) {
+			b.Copy(schedule.RecvBuf(0, l.count(p.Root)), blk(p.Root))
 		}
-	}
-	if !p.InPlaceAt(p.Rank) {
-		b.Copy(schedule.RecvBuf(0, counts[p.Root]), schedule.SendBuf(displs[p.Root], counts[p.Root]))
-	}
-	b.EndRound()
+	})
 }
 
 func init() {
