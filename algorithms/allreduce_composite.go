@@ -9,15 +9,9 @@ func (c *composite) allreduce(b *schedule.Builder, p *Params) {
 	if done {
 		return
 	}
-	l := redscatSplit(p.Count, p.Size)
-	_, _, rd, bk, x := c.plan(p, &l)
-	if rd != nil {
-		rdReduceScatterStages(b, rd, p.Rank, in, out)
-		rdAllgatherStages(b, rd, p.Rank, out, nil, nil, -1)
-		return
-	}
-	bucketReduceScatterStages(b, bk, p.Rank, x, in, out)
-	bucketAllgatherStages(b, bk, p.Rank, x, out)
+	sc := c.scheme(p)
+	sc.reduceScatter(b, p.Rank, in, out)
+	sc.allgather(b, p.Rank, out, -1)
 }
 
 func init() {

@@ -7,15 +7,11 @@ func (c *composite) bcast(b *schedule.Builder, p *Params) {
 	if p.Size == 1 {
 		return
 	}
-	l := redscatSplit(p.Count, p.Size)
 	buf := bcastBuf(p)
-	ps, q0, rd, bk, x := c.plan(p, &l)
-	ps.treeScatter(b, p.Rank, p.Root, q0, c.mine(rd, bk), buf)
-	if rd != nil {
-		rdAllgatherStages(b, rd, p.Rank, buf, nil, nil, p.Root)
-		return
-	}
-	bucketAllgatherStages(b, bk, p.Rank, x, buf)
+	sc := c.scheme(p)
+	ps := sc.positions()
+	ps.treeScatter(b, p.Rank, p.Root, ps.origin(p.Root), buf)
+	sc.allgather(b, p.Rank, buf, p.Root)
 }
 
 func init() {

@@ -142,81 +142,72 @@ func (x *sections) runs(base schedule.Region, s0, s1 int) []schedule.Region {
 	return out
 }
 
-// bucketAllgatherStages emits the buckets' rings for rank r, which holds
-// section bP + index_b(r) of every bucket b at its place in base.
-func bucketAllgatherStages(b *schedule.Builder, pl *bucketPlan, r int, x *sections, base schedule.Region) {
+// rounds returns the rounds of all phases.
+func (pl *bucketPlan) rounds() int {
+	n := 0
 	for t := range pl.dims {
-		bucketAllgatherPhase(b, pl, r, x, base, t)
+		n += pl.phaseRounds(t)
+	}
+	return n
+}
+
+// bucketMove is one bucket's part of a round of a phase: send the chunk of
+// section ids [send, send+w) to rank to and receive [recv, recv+w) from
+// rank from.
+type bucketMove struct {
+	bk, step          int
+	to, from          int
+	send, recv, width int
+}
+
+// phase walks rank r's rings of phase t: in every round each bucket whose
+// ring along its t-th dimension is still moving passes one chunk on, which
+// move posts. A rank first passes the chunk of its own coordinate (shift 0,
+// allgather) or the one before it (shift 1, reduce-scatter, so that it ends
+// with its own).
+func (pl *bucketPlan) phase(b *schedule.Builder, t, r, shift int, move func(bucketMove)) {
+	for step := range pl.phaseRounds(t) {
+		for bk := range pl.lanes {
+			c, m, next, prev, lo, w := pl.ring(bk, t, r)
+			if step >= m-1 {
+				continue
+			}
+			to, from, sc, rc := next, prev, mod(c-step-shift, m), mod(c-step-shift-1, m)
+			if pl.dirs[bk] < 0 {
+				to, from, sc, rc = prev, next, mod(c+step+shift, m), mod(c+step+shift+1, m)
+			}
+			off := bk*pl.P + lo
+			move(bucketMove{bk: bk, step: step, to: to, from: from, send: off + sc*w, recv: off + rc*w, width: w})
+		}
+		b.EndRound()
 	}
 }
 
-// bucketAllgatherPhase emits phase t: every bucket's ring along its t-th
+// allgatherPhase emits phase t: every bucket's ring along its t-th
 // dimension, passing the chunks gathered in the earlier phases.
-func bucketAllgatherPhase(b *schedule.Builder, pl *bucketPlan, r int, x *sections, base schedule.Region, t int) {
-	P := pl.P
-	for step := range pl.phaseRounds(t) {
-		for bk := range pl.lanes {
-			c, m, next, prev, lo, w := pl.ring(bk, t, r)
-			if step >= m-1 {
-				continue
-			}
-			to, from, sc, rc := next, prev, mod(c-step, m), mod(c-step-1, m)
-			if pl.dirs[bk] < 0 {
-				to, from, sc, rc = prev, next, mod(c+step, m), mod(c+step+1, m)
-			}
-			for _, reg := range x.runs(base, bk*P+lo+sc*w, bk*P+lo+(sc+1)*w) {
-				b.Send(to, reg)
-			}
-			for _, reg := range x.runs(base, bk*P+lo+rc*w, bk*P+lo+(rc+1)*w) {
-				b.Recv(from, reg)
-			}
-		}
-		b.EndRound()
-	}
+func (pl *bucketPlan) allgatherPhase(b *schedule.Builder, r int, x *sections, base schedule.Region, t int) {
+	pl.phase(b, t, r, 0, func(mv bucketMove) {
+		sendAll(b, mv.to, x.runs(base, mv.send, mv.send+mv.width))
+		recvAll(b, mv.from, x.runs(base, mv.recv, mv.recv+mv.width))
+	})
 }
 
-// bucketReduceScatterStages emits the buckets' ring reduce-scatters for rank
-// r on the vector in: it ends with the reduced section bP + index_b(r) of
-// every bucket b at its place in acc (which may be in).
-func bucketReduceScatterStages(b *schedule.Builder, pl *bucketPlan, r int, x *sections, in, acc schedule.Region) {
-	inAcc := make([]bool, pl.k()) // the bucket's partials have moved to acc
-	for t := pl.dims - 1; t >= 0; t-- {
-		bucketReduceScatterPhase(b, pl, r, x, in, acc, t, inAcc)
-	}
-}
-
-// bucketReduceScatterPhase emits phase t of the ring reduce-scatters;
-// inAcc[b] tells whether bucket b's partials are in acc already, and is set
-// when the phase moves them there.
-func bucketReduceScatterPhase(b *schedule.Builder, pl *bucketPlan, r int, x *sections, in, acc schedule.Region, t int, inAcc []bool) {
-	P := pl.P
-	for step := range pl.phaseRounds(t) {
-		for bk := range pl.lanes {
-			c, m, next, prev, lo, w := pl.ring(bk, t, r)
-			if step >= m-1 {
-				continue
-			}
-			to, from, sc, rc := next, prev, mod(c-step-1, m), mod(c-step-2, m)
-			if pl.dirs[bk] < 0 {
-				to, from, sc, rc = prev, next, mod(c+step+1, m), mod(c+step+2, m)
-			}
-			src := in
-			if inAcc[bk] || step > 0 {
-				src = acc
-			}
-			for _, reg := range x.runs(src, bk*P+lo+sc*w, bk*P+lo+(sc+1)*w) {
-				b.Send(to, reg)
-			}
-			src = in
-			if inAcc[bk] {
-				src = acc
-			}
-			for _, reg := range x.runs(acc, bk*P+lo+rc*w, bk*P+lo+(rc+1)*w) {
-				b.RecvReduce(from, reg, src.Sub(reg.Off-acc.Off, reg.Len), true)
-			}
+// reduceScatterPhase emits phase t of the ring reduce-scatters; inAcc[b]
+// tells whether bucket b's partials are in acc already, and is set when the
+// phase moves them there.
+func (pl *bucketPlan) reduceScatterPhase(b *schedule.Builder, r int, x *sections, in, acc schedule.Region, t int, inAcc []bool) {
+	pl.phase(b, t, r, 1, func(mv bucketMove) {
+		src := in
+		if inAcc[mv.bk] || mv.step > 0 {
+			src = acc
 		}
-		b.EndRound()
-	}
+		sendAll(b, mv.to, x.runs(src, mv.send, mv.send+mv.width))
+		src = in
+		if inAcc[mv.bk] {
+			src = acc
+		}
+		recvReduceAll(b, mv.from, x.runs(acc, mv.recv, mv.recv+mv.width), acc, src, true)
+	})
 	for bk := range pl.lanes {
 		if _, m, _, _, _, _ := pl.ring(bk, t, r); m > 1 {
 			inAcc[bk] = true
@@ -224,21 +215,57 @@ func bucketReduceScatterPhase(b *schedule.Builder, pl *bucketPlan, r int, x *sec
 	}
 }
 
-// familyBytes is the data of an allgather call, or of a reduce-scatter
-// when reducing.
-func familyBytes(p *Params, reduces bool) float64 {
-	if reduces {
-		return redscatBytes(p)
-	}
-	return allgatherBytes(p)
+// bucketScheme is the buckets of one call on the sections x; it is a
+// compositeScheme.
+type bucketScheme struct {
+	pl *bucketPlan
+	x  *sections
 }
 
-func bucketRounds(p *Params, ports int) (k, rounds float64) {
-	pl := newBucketPlan(p, ports)
-	for t := range pl.dims {
-		rounds += float64(pl.phaseRounds(t))
+// bucketLanes returns the scheme of ports buckets (1, 3 or 6, as
+// newBucketPlan) for a call and its blocks.
+func bucketLanes(ports int) func(*Params, redscatLayout) *bucketScheme {
+	return func(p *Params, l redscatLayout) *bucketScheme {
+		pl := newBucketPlan(p, ports)
+		return &bucketScheme{pl: pl, x: &sections{l: l, k: pl.k()}}
 	}
-	return float64(pl.k()), rounds
+}
+
+func (bs *bucketScheme) cut() *sections             { return bs.x }
+func (bs *bucketScheme) holder(s int) int           { return bs.pl.holder(s) }
+func (bs *bucketScheme) held(b, r int) (s0, s1 int) { return bs.pl.held(b, r) }
+func (bs *bucketScheme) rounds() int                { return bs.pl.k() * bs.pl.rounds() }
+
+// positions are the sections of the buckets, one space per bucket.
+func (bs *bucketScheme) positions() *positions {
+	pl := bs.pl
+	return &positions{
+		n: pl.P, spaces: pl.k(),
+		holder: func(s, q int) int { return pl.lanes[s].rank(q) },
+		runs: func(base schedule.Region, s, q0, q1 int) []schedule.Region {
+			return bs.x.runs(base, s*pl.P+q0, s*pl.P+q1)
+		},
+		mine: func(s, r int) (int, bool) { return pl.lanes[s].index(r), true },
+	}
+}
+
+// allgather emits the buckets' rings for rank r, which holds section
+// bP + index_b(r) of every bucket b at its place in base. No rank idles, so
+// there is none to skip.
+func (bs *bucketScheme) allgather(b *schedule.Builder, r int, base schedule.Region, _ int) {
+	for t := range bs.pl.dims {
+		bs.pl.allgatherPhase(b, r, bs.x, base, t)
+	}
+}
+
+// reduceScatter emits the buckets' ring reduce-scatters for rank r on the
+// vector in, along the dimensions in reverse order: it ends with the reduced
+// section bP + index_b(r) of every bucket b at its place in acc.
+func (bs *bucketScheme) reduceScatter(b *schedule.Builder, r int, in, acc schedule.Region) {
+	inAcc := make([]bool, bs.pl.k()) // the bucket's partials have moved to acc
+	for t := bs.pl.dims - 1; t >= 0; t-- {
+		bs.pl.reduceScatterPhase(b, r, bs.x, in, acc, t, inAcc)
+	}
 }
 
 // bucketCost is the single-port accounting of the bucket algorithms:
@@ -251,7 +278,8 @@ func bucketCost(ports int, reduces bool) func(*Params) Cost {
 			return Cost{Copy: N}
 		}
 		P := float64(p.Size)
-		k, rounds := bucketRounds(p, ports)
+		pl := newBucketPlan(p, ports)
+		k, rounds := float64(pl.k()), float64(pl.rounds())
 		c := Cost{Alpha: k * rounds, Beta: N * (P - 1) / P}
 		if reduces {
 			c.Gamma = c.Beta

@@ -15,34 +15,23 @@ import "github.com/scoll/scoll/schedule"
 // positions describes where the blocks are between the halves: spaces of n
 // positions each (one for recursive doubling, one per bucket), holder(s, q)
 // the rank holding position q of space s, runs(base, s, q0, q1) the regions
-// of base holding positions [q0, q1) of space s.
+// of base holding positions [q0, q1) of space s, and mine(s, r) the position
+// of space s rank r holds, if any (a rank another stands for holds none, but
+// gets the position of the one that stands for it).
 type positions struct {
 	n, spaces int
 	holder    func(s, q int) int
 	runs      func(base schedule.Region, s, q0, q1 int) []schedule.Region
+	mine      func(s, r int) (int, bool)
 }
 
-// rdPositions are the positions of recursive-doubling lanes (one space
-// each).
-func rdPositions(lanes []rdLane) *positions {
-	return &positions{
-		n: lanes[0].pl.V, spaces: len(lanes),
-		holder: func(s, q int) int { return lanes[s].pl.rank(lanes[s].pl.sigmaInv(q)) },
-		runs: func(base schedule.Region, s, q0, q1 int) []schedule.Region {
-			return lanes[s].runs(base, q0, q1)
-		},
+// origin returns the position of each space that rank root stands for.
+func (ps *positions) origin(root int) []int {
+	q0 := make([]int, ps.spaces)
+	for s := range q0 {
+		q0[s], _ = ps.mine(s, root)
 	}
-}
-
-// bucketPositions are the sections of the buckets of pl.
-func bucketPositions(pl *bucketPlan, x *sections) *positions {
-	return &positions{
-		n: pl.P, spaces: pl.k(),
-		holder: func(s, q int) int { return pl.lanes[s].rank(q) },
-		runs: func(base schedule.Region, s, q0, q1 int) []schedule.Region {
-			return x.runs(base, s*pl.P+q0, s*pl.P+q1)
-		},
-	}
+	return q0
 }
 
 // relRuns returns the regions of the positions [lo, hi) counted from q0
@@ -58,12 +47,12 @@ func (ps *positions) relRuns(base schedule.Region, s, q0, lo, hi int) []schedule
 // acts returns the positions of space s, counted from q0, whose part in a
 // tree rank r plays: the one it holds, and q0 itself for the root (which
 // stands in for q0's holder in the scatter).
-func (ps *positions) acts(s, r, root, q0 int, mine func(s, r int) (int, bool)) []int {
+func (ps *positions) acts(s, r, root, q0 int) []int {
 	var out []int
 	if r == root {
 		out = append(out, 0)
 	}
-	if q, ok := mine(s, r); ok && q != q0 {
+	if q, ok := ps.mine(s, r); ok && q != q0 {
 		out = append(out, (q-q0+ps.n)%ps.n)
 	}
 	return out
@@ -72,9 +61,8 @@ func (ps *positions) acts(s, r, root, q0 int, mine func(s, r int) (int, bool)) [
 // treeScatter sends the blocks from root to the holders of their positions
 // along binomial trees (all spaces at once). q0[s] is the position of space
 // s the root stands for; when the root does not hold it, it hands that
-// position's blocks to its holder last. mine(s, r) is the position of
-// space s rank r holds.
-func (ps *positions) treeScatter(b *schedule.Builder, r, root int, q0 []int, mine func(s, r int) (int, bool), buf schedule.Region) {
+// position's blocks to its holder last.
+func (ps *positions) treeScatter(b *schedule.Builder, r, root int, q0 []int, buf schedule.Region) {
 	actor := func(s, v int) int {
 		if v == 0 {
 			return root
@@ -87,16 +75,12 @@ func (ps *positions) treeScatter(b *schedule.Builder, r, root int, q0 []int, min
 	}
 	for m := top; m >= 1; m /= 2 {
 		for s := range ps.spaces {
-			for _, v := range ps.acts(s, r, root, q0[s], mine) {
+			for _, v := range ps.acts(s, r, root, q0[s]) {
 				switch {
 				case v%(2*m) == 0 && v+m < ps.n:
-					for _, reg := range ps.relRuns(buf, s, q0[s], v+m, min(v+2*m, ps.n)) {
-						b.Send(actor(s, v+m), reg)
-					}
+					sendAll(b, actor(s, v+m), ps.relRuns(buf, s, q0[s], v+m, min(v+2*m, ps.n)))
 				case v%(2*m) == m:
-					for _, reg := range ps.relRuns(buf, s, q0[s], v, min(v+m, ps.n)) {
-						b.Recv(actor(s, v-m), reg)
-					}
+					recvAll(b, actor(s, v-m), ps.relRuns(buf, s, q0[s], v, min(v+m, ps.n)))
 				}
 			}
 		}
@@ -104,38 +88,39 @@ func (ps *positions) treeScatter(b *schedule.Builder, r, root int, q0 []int, min
 	}
 	for s := range ps.spaces {
 		if h := ps.holder(s, q0[s]); h != root && (r == root || r == h) {
-			for _, reg := range ps.runs(buf, s, q0[s], q0[s]+1) {
-				if r == root {
-					b.Send(h, reg)
-				} else {
-					b.Recv(root, reg)
-				}
-			}
+			ps.handOver(b, r, root, h, ps.runs(buf, s, q0[s], q0[s]+1))
 		}
 	}
 	b.EndRound()
 }
 
+// handOver adds rank r's side (r is from or to) of moving the regions regs
+// from rank from to rank to.
+func (ps *positions) handOver(b *schedule.Builder, r, from, to int, regs []schedule.Region) {
+	switch r {
+	case from:
+		sendAll(b, to, regs)
+	case to:
+		recvAll(b, from, regs)
+	}
+}
+
 // treeGather collects the positions' blocks from their holders into acc of
 // the holders of q0[s] along binomial trees (the mirror of treeScatter,
 // without a stand-in).
-func (ps *positions) treeGather(b *schedule.Builder, r int, q0 []int, mine func(s, r int) (int, bool), acc schedule.Region) {
+func (ps *positions) treeGather(b *schedule.Builder, r int, q0 []int, acc schedule.Region) {
 	for m := 1; m < ps.n; m *= 2 {
 		for s := range ps.spaces {
-			q, ok := mine(s, r)
+			q, ok := ps.mine(s, r)
 			if !ok {
 				continue
 			}
 			v := (q - q0[s] + ps.n) % ps.n
 			switch {
 			case v%(2*m) == m:
-				for _, reg := range ps.relRuns(acc, s, q0[s], v, min(v+m, ps.n)) {
-					b.Send(ps.holder(s, (q0[s]+v-m)%ps.n), reg)
-				}
+				sendAll(b, ps.holder(s, (q0[s]+v-m)%ps.n), ps.relRuns(acc, s, q0[s], v, min(v+m, ps.n)))
 			case v%(2*m) == 0 && v+m < ps.n:
-				for _, reg := range ps.relRuns(acc, s, q0[s], v+m, min(v+2*m, ps.n)) {
-					b.Recv(ps.holder(s, (q0[s]+v+m)%ps.n), reg)
-				}
+				recvAll(b, ps.holder(s, (q0[s]+v+m)%ps.n), ps.relRuns(acc, s, q0[s], v+m, min(v+2*m, ps.n)))
 			}
 		}
 		b.EndRound()
@@ -146,8 +131,8 @@ func (ps *positions) treeGather(b *schedule.Builder, r int, q0 []int, mine func(
 // the names of its allreduce (the family's name), bcast and reduce.
 type composite struct {
 	name, bcastName, reduceName string
-	rd                          func(*Params, redscatLayout) []rdLane // recursive doubling in these lanes, or
-	ports                       int                                   // buckets
+	rd                          func(*Params, redscatLayout) rdLanes // recursive doubling in these lanes, or
+	ports                       int                                  // buckets
 }
 
 var composites = []composite{
@@ -160,38 +145,16 @@ var composites = []composite{
 	{name: Bucket6, bcastName: ScatterBucket6, reduceName: Bucket6Gather, ports: 6},
 }
 
-// plan returns the positions of the family for p over blocks l and the
-// position of each space that rank root stands for.
-func (c *composite) plan(p *Params, l *redscatLayout) (ps *positions, q0 []int, rd []rdLane, bk *bucketPlan, x *sections) {
+// scheme returns the family laid out for p, the vector cut into P blocks.
+func (c *composite) scheme(p *Params) compositeScheme {
+	l := redscatSplit(p.Count, p.Size)
 	if c.rd != nil {
-		rd = c.rd(p, *l)
-		for i := range rd {
-			u, _ := rd[i].pl.part(p.Root)
-			q0 = append(q0, rd[i].pl.sigma(u))
-		}
-		return rdPositions(rd), q0, rd, nil, nil
+		return c.rd(p, l)
 	}
-	bk = newBucketPlan(p, c.ports)
-	x = &sections{l: *l, k: bk.k()}
-	ps = bucketPositions(bk, x)
-	for _, g := range bk.lanes {
-		q0 = append(q0, g.index(p.Root))
-	}
-	return ps, q0, nil, bk, x
+	return bucketLanes(c.ports)(p, l)
 }
 
-// mine returns the position of space s rank r holds between the halves.
-func (c *composite) mine(rd []rdLane, bk *bucketPlan) func(s, r int) (int, bool) {
-	if rd != nil {
-		return func(s, r int) (int, bool) {
-			u, owner := rd[s].pl.part(r)
-			return rd[s].pl.sigma(u), owner
-		}
-	}
-	return func(s, r int) (int, bool) { return bk.lanes[s].index(r), true }
-}
-
-// compositeCost adds the halves' costs: 2 of the family's stage counts (no
+// cost adds the halves' costs: 2 of the family's stage counts (no
 // exchanges) for allreduce; the scatter or gather trees cost ⌈lg n⌉·α per
 // space and (n−1)/n of the vector.
 func (c *composite) cost(coll schedule.Collective) func(*Params) Cost {
@@ -201,21 +164,9 @@ func (c *composite) cost(coll schedule.Collective) func(*Params) Cost {
 			return Cost{Copy: N}
 		}
 		P := float64(p.Size)
-		var stages, spaces, n float64
-		if c.rd != nil {
-			lanes := c.rd(p, redscatSplit(p.Count, p.Size))
-			pl := lanes[0].pl
-			stages, spaces, n = float64(len(pl.S)), float64(len(lanes)), float64(pl.V)
-			if pl.rem > 0 {
-				stages++
-			}
-			stages *= spaces
-		} else {
-			var k float64
-			k, stages = bucketRounds(p, c.ports)
-			stages *= k
-			spaces, n = k, P
-		}
+		sc := c.scheme(p)
+		ps := sc.positions()
+		stages, spaces, n := float64(sc.rounds()), float64(ps.spaces), float64(ps.n)
 		half := Cost{Alpha: stages, Beta: N * (P - 1) / P}
 		tree := Cost{Alpha: spaces * float64(ceilLog2(int(n))), Beta: N * (n - 1) / n}
 		switch coll {

@@ -1,5 +1,7 @@
 package algorithms
 
+import "github.com/scoll/scoll/schedule"
+
 // Recursive doubling along Hamiltonian paths (Sack 2011 sec. 3.4.3) and the
 // triple-recursive-doubling / sextuple-ring hybrid (sec. 3.6.1).
 //
@@ -47,11 +49,11 @@ func pathCount(machine []int) int {
 
 // pathLanes are rd-paths' lanes over blocks l: lane b runs distance halving
 // over the ranks ordered along cycle b of the torus decomposition.
-func pathLanes(p *Params, l redscatLayout) []rdLane {
+func pathLanes(p *Params, l redscatLayout) rdLanes {
 	machine, nodes := p.placement()
 	k := pathCount(machine)
 	x := &sections{l: l, k: k}
-	lanes := make([]rdLane, k)
+	lanes := make(rdLanes, k)
 	for bk := range k {
 		line, at := pathLine(1+bk, machine, nodes, p.Size)
 		lanes[bk] = rdLane{pl: newRDPlan(p.Size, nil).onLine(line, at), x: x, off: bk * p.Size}
@@ -62,7 +64,7 @@ func pathLanes(p *Params, l redscatLayout) []rdLane {
 // lanesCost is the single-port accounting of k lanes of recursive doubling
 // over V participants: k·(lg V + 1 (+1 when folding))·α and the data of
 // the exchange, the stages and the fold, plus the reduction when reducing.
-func lanesCost(lanesOf func(*Params, redscatLayout) []rdLane, reduces bool) func(*Params) Cost {
+func lanesCost(lanesOf func(*Params, redscatLayout) rdLanes, reduces bool) func(*Params) Cost {
 	return func(p *Params) Cost {
 		N := familyBytes(p, reduces)
 		if p.Size <= 1 {
@@ -115,9 +117,9 @@ func newHybridPlan(p *Params) *hybridPlan {
 
 // lanes returns rank r's recursive-doubling lanes: lane b over the sections
 // of r's sub-grid in bucket b.
-func (h *hybridPlan) lanes(r int, x *sections) []rdLane {
+func (h *hybridPlan) lanes(r int, x *sections) rdLanes {
 	P := h.bk.P
-	out := make([]rdLane, len(h.sub))
+	out := make(rdLanes, len(h.sub))
 	for bk, g := range h.bk.lanes {
 		M := h.M[bk]
 		hi := g.index(r) / M
@@ -137,10 +139,42 @@ func (h *hybridPlan) holder(s int) int {
 	return h.bk.lanes[bk].rank(q/M*M + h.sub[bk].holder(q%M))
 }
 
-// setup returns the sections over blocks l and rank r's lanes.
-func (h *hybridPlan) setup(l redscatLayout, r int) (*sections, []rdLane) {
+// hybridScheme is the hybrid laid out for one rank: the plan, the sections
+// of the blocks and the rank's recursive-doubling lanes.
+type hybridScheme struct {
+	h     *hybridPlan
+	x     *sections
+	lanes rdLanes
+}
+
+// hybridLanes returns rank p.Rank's hybrid over blocks l.
+func hybridLanes(p *Params, l redscatLayout) *hybridScheme {
+	h := newHybridPlan(p)
 	x := &sections{l: l, k: h.bk.k()}
-	return x, h.lanes(r, x)
+	return &hybridScheme{h: h, x: x, lanes: h.lanes(p.Rank, x)}
+}
+
+func (hs *hybridScheme) cut() *sections             { return hs.x }
+func (hs *hybridScheme) holder(s int) int           { return hs.h.holder(s) }
+func (hs *hybridScheme) held(b, r int) (s0, s1 int) { return hs.lanes.held(b, r) }
+
+// allgather emits the recursive doubling over each bucket's sub-grid, then
+// the buckets' rings along the last dimension.
+func (hs *hybridScheme) allgather(b *schedule.Builder, r int, base schedule.Region, skip int) {
+	hs.lanes.allgather(b, r, base, skip)
+	hs.h.bk.allgatherPhase(b, r, hs.x, base, hs.h.bk.dims-1)
+}
+
+// reduceScatter emits the buckets' rings along the last dimension, then the
+// recursive halving over each bucket's sub-grid.
+func (hs *hybridScheme) reduceScatter(b *schedule.Builder, r int, in, acc schedule.Region) {
+	inAcc := make([]bool, hs.h.bk.k())
+	hs.h.bk.reduceScatterPhase(b, r, hs.x, in, acc, hs.h.bk.dims-1, inAcc)
+	src := acc
+	if !inAcc[0] {
+		src = in
+	}
+	hs.lanes.reduceScatter(b, r, src, acc)
 }
 
 // hybridCost is the single-port accounting: the lanes' exchange, stages and

@@ -8,31 +8,20 @@ func (c *composite) reduce(b *schedule.Builder, p *Params) {
 	if done {
 		return
 	}
-	l := redscatSplit(p.Count, p.Size)
-	ps, q0, rd, bk, x := c.plan(p, &l)
+	sc := c.scheme(p)
 	r := p.Rank
 	if r != p.Root {
 		acc = b.Alloc(p.Count)
 	}
-	if rd != nil {
-		rdReduceScatterStages(b, rd, r, in, acc)
-	} else {
-		bucketReduceScatterStages(b, bk, r, x, in, acc)
-	}
-	ps.treeGather(b, r, q0, c.mine(rd, bk), acc)
+	sc.reduceScatter(b, r, in, acc)
+	ps := sc.positions()
+	q0 := ps.origin(p.Root)
+	ps.treeGather(b, r, q0, acc)
 	// With recursive doubling the root may be a rank another stands for:
 	// the holder of its position hands it the space's result.
 	for s := range ps.spaces {
-		if h := ps.holder(s, q0[s]); h != p.Root {
-			if r == h || r == p.Root {
-				for _, reg := range ps.runs(acc, s, 0, ps.n) {
-					if r == h {
-						b.Send(p.Root, reg)
-					} else {
-						b.Recv(h, reg)
-					}
-				}
-			}
+		if h := ps.holder(s, q0[s]); h != p.Root && (r == h || r == p.Root) {
+			ps.handOver(b, r, h, p.Root, ps.runs(acc, s, 0, ps.n))
 		}
 	}
 	b.EndRound()

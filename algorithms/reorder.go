@@ -149,29 +149,6 @@ func (pl *rdPlan) held(r int) (i0, i1 int) {
 	return pl.first(q), pl.first(q + 1)
 }
 
-// rdLane is one recursive doubling over sections [off, off+P) of a
-// sections layout; several lanes run at once on disjoint sections.
-type rdLane struct {
-	pl  *rdPlan
-	x   *sections
-	off int
-}
-
-// blockLane is recursive doubling over whole blocks (one section each).
-func blockLane(pl *rdPlan, l redscatLayout) []rdLane {
-	return []rdLane{{pl: pl, x: &sections{l: l, k: 1}}}
-}
-
-// singleLane adapts a one-lane plan.
-func singleLane(plan func(*Params) *rdPlan) func(*Params, redscatLayout) []rdLane {
-	return func(p *Params, l redscatLayout) []rdLane { return blockLane(plan(p), l) }
-}
-
-// runs returns the regions of base holding positions [q0, q1).
-func (ln *rdLane) runs(base schedule.Region, q0, q1 int) []schedule.Region {
-	return ln.x.runs(base, ln.off+ln.pl.first(q0), ln.off+ln.pl.first(q1))
-}
-
 // exchange reports whether the plan needs the reordering exchange stage.
 func (pl *rdPlan) exchange() bool {
 	if pl.rem > 0 || pl.rankAt != nil {
@@ -185,187 +162,210 @@ func (pl *rdPlan) exchange() bool {
 	return false
 }
 
-// rdHolder and rdHeld describe where the sections of lanes start the
-// allgather, for laneExchange.
-func rdHolder(lanes []rdLane) func(s int) int {
-	return func(s int) int {
-		ln := &lanes[s/lanes[0].pl.P]
-		return ln.pl.holder(s - ln.off)
+// rdLane is one recursive doubling over sections [off, off+P) of a
+// sections layout; several lanes run at once on disjoint sections.
+type rdLane struct {
+	pl  *rdPlan
+	x   *sections
+	off int
+}
+
+// runs returns the regions of base holding positions [q0, q1).
+func (ln *rdLane) runs(base schedule.Region, q0, q1 int) []schedule.Region {
+	return ln.x.runs(base, ln.off+ln.pl.first(q0), ln.off+ln.pl.first(q1))
+}
+
+// all returns the regions of base holding the lane's whole result.
+func (ln *rdLane) all(base schedule.Region) []schedule.Region { return ln.runs(base, 0, ln.pl.V) }
+
+// rdLanes are recursive doublings that run at once on the sections of one
+// layout: one lane over whole blocks (blockLane), rd-paths' lanes, or a
+// hybrid rank's sub-grid lanes. They are a compositeScheme.
+type rdLanes []rdLane
+
+// blockLane is recursive doubling over whole blocks (one section each).
+func blockLane(pl *rdPlan, l redscatLayout) rdLanes {
+	return rdLanes{{pl: pl, x: &sections{l: l, k: 1}}}
+}
+
+// singleLane adapts a one-lane plan.
+func singleLane(plan func(*Params) *rdPlan) func(*Params, redscatLayout) rdLanes {
+	return func(p *Params, l redscatLayout) rdLanes { return blockLane(plan(p), l) }
+}
+
+func (ls rdLanes) cut() *sections { return ls[0].x }
+
+func (ls rdLanes) holder(s int) int {
+	ln := &ls[s/ls[0].pl.P]
+	return ln.pl.holder(s - ln.off)
+}
+
+func (ls rdLanes) held(b, r int) (s0, s1 int) {
+	ln := &ls[b]
+	i0, i1 := ln.pl.held(r)
+	return ln.off + i0, ln.off + i1
+}
+
+// exchange reports whether the lanes need the reordering exchange.
+func (ls rdLanes) exchange() bool { return len(ls) > 1 || ls[0].pl.exchange() }
+
+// stages returns the number of stages of the longest lane.
+func (ls rdLanes) stages() int {
+	n := 0
+	for i := range ls {
+		n = max(n, len(ls[i].pl.S))
+	}
+	return n
+}
+
+func (ls rdLanes) rounds() int {
+	pl := ls[0].pl
+	n := len(pl.S)
+	if pl.rem > 0 {
+		n++
+	}
+	return n * len(ls)
+}
+
+// positions are the lanes' positions, one space per lane.
+func (ls rdLanes) positions() *positions {
+	return &positions{
+		n: ls[0].pl.V, spaces: len(ls),
+		holder: func(s, q int) int { return ls[s].pl.rank(ls[s].pl.sigmaInv(q)) },
+		runs:   func(base schedule.Region, s, q0, q1 int) []schedule.Region { return ls[s].runs(base, q0, q1) },
+		mine: func(s, r int) (int, bool) {
+			u, owner := ls[s].pl.part(r)
+			return ls[s].pl.sigma(u), owner
+		},
 	}
 }
 
-func rdHeld(lanes []rdLane) func(b, r int) (s0, s1 int) {
-	return func(b, r int) (int, int) {
-		ln := &lanes[b]
-		i0, i1 := ln.pl.held(r)
-		return ln.off + i0, ln.off + i1
-	}
-}
-
-// laneExchange is the reordering exchange before an allgather over k·P
-// sections in k lanes (k sections per block): section s = k·r + j of rank
-// r's block own goes to holder(s), which stores it at its place in base;
-// held(b, r) is the range of section ids of lane b that rank r starts with.
-func laneExchange(b *schedule.Builder, x *sections, r int, own, base schedule.Region, holder func(s int) int, held func(b, r int) (s0, s1 int)) {
-	k := x.k
-	c := x.l.count(r)
-	var copies [][2]schedule.Region
-	for j := range k {
-		s := k*r + j
-		sec := own.Sub(secOff(c, k, j), secLen(c, k, j))
-		if h := holder(s); h != r {
-			b.Send(h, sec)
-		} else {
-			copies = append(copies, [2]schedule.Region{x.region(base, s), sec})
-		}
-	}
-	for bk := range k {
-		s0, s1 := held(bk, r)
-		for s := s0; s < s1; s++ {
-			if i := s / k; i != r {
-				b.Recv(i, x.region(base, s))
-			}
-		}
-	}
-	for _, cp := range copies {
-		b.Copy(cp[0], cp[1])
-	}
-	b.EndRound()
-}
-
-// laneReturn is laneExchange's mirror after a reduce-scatter: the sections
-// rank r ends with in acc go to their owners, and r receives the sections
-// of its block into out.
-func laneReturn(b *schedule.Builder, x *sections, r int, acc, out schedule.Region, holder func(s int) int, held func(b, r int) (s0, s1 int)) {
-	k := x.k
-	for bk := range k {
-		s0, s1 := held(bk, r)
-		for s := s0; s < s1; s++ {
-			if i := s / k; i != r {
-				b.Send(i, x.region(acc, s))
-			}
-		}
-	}
-	var copies [][2]schedule.Region
-	c := x.l.count(r)
-	for j := range k {
-		s := k*r + j
-		dst := out.Sub(secOff(c, k, j), secLen(c, k, j))
-		if h := holder(s); h != r {
-			b.Recv(h, dst)
-		} else {
-			copies = append(copies, [2]schedule.Region{dst, x.region(acc, s)})
-		}
-	}
-	for _, cp := range copies {
-		b.Copy(cp[0], cp[1])
-	}
-	b.EndRound()
-}
-
-// rdAllgatherStages emits the allgather stages of lanes for rank r, which
-// starts with the sections rdHeld gives at their places in base, then
-// sends each lane's result to the rank its participant stands for. When
-// first is set (one lane, no exchange), stage 0 sends first instead and
-// copies it to firstCopy. A partner equal to skip already has the result
-// and is left out.
-func rdAllgatherStages(b *schedule.Builder, lanes []rdLane, r int, base schedule.Region, first, firstCopy *schedule.Region, skip int) {
-	stages := 0
-	for i := range lanes {
-		stages = max(stages, len(lanes[i].pl.S))
-	}
-	for s := range stages {
-		for i := range lanes {
-			ln := &lanes[i]
-			pl := ln.pl
-			u, owner := pl.part(r)
-			if !owner || s >= len(pl.S) {
-				continue
-			}
-			peer := pl.rank(u ^ 1<<pl.S[s])
-			a := pl.sigma(u) &^ (1<<s - 1)
-			pa := a ^ 1<<s
-			if first != nil && s == 0 {
-				b.Send(peer, *first)
-			} else {
-				for _, reg := range ln.runs(base, a, a+1<<s) {
-					b.Send(peer, reg)
-				}
-			}
-			for _, reg := range ln.runs(base, pa, pa+1<<s) {
-				b.Recv(peer, reg)
-			}
-			if first != nil && s == 0 {
-				b.Copy(*firstCopy, *first)
-			}
-		}
-		b.EndRound()
-	}
-	for i := range lanes {
-		ln := &lanes[i]
-		pl := ln.pl
+// stage calls f for every lane in which rank r takes part in stage s, with
+// the rank of its partner, whether the partner's participant is the higher
+// one, and the first positions of the runs of 2^s positions that r and the
+// partner hold before the allgather's stage s (what the reduce-scatter's
+// stage s keeps and gives away).
+func (ls rdLanes) stage(r, s int, f func(i, peer int, higher bool, mine, theirs int)) {
+	for i := range ls {
+		pl := ls[i].pl
 		u, owner := pl.part(r)
-		switch {
-		case !owner && r != skip:
-			for _, reg := range ln.runs(base, 0, pl.V) {
-				b.Recv(pl.rank(u), reg)
-			}
-		case owner && u < pl.rem && pl.idle(u) != skip:
-			for _, reg := range ln.runs(base, 0, pl.V) {
-				b.Send(pl.idle(u), reg)
-			}
+		if !owner || s >= len(pl.S) {
+			continue
 		}
+		v := u ^ 1<<pl.S[s]
+		a := pl.sigma(u) &^ (1<<s - 1)
+		f(i, pl.rank(v), v > u, a, a^1<<s)
 	}
-	b.EndRound()
 }
 
-// rdReduceScatterStages emits the fold and the reduce-scatter stages of
-// lanes for rank r on the vector in: a rank a participant stands for sends
-// the lane's part of its vector; a participant ends with the reduced
-// sections rdHeld gives at their offsets in acc (which may be in).
-func rdReduceScatterStages(b *schedule.Builder, lanes []rdLane, r int, in, acc schedule.Region) {
-	src := make([]schedule.Region, len(lanes)) // where each lane's partials are
-	stages := 0
-	for i := range lanes {
-		ln := &lanes[i]
-		pl := ln.pl
-		stages = max(stages, len(pl.S))
-		src[i] = in
-		u, owner := pl.part(r)
-		switch {
+// fold calls f for every lane in which rank r has a partner in the fold of
+// the extra ranks: the rank that stands for r (stands false), or the other
+// rank r stands for (stands true).
+func (ls rdLanes) fold(r int, f func(i, peer int, stands bool)) {
+	for i := range ls {
+		pl := ls[i].pl
+		switch u, owner := pl.part(r); {
 		case !owner:
-			for _, reg := range ln.runs(in, 0, pl.V) {
-				b.Send(pl.rank(u), reg)
-			}
+			f(i, pl.rank(u), false)
 		case u < pl.rem:
-			idle := pl.idle(u)
-			for _, reg := range ln.runs(acc, 0, pl.V) {
-				b.RecvReduce(idle, reg, in.Sub(reg.Off-acc.Off, reg.Len), idle > r)
-			}
-			src[i] = acc
+			f(i, pl.idle(u), true)
 		}
 	}
-	b.EndRound()
-	for s := stages - 1; s >= 0; s-- {
-		for i := range lanes {
-			ln := &lanes[i]
-			pl := ln.pl
-			u, owner := pl.part(r)
-			if !owner || s >= len(pl.S) {
-				continue
+}
+
+func (ls rdLanes) allgather(b *schedule.Builder, r int, base schedule.Region, skip int) {
+	ls.allgatherFrom(b, r, base, nil, nil, skip)
+}
+
+// allgatherFrom emits the allgather stages of rank r, which starts with the
+// sections held gives at their places in base, then sends each lane's result
+// to the rank its participant stands for. When own is set (one lane, no
+// exchange), stage 0 sends *own instead and copies it to *mine. A partner
+// equal to skip already has the result and is left out.
+func (ls rdLanes) allgatherFrom(b *schedule.Builder, r int, base schedule.Region, own, mine *schedule.Region, skip int) {
+	for s := range ls.stages() {
+		ls.stage(r, s, func(i, peer int, _ bool, a, pa int) {
+			if own != nil && s == 0 {
+				b.Send(peer, *own)
+			} else {
+				sendAll(b, peer, ls[i].runs(base, a, a+1<<s))
 			}
-			v := u ^ 1<<pl.S[s]
-			peer := pl.rank(v)
-			keep := pl.sigma(u) &^ (1<<s - 1)
-			give := keep ^ 1<<s
-			for _, reg := range ln.runs(src[i], give, give+1<<s) {
-				b.Send(peer, reg)
+			recvAll(b, peer, ls[i].runs(base, pa, pa+1<<s))
+			if own != nil && s == 0 {
+				b.Copy(*mine, *own)
 			}
-			for _, reg := range ln.runs(acc, keep, keep+1<<s) {
-				b.RecvReduce(peer, reg, src[i].Sub(reg.Off-acc.Off, reg.Len), v > u)
-			}
-			src[i] = acc
-		}
+		})
 		b.EndRound()
+	}
+	ls.fold(r, func(i, peer int, stands bool) {
+		switch {
+		case stands && peer != skip:
+			sendAll(b, peer, ls[i].all(base))
+		case !stands && r != skip:
+			recvAll(b, peer, ls[i].all(base))
+		}
+	})
+	b.EndRound()
+}
+
+// reduceScatter emits the fold and the reduce-scatter stages of rank r on
+// the vector in: a rank a participant stands for sends the lane's part of
+// its vector; a participant ends with the reduced sections held gives at
+// their offsets in acc (which may be in).
+func (ls rdLanes) reduceScatter(b *schedule.Builder, r int, in, acc schedule.Region) {
+	src := make([]schedule.Region, len(ls)) // where each lane's partials are
+	for i := range src {
+		src[i] = in
+	}
+	ls.fold(r, func(i, peer int, stands bool) {
+		if !stands {
+			sendAll(b, peer, ls[i].all(in))
+			return
+		}
+		recvReduceAll(b, peer, ls[i].all(acc), acc, in, peer > r)
+		src[i] = acc
+	})
+	b.EndRound()
+	for s := ls.stages() - 1; s >= 0; s-- {
+		ls.stage(r, s, func(i, peer int, higher bool, keep, give int) {
+			sendAll(b, peer, ls[i].runs(src[i], give, give+1<<s))
+			recvReduceAll(b, peer, ls[i].runs(acc, keep, keep+1<<s), acc, src[i], higher)
+			src[i] = acc
+		})
+		b.EndRound()
+	}
+}
+
+// reorderCost is the single-port accounting of the reordered recursive
+// doubling of plan (rd-halving, rd-optimal), or of its mirror when reduces:
+// (lg V + 1)·α + ((V−1)/V·N + n)·β [+ (V−1)/V·N·γ], plus α + N·β [+ N·γ]
+// when P is not a power of two; an allgather whose stages keep rank order
+// skips the exchange (α + nβ).
+func reorderCost(plan func(*Params) *rdPlan, reduces bool) func(*Params) Cost {
+	return func(p *Params) Cost {
+		N := familyBytes(p, reduces)
+		if p.Size <= 1 {
+			return Cost{Copy: N}
+		}
+		pl := plan(p)
+		V, n := float64(pl.V), N/float64(p.Size)
+		c := Cost{Alpha: float64(len(pl.S)), Beta: N * (V - 1) / V}
+		if reduces || pl.exchange() {
+			c.Alpha++
+			c.Beta += n
+		}
+		if reduces {
+			c.Gamma = N * (V - 1) / V
+		} else {
+			c.Copy = n
+		}
+		if pl.rem > 0 {
+			c.Alpha++
+			c.Beta += N
+			if reduces {
+				c.Gamma += N
+			}
+		}
+		return c
 	}
 }
