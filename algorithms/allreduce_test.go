@@ -3,6 +3,7 @@ package algorithms
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/scoll/scoll/internal/errs"
@@ -13,10 +14,7 @@ import (
 // algorithm promises.
 func verifyOne(t *testing.T, c schedule.Collective, name string, prm Params) {
 	t.Helper()
-	in, ok := Lookup(c, name)
-	if !ok {
-		t.Fatalf("%s/%s not registered", c, name)
-	}
+	in := mustLookup(t, c, name)
 	if err := in.Check(&prm); err != nil {
 		t.Fatalf("%s/%s: Check: %v", c, name, err)
 	}
@@ -93,41 +91,21 @@ func TestVerifySegmented(t *testing.T) {
 	}
 }
 
-// countOps returns the number of copies and messages in rank r's schedule.
-func countOps(t *testing.T, c schedule.Collective, name string, prm Params) (copies, msgs, scratch int) {
+// opCounts returns rank prm.Rank's schedule of c/name and how many
+// operations of each kind it holds.
+func opCounts(t *testing.T, c schedule.Collective, name string, prm Params) (*schedule.Schedule, map[schedule.Kind]int) {
 	t.Helper()
-	in, _ := Lookup(c, name)
-	s, err := in.Schedule(&prm)
+	s, err := mustLookup(t, c, name).Schedule(&prm)
 	if err != nil {
 		t.Fatalf("%s/%s: %v", c, name, err)
 	}
+	n := map[schedule.Kind]int{}
 	for _, rd := range s.Rounds {
 		for _, o := range rd {
-			if o.Kind == schedule.OpCopy {
-				copies++
-			}
+			n[o.Kind]++
 		}
 	}
-	return copies, s.Messages(), s.Scratch
-}
-
-// countKind returns the number of operations of kind k in rank r's schedule.
-func countKind(t *testing.T, c schedule.Collective, name string, prm Params, k schedule.Kind) int {
-	t.Helper()
-	in, _ := Lookup(c, name)
-	s, err := in.Schedule(&prm)
-	if err != nil {
-		t.Fatalf("%s/%s: %v", c, name, err)
-	}
-	n := 0
-	for _, rd := range s.Rounds {
-		for _, o := range rd {
-			if o.Kind == k {
-				n++
-			}
-		}
-	}
-	return n
+	return s, n
 }
 
 // TestRingAllreduceNoCopies checks the ring allreduce's promise: no element is
@@ -142,10 +120,11 @@ func TestRingAllreduceNoCopies(t *testing.T) {
 				for r := range P {
 					prm := Params{Spec: schedule.Spec{Coll: schedule.Allreduce, Size: P, Count: n, InPlace: inPlace},
 						Rank: r, Commutative: true, Segment: seg}
-					copies, msgs, scratch := countOps(t, schedule.Allreduce, "ring", prm)
+					s, n := opCounts(t, schedule.Allreduce, "ring", prm)
+					copies, msgs, scratch := n[schedule.OpCopy], s.Messages(), s.Scratch
 					S := redscatSegments(blk, seg)
 					wantScratch := 0
-					if fused := countKind(t, schedule.Allreduce, "ring", prm, schedule.OpRecvReduce); fused != (P-1)*S {
+					if fused := n[schedule.OpRecvReduce]; fused != (P-1)*S {
 						t.Errorf("P=%d r=%d: %d fused receives, want %d", P, r, fused, (P-1)*S)
 					}
 					if copies != 0 || scratch != wantScratch || msgs != 2*(P-1)*S {
@@ -167,7 +146,8 @@ func TestReduceScatterRingCopies(t *testing.T) {
 		for _, inPlace := range []bool{false, true} {
 			prm := Params{Spec: schedule.Spec{Coll: schedule.ReduceScatterBlock, Size: P, Count: n, InPlace: inPlace},
 				Rank: r, Commutative: true}
-			copies, _, _ := countOps(t, schedule.ReduceScatterBlock, "ring", prm)
+			_, n := opCounts(t, schedule.ReduceScatterBlock, "ring", prm)
+			copies := n[schedule.OpCopy]
 			want := 0
 			if inPlace && r == P-1 {
 				want = 1
@@ -183,26 +163,19 @@ func TestReduceScatterRingCopies(t *testing.T) {
 // refuse non-commutative operators, that the order-keeping ones accept them,
 // and that recursive doubling refuses a non-power-of-two allgather.
 func TestCheckRequirements(t *testing.T) {
-	type alg struct {
-		coll schedule.Collective
-		name string
-	}
-	needComm := []alg{
+	needComm := []algRef{
 		{schedule.Allreduce, "ring"},
 		{schedule.ReduceScatterBlock, "ring"}, {schedule.ReduceScatter, "ring"},
 		{schedule.ReduceScatterBlock, "recursive-halving"}, {schedule.ReduceScatter, "recursive-halving"},
 	}
-	ordered := []alg{
+	ordered := []algRef{
 		{schedule.Allreduce, "rabenseifner"}, {schedule.Allreduce, "reduce-bcast"},
 		{schedule.Allreduce, "allgather-reduce"},
 		{schedule.ReduceScatterBlock, "pairwise"}, {schedule.ReduceScatter, "pairwise"},
 		{schedule.ReduceScatterBlock, "reduce-scatter"}, {schedule.ReduceScatter, "reduce-scatter"},
 	}
 	for _, a := range append(needComm, ordered...) {
-		in, ok := Lookup(a.coll, a.name)
-		if !ok {
-			t.Fatalf("%s/%s not registered", a.coll, a.name)
-		}
+		in := mustLookup(t, a.coll, a.name)
 		s := schedule.Spec{Coll: a.coll, Size: 6, Count: 4}
 		if a.coll == schedule.ReduceScatter {
 			s.Counts = []int{1, 2, 3, 4, 5, 6}
@@ -211,7 +184,7 @@ func TestCheckRequirements(t *testing.T) {
 			t.Errorf("%s/%s refuses a commutative operator: %v", a.coll, a.name, err)
 		}
 		err := in.Check(&Params{Spec: s, Commutative: false})
-		if slicesContains(needComm, a) {
+		if slices.Contains(needComm, a) {
 			if !errors.Is(err, errs.Unsupported) {
 				t.Errorf("%s/%s accepts a non-commutative operator (err %v)", a.coll, a.name, err)
 			}
@@ -230,15 +203,6 @@ func TestCheckRequirements(t *testing.T) {
 			t.Errorf("%s/recursive-doubling refuses 8 ranks: %v", c, err)
 		}
 	}
-}
-
-func slicesContains[T comparable](xs []T, x T) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 // TestRoundCounts pins the number of rounds (the α term) of the logarithmic

@@ -20,10 +20,7 @@ func bcastKnomial(k int) func(*schedule.Builder, *Params) {
 }
 
 func init() {
-	register(Info{Name: Binomial, Build: bcastKnomial(2), Cost: rtKnomialCost(2, false),
-		Doc:    "binomial tree over ranks relative to the root; latency-optimal for short messages",
-		Source: "Heath-Solomonik notes sec. 5.1; Thakur, Rabenseifner, Gropp 2005"}, schedule.Bcast)
-	register(Info{Name: KNomial, Build: bcastKnomial(0), Cost: rtKnomialCost(0, false),
-		Doc:    "k-nomial tree (radix p.Radix, default 4); a rank feeds k-1 children per round",
-		Source: "Hoefler-Moor 2014 sec. 3.1.2"}, schedule.Bcast)
+	registerKnomial(schedule.Bcast, bcastKnomial,
+		"binomial tree over ranks relative to the root; latency-optimal for short messages",
+		"k-nomial tree (radix p.Radix, default 4); a rank feeds k-1 children per round")
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/scoll/scoll/internal/errs"
@@ -141,19 +143,11 @@ func TestTorusCyclesFallback(t *testing.T) {
 	}
 }
 
-// pathAlgorithms are the algorithms that take a Placement.
-var pathAlgorithms = []struct {
-	coll schedule.Collective
-	name string
-}{
-	{schedule.Allgather, "rd-path"}, {schedule.Allgather, "rd-paths"},
-	{schedule.Allgatherv, "rd-path"}, {schedule.Allgatherv, "rd-paths"},
-	{schedule.ReduceScatterBlock, "rh-path"}, {schedule.ReduceScatterBlock, "rh-paths"},
-	{schedule.ReduceScatter, "rh-path"}, {schedule.ReduceScatter, "rh-paths"},
-	{schedule.Allreduce, "rd-path"}, {schedule.Allreduce, "rd-paths"},
-	{schedule.Bcast, "scatter-rd-path"}, {schedule.Bcast, "scatter-rd-paths"},
-	{schedule.Reduce, "rd-path-gather"}, {schedule.Reduce, "rd-paths-gather"},
-}
+// pathAlgorithms are the algorithms that take a Placement: Sack's
+// algorithms along paths.
+var pathAlgorithms = slices.DeleteFunc(slices.Clone(sackAlgorithms), func(a algRef) bool {
+	return !strings.Contains(a.name, "-path")
+})
 
 // randomPlacement puts P ranks on distinct random nodes of machine.
 func randomPlacement(rng *rand.Rand, machine []int, P int) *Placement {
@@ -178,44 +172,25 @@ func TestVerifyPlacements(t *testing.T) {
 	for _, c := range cases {
 		placements = append(placements, randomPlacement(rng, c.machine, c.P))
 	}
-	for _, a := range pathAlgorithms {
-		in, ok := Lookup(a.coll, a.name)
-		if !ok {
-			t.Fatalf("%s/%s not registered", a.coll, a.name)
-		}
-		t.Run(a.coll.String()+"/"+a.name, func(t *testing.T) {
-			t.Parallel()
-			for _, pm := range placements {
-				P := len(pm.Nodes)
-				for _, s := range specsFor(a.coll, P) {
-					for _, n := range []int{0, 1, 5, 7} {
-						if s.Count != 1 && s.Count != 0 {
-							break
-						}
-						if (s.Count == 0) != (n == 0) {
-							continue
-						}
-						s2 := s
-						s2.Count = n
-						if s.Counts != nil {
-							s2.Counts = make([]int, P)
-							for i := range s2.Counts {
-								s2.Counts[i] = (i*5 + n) % (n + 2)
-							}
-							s2.Displs = nil
-						}
-						prm := Params{Spec: s2, Commutative: true, ElemSize: 4, Placement: pm}
-						if err := in.Check(&prm); err != nil {
-							t.Fatalf("Check: %v", err)
-						}
-						if err := schedule.Verify(&prm.Spec, in.Generator(prm), schedule.Options{}); err != nil {
-							t.Fatalf("placement %v on %v n=%d counts=%v inplace=%v root=%d: %v", pm.Nodes, pm.Machine, n, s2.Counts, s2.InPlace, s2.Root, err)
-						}
+	eachAlg(t, pathAlgorithms, func(t *testing.T, in *Info) {
+		for _, pm := range placements {
+			for _, s := range specsFor(in.Coll, len(pm.Nodes)) {
+				// Counts 0 on the calls without data, 1, 5 and 7 on the
+				// one-element ones.
+				ns := map[int][]int{0: {0}, 1: {1, 5, 7}}[s.Count]
+				for _, n := range ns {
+					s2 := withCount(s, n, 2)
+					prm := Params{Spec: s2, Commutative: true, ElemSize: 4, Placement: pm}
+					if err := in.Check(&prm); err != nil {
+						t.Fatalf("Check: %v", err)
+					}
+					if err := schedule.Verify(&prm.Spec, in.Generator(prm), schedule.Options{}); err != nil {
+						t.Fatalf("placement %v on %v n=%d counts=%v inplace=%v root=%d: %v", pm.Nodes, pm.Machine, n, s2.Counts, s2.InPlace, s2.Root, err)
 					}
 				}
 			}
-		})
-	}
+		}
+	})
 }
 
 // TestPathOrder: rd-path's partners in its last stage are path neighbours,

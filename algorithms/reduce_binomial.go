@@ -26,10 +26,7 @@ func reduceKnomial(k int) func(*schedule.Builder, *Params) {
 }
 
 func init() {
-	register(Info{Name: Binomial, Build: reduceKnomial(2), Cost: rtKnomialCost(2, true),
-		Doc:    "binomial tree of contiguous rank ranges; order-preserving, lg P rounds",
-		Source: "Heath-Solomonik notes sec. 5.1; Thakur, Rabenseifner, Gropp 2005"}, schedule.Reduce)
-	register(Info{Name: KNomial, Build: reduceKnomial(0), Cost: rtKnomialCost(0, true),
-		Doc:    "k-nomial tree (radix p.Radix, default 4) of contiguous rank ranges",
-		Source: "Hoefler-Moor 2014 sec. 3.1.2"}, schedule.Reduce)
+	registerKnomial(schedule.Reduce, reduceKnomial,
+		"binomial tree of contiguous rank ranges; order-preserving, lg P rounds",
+		"k-nomial tree (radix p.Radix, default 4) of contiguous rank ranges")
 }

@@ -10,8 +10,8 @@ import (
 	"github.com/scoll/scoll/schedule"
 )
 
-// rootedAlgs are the rooted algorithms of bcast.go, gather_scatter.go and
-// reduce.go.
+// rootedAlgs are the rooted algorithms of bcast_*.go, gather_*.go,
+// scatter_*.go and reduce_*.go (Sack's composites aside).
 var rootedAlgs = map[schedule.Collective][]string{
 	schedule.Bcast: {"linear", "binomial", "k-nomial", "binary", "split-binary", "pipeline",
 		"scatter-allgather", "scatter-ring-allgather", "two-tree"},
@@ -20,15 +20,6 @@ var rootedAlgs = map[schedule.Collective][]string{
 	schedule.Scatter:  {"linear", "binomial"},
 	schedule.Scatterv: {"linear"},
 	schedule.Reduce:   {"linear", "binomial", "k-nomial", "pipeline", "in-order-binary", "rabenseifner"},
-}
-
-func rootedLookup(t *testing.T, c schedule.Collective, name string) *Info {
-	t.Helper()
-	in, ok := Lookup(c, name)
-	if !ok {
-		t.Fatalf("%s/%s not registered", c, name)
-	}
-	return in
 }
 
 // rootedVerify verifies in on one call; reductions with a non-commutative
@@ -63,38 +54,31 @@ func rootedRoots(P int) []int {
 // (TestVerifyAll's counts fit in one default segment), including segments
 // that do not divide the count.
 func TestRootedSegmented(t *testing.T) {
-	algs := []struct {
-		c    schedule.Collective
-		name string
-	}{
-		{schedule.Bcast, "pipeline"}, {schedule.Bcast, "binary"}, {schedule.Bcast, "split-binary"},
-		{schedule.Bcast, "two-tree"}, {schedule.Reduce, "pipeline"}, {schedule.Reduce, "in-order-binary"},
+	algs := []algRef{
+		{schedule.Bcast, Pipeline}, {schedule.Bcast, Binary}, {schedule.Bcast, SplitBinary},
+		{schedule.Bcast, TwoTree}, {schedule.Reduce, Pipeline}, {schedule.Reduce, InOrderBinary},
 	}
-	for _, a := range algs {
-		in := rootedLookup(t, a.c, a.name)
-		t.Run(a.c.String()+"/"+a.name, func(t *testing.T) {
-			t.Parallel()
-			for _, P := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 17, 31} {
-				for _, n := range []int{1, 5, 13, 2*P + 1} {
-					for _, seg := range []int{1, 2, 3, 7} {
-						for _, root := range rootedRoots(P) {
-							for _, inPlace := range []bool{false, true} {
-								spec := schedule.Spec{Coll: a.c, Size: P, Root: root, Count: n, InPlace: inPlace}
-								rootedVerify(t, in, Params{Spec: spec, Segment: seg, ElemSize: 4})
-							}
+	eachAlg(t, algs, func(t *testing.T, in *Info) {
+		for _, P := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 17, 31} {
+			for _, n := range []int{1, 5, 13, 2*P + 1} {
+				for _, seg := range []int{1, 2, 3, 7} {
+					for _, root := range rootedRoots(P) {
+						for _, inPlace := range []bool{false, true} {
+							spec := schedule.Spec{Coll: in.Coll, Size: P, Root: root, Count: n, InPlace: inPlace}
+							rootedVerify(t, in, Params{Spec: spec, Segment: seg, ElemSize: 4})
 						}
 					}
 				}
 			}
-		})
-	}
+		}
+	})
 }
 
 // TestRootedSegmentCount checks that a pipelined schedule really is cut into
 // segments.
 func TestRootedSegmentCount(t *testing.T) {
 	for _, c := range []schedule.Collective{schedule.Bcast, schedule.Reduce} {
-		in := rootedLookup(t, c, "pipeline")
+		in := mustLookup(t, c, "pipeline")
 		prm := Params{Spec: schedule.Spec{Coll: c, Size: 4, Root: 1, Count: 10}, Segment: 3, ElemSize: 4}
 		prm.Rank = 2
 		s, err := in.Schedule(&prm)
@@ -110,7 +94,7 @@ func TestRootedSegmentCount(t *testing.T) {
 // TestRootedRadix runs the k-nomial algorithms with several radices.
 func TestRootedRadix(t *testing.T) {
 	for _, c := range []schedule.Collective{schedule.Bcast, schedule.Reduce} {
-		in := rootedLookup(t, c, "k-nomial")
+		in := mustLookup(t, c, "k-nomial")
 		t.Run(c.String(), func(t *testing.T) {
 			t.Parallel()
 			for _, k := range []int{2, 3, 5, 8, 16} {
@@ -137,7 +121,7 @@ func TestRootedLarge(t *testing.T) {
 	}
 	for c, names := range rootedAlgs {
 		for _, name := range names {
-			in := rootedLookup(t, c, name)
+			in := mustLookup(t, c, name)
 			if in.Linear {
 				continue
 			}
@@ -175,7 +159,7 @@ func TestRootedCommutative(t *testing.T) {
 	}
 	for c, names := range rootedAlgs {
 		for _, name := range names {
-			in := rootedLookup(t, c, name)
+			in := mustLookup(t, c, name)
 			if in.Requires != 0 {
 				t.Errorf("%s/%s declares %v; it should work for any P and operator", c, name, in.Requires)
 			}
@@ -293,7 +277,7 @@ func TestRootedTwoTree(t *testing.T) {
 // rank takes more than ⌈lg P⌉ rounds.
 func TestRootedRounds(t *testing.T) {
 	for _, c := range []schedule.Collective{schedule.Bcast, schedule.Gather, schedule.Scatter, schedule.Reduce} {
-		in := rootedLookup(t, c, "binomial")
+		in := mustLookup(t, c, "binomial")
 		for _, P := range []int{2, 3, 5, 8, 13, 16, 33} {
 			for _, root := range rootedRoots(P) {
 				for r := range P {
@@ -316,7 +300,7 @@ func TestRootedRounds(t *testing.T) {
 func TestRootedCosts(t *testing.T) {
 	for c, names := range rootedAlgs {
 		for _, name := range names {
-			in := rootedLookup(t, c, name)
+			in := mustLookup(t, c, name)
 			for _, P := range []int{1, 2, 7, 64, 1000} {
 				for _, n := range []int{0, 1, 1 << 20} {
 					prm := Params{Spec: schedule.Spec{Coll: c, Size: P, Root: P / 3, Count: n}, ElemSize: 8}

@@ -84,6 +84,16 @@ func rtLogK(p, k int) int {
 	return l
 }
 
+// registerKnomial registers coll's binomial (k = 2) and k-nomial (radix
+// p.Radix, default 4) algorithms, build(k) their builders, with their doc
+// lines.
+func registerKnomial(coll schedule.Collective, build func(k int) func(*schedule.Builder, *Params), binomialDoc, knomialDoc string) {
+	register(Info{Name: Binomial, Build: build(2), Cost: rtKnomialCost(2, coll.Reduces()), Doc: binomialDoc,
+		Source: "Heath-Solomonik notes sec. 5.1; Thakur, Rabenseifner, Gropp 2005"}, coll)
+	register(Info{Name: KNomial, Build: build(0), Cost: rtKnomialCost(0, coll.Reduces()), Doc: knomialDoc,
+		Source: "Hoefler-Moor 2014 sec. 3.1.2"}, coll)
+}
+
 // rtPipeCost is the cost of pipelining n elements of p's segments along a
 // tree of depth depth: depth + S − 1 steps for S segments, each sending msgs
 // messages of one segment and reducing red of them. It is 0 for one rank or

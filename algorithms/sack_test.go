@@ -132,89 +132,45 @@ func TestBucketOrders(t *testing.T) {
 	}
 }
 
-// sackAlgorithms are the algorithms of Sack's sec. 3.4.
-var sackAlgorithms = []struct {
-	coll schedule.Collective
-	name string
-}{
-	{schedule.Allgather, "rd-halving"}, {schedule.Allgather, "rd-optimal"},
-	{schedule.Allgather, "bucket"}, {schedule.Allgather, "bucket3"}, {schedule.Allgather, "bucket6"},
-	{schedule.Allgatherv, "rd-halving"}, {schedule.Allgatherv, "rd-optimal"},
-	{schedule.Allgatherv, "bucket"}, {schedule.Allgatherv, "bucket3"}, {schedule.Allgatherv, "bucket6"},
-	{schedule.ReduceScatterBlock, "rh-doubling"}, {schedule.ReduceScatterBlock, "rh-optimal"},
-	{schedule.ReduceScatterBlock, "bucket"}, {schedule.ReduceScatterBlock, "bucket3"}, {schedule.ReduceScatterBlock, "bucket6"},
-	{schedule.ReduceScatter, "rh-doubling"}, {schedule.ReduceScatter, "rh-optimal"},
-	{schedule.ReduceScatter, "bucket"}, {schedule.ReduceScatter, "bucket3"}, {schedule.ReduceScatter, "bucket6"},
-	{schedule.Allreduce, "rd-halving"}, {schedule.Allreduce, "rd-optimal"},
-	{schedule.Allreduce, "bucket"}, {schedule.Allreduce, "bucket3"}, {schedule.Allreduce, "bucket6"},
-	{schedule.Bcast, "scatter-rd-halving"}, {schedule.Bcast, "scatter-rd-optimal"},
-	{schedule.Bcast, "scatter-bucket"}, {schedule.Bcast, "scatter-bucket3"}, {schedule.Bcast, "scatter-bucket6"},
-	{schedule.Reduce, "rd-halving-gather"}, {schedule.Reduce, "rd-optimal-gather"},
-	{schedule.Reduce, "bucket-gather"}, {schedule.Reduce, "bucket3-gather"}, {schedule.Reduce, "bucket6-gather"},
-	{schedule.Allgather, "rd-path"}, {schedule.Allgather, "rd-paths"}, {schedule.Allgather, "rd-hybrid"},
-	{schedule.Allgatherv, "rd-path"}, {schedule.Allgatherv, "rd-paths"}, {schedule.Allgatherv, "rd-hybrid"},
-	{schedule.ReduceScatterBlock, "rh-path"}, {schedule.ReduceScatterBlock, "rh-paths"}, {schedule.ReduceScatterBlock, "rh-hybrid"},
-	{schedule.ReduceScatter, "rh-path"}, {schedule.ReduceScatter, "rh-paths"}, {schedule.ReduceScatter, "rh-hybrid"},
-	{schedule.Allreduce, "rd-path"}, {schedule.Allreduce, "rd-paths"},
-	{schedule.Bcast, "scatter-rd-path"}, {schedule.Bcast, "scatter-rd-paths"},
-	{schedule.Reduce, "rd-path-gather"}, {schedule.Reduce, "rd-paths-gather"},
-}
+// sackAlgorithms are the algorithms of Sack's sec. 3.2.2 to 3.6.1 (sack.go).
+var sackAlgorithms = slices.Concat(
+	algsOf([]schedule.Collective{schedule.Allgather, schedule.Allgatherv},
+		RDHalving, RDOptimal, Bucket, Bucket3, Bucket6, RDPath, RDPaths, RDHybrid),
+	algsOf([]schedule.Collective{schedule.ReduceScatterBlock, schedule.ReduceScatter},
+		RHDoubling, RHOptimal, Bucket, Bucket3, Bucket6, RHPath, RHPaths, RHHybrid),
+	algsOf([]schedule.Collective{schedule.Allreduce},
+		RDHalving, RDOptimal, Bucket, Bucket3, Bucket6, RDPath, RDPaths),
+	algsOf([]schedule.Collective{schedule.Bcast}, ScatterRDHalving, ScatterRDOptimal,
+		ScatterBucket, ScatterBucket3, ScatterBucket6, ScatterRDPath, ScatterRDPaths),
+	algsOf([]schedule.Collective{schedule.Reduce}, RDHalvingGather, RDOptimalGather,
+		BucketGather, Bucket3Gather, Bucket6Gather, RDPathGather, RDPathsGather),
+)
 
 // TestVerifyGrids proves Sack's algorithms on explicit grids, cubic or not,
 // powers of two or not, with counts that do not divide into sections.
 func TestVerifyGrids(t *testing.T) {
 	grids := [][]int{{2, 2, 2}, {2, 2, 4}, {4, 4}, {2, 8}, {3, 5}, {2, 3, 4}, {1, 1, 7}, {4, 4, 4}, {3, 1, 3}, {2, 2, 2, 2}}
-	for _, a := range sackAlgorithms {
-		in, ok := Lookup(a.coll, a.name)
-		if !ok {
-			t.Fatalf("%s/%s not registered", a.coll, a.name)
-		}
-		t.Run(a.coll.String()+"/"+a.name, func(t *testing.T) {
-			t.Parallel()
-			for _, g := range grids {
-				P := 1
-				for _, k := range g {
-					P *= k
-				}
-				for _, s := range specsFor(a.coll, P) {
-					for _, n := range []int{5, 6, 7} {
-						if s.Count != 1 {
-							break
-						}
-						s2 := s
-						s2.Count = n
-						if s.Counts != nil {
-							s2.Counts = make([]int, P)
-							for i := range s2.Counts {
-								s2.Counts[i] = (i*5 + n) % (n + 3)
-							}
-						}
-						verifyGrid(t, in, s2, g)
-					}
-					verifyGrid(t, in, s, g)
-				}
+	eachAlg(t, sackAlgorithms, func(t *testing.T, in *Info) {
+		for _, g := range grids {
+			P := 1
+			for _, k := range g {
+				P *= k
 			}
-		})
-	}
+			for _, s := range specsFor(in.Coll, P) {
+				if s.Count == 1 {
+					for _, n := range []int{5, 6, 7} {
+						verifyGrid(t, in, withCount(s, n, 3), g)
+					}
+				}
+				verifyGrid(t, in, s, g)
+			}
+		}
+	})
 }
 
 func verifyGrid(t *testing.T, in *Info, s schedule.Spec, grid []int) {
 	t.Helper()
-	for _, comm := range []bool{true, false} {
-		if !comm && !s.Coll.Reduces() {
-			continue
-		}
-		prm := Params{Spec: s, Commutative: comm, ElemSize: 4, Grid: grid}
-		if err := in.Check(&prm); err != nil {
-			if !errors.Is(err, errs.Unsupported) {
-				t.Fatalf("Check: %v", err)
-			}
-			continue
-		}
-		if err := schedule.Verify(&prm.Spec, in.Generator(prm), schedule.Options{Ordered: !comm}); err != nil {
-			t.Fatalf("grid %v n=%d counts=%v inplace=%v commutative=%v: %v", grid, s.Count, s.Counts, s.InPlace, comm, err)
-		}
-	}
+	verifyBoth(t, in, Params{Spec: s, ElemSize: 4, Grid: grid})
 }
 
 // TestVerifyGridsLarge proves them at 512 (8×8×8) and 4,096 (16×16×16 and

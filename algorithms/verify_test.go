@@ -70,22 +70,7 @@ func TestVerifyAll(t *testing.T) {
 				t.Parallel()
 				for _, p := range testSizes {
 					for _, s := range specsFor(c, p) {
-						for _, comm := range []bool{true, false} {
-							if !comm && !c.Reduces() {
-								continue
-							}
-							prm := Params{Spec: s, Commutative: comm, ElemSize: 4}
-							if err := in.Check(&prm); err != nil {
-								if !errors.Is(err, errs.Unsupported) {
-									t.Fatalf("Check: %v", err)
-								}
-								continue
-							}
-							err := schedule.Verify(&prm.Spec, in.Generator(prm), schedule.Options{Ordered: !comm})
-							if err != nil {
-								t.Fatalf("P=%d n=%d root=%d inplace=%v commutative=%v: %v", p, s.Count, s.Root, s.InPlace, comm, err)
-							}
-						}
+						verifyBoth(t, in, Params{Spec: s, ElemSize: 4})
 					}
 				}
 			})
@@ -140,4 +125,80 @@ func ExampleList() {
 	// rd-paths
 	// recursive-doubling
 	// ring
+}
+
+// verifyBoth proves in on the call base describes with a commutative
+// operator and, for reductions, with a non-commutative one and rank order
+// checked; a combination the algorithm does not support is skipped.
+func verifyBoth(t *testing.T, in *Info, base Params) {
+	t.Helper()
+	for _, comm := range []bool{true, false} {
+		if !comm && !base.Coll.Reduces() {
+			continue
+		}
+		prm := base
+		prm.Commutative = comm
+		if err := in.Check(&prm); err != nil {
+			if !errors.Is(err, errs.Unsupported) {
+				t.Fatalf("Check: %v", err)
+			}
+			continue
+		}
+		if err := schedule.Verify(&prm.Spec, in.Generator(prm), schedule.Options{Ordered: !comm}); err != nil {
+			t.Fatalf("P=%d n=%d counts=%v root=%d inplace=%v grid=%v commutative=%v: %v",
+				prm.Size, prm.Count, prm.Counts, prm.Root, prm.InPlace, prm.Grid, comm, err)
+		}
+	}
+}
+
+// algRef names a registered algorithm.
+type algRef struct {
+	coll schedule.Collective
+	name string
+}
+
+// algsOf returns the algorithms called names of every collective of colls.
+func algsOf(colls []schedule.Collective, names ...string) []algRef {
+	var out []algRef
+	for _, c := range colls {
+		for _, n := range names {
+			out = append(out, algRef{c, n})
+		}
+	}
+	return out
+}
+
+// mustLookup returns the algorithm c/name; the test fails when there is none.
+func mustLookup(t *testing.T, c schedule.Collective, name string) *Info {
+	t.Helper()
+	in, ok := Lookup(c, name)
+	if !ok {
+		t.Fatalf("%s/%s not registered", c, name)
+	}
+	return in
+}
+
+// eachAlg runs f in a parallel subtest per algorithm of algs.
+func eachAlg(t *testing.T, algs []algRef, f func(t *testing.T, in *Info)) {
+	for _, a := range algs {
+		in := mustLookup(t, a.coll, a.name)
+		t.Run(a.coll.String()+"/"+a.name, func(t *testing.T) {
+			t.Parallel()
+			f(t, in)
+		})
+	}
+}
+
+// withCount returns s with n elements per block and, for the v-variants,
+// the uneven counts (5i + n) mod (n + m) and packed displacements.
+func withCount(s schedule.Spec, n, m int) schedule.Spec {
+	s.Count = n
+	if s.Counts != nil {
+		s.Counts = make([]int, s.Size)
+		for i := range s.Counts {
+			s.Counts[i] = (i*5 + n) % (n + m)
+		}
+		s.Displs = nil
+	}
+	return s
 }
