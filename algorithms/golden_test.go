@@ -2,17 +2,13 @@ package algorithms
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
+	"github.com/scoll/scoll/internal/golden"
 	"github.com/scoll/scoll/schedule"
 )
-
-var goldenUpdate = flag.Bool("update", false, "rewrite the golden schedules in testdata/")
 
 // Every registered algorithm's schedules are pinned in
 // testdata/<coll>-<name>-p<P>.txt at a small P (goldenCase): a change to
@@ -85,55 +81,10 @@ func TestGolden(t *testing.T) {
 			name := fmt.Sprintf("%s-%s-p%d", c, in.Name, spec.Size)
 			seen[name+".txt"] = true
 			t.Run(name, func(t *testing.T) {
-				got := goldenRender(t, in, spec)
-				path := filepath.Join("testdata", name+".txt")
-				if *goldenUpdate {
-					if err := os.MkdirAll("testdata", 0o755); err != nil {
-						t.Fatal(err)
-					}
-					if err := os.WriteFile(path, got, 0o644); err != nil {
-						t.Fatal(err)
-					}
-					return
-				}
-				want, err := os.ReadFile(path)
-				if err != nil {
-					t.Fatalf("%v (run go test -run Golden -update to create it)", err)
-				}
-				if !bytes.Equal(got, want) {
-					t.Errorf("%s differs from the generated schedule (go test -run Golden -update rewrites it):\n%s",
-						path, goldenDiff(string(want), string(got)))
-				}
+				golden.Check(t, filepath.Join("testdata", name+".txt"), goldenRender(t, in, spec))
 			})
 		}
 	}
 	// Files of algorithms no longer registered (or pinned at another P).
-	files, _ := filepath.Glob(filepath.Join("testdata", "*-p*.txt"))
-	for _, f := range files {
-		if !seen[filepath.Base(f)] {
-			if *goldenUpdate {
-				os.Remove(f)
-				continue
-			}
-			t.Errorf("%s pins no registered algorithm's golden call (go test -run Golden -update removes it)", f)
-		}
-	}
-}
-
-// goldenDiff describes the first line where want and got differ.
-func goldenDiff(want, got string) string {
-	wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
-	for i := 0; i < max(len(wl), len(gl)); i++ {
-		var w, g string
-		if i < len(wl) {
-			w = wl[i]
-		}
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if w != g {
-			return fmt.Sprintf("line %d:\n  want %q\n  got  %q", i+1, w, g)
-		}
-	}
-	return "(equal lines; line endings differ)"
+	golden.Prune(t, filepath.Join("testdata", "*-p*.txt"), seen)
 }

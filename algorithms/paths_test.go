@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"slices"
-	"strings"
 	"testing"
 
 	"github.com/scoll/scoll/internal/errs"
@@ -142,12 +140,6 @@ func TestTorusCyclesFallback(t *testing.T) {
 		}
 	}
 }
-
-// pathAlgorithms are the algorithms that take a Placement: Sack's
-// algorithms along paths.
-var pathAlgorithms = slices.DeleteFunc(slices.Clone(sackAlgorithms), func(a algRef) bool {
-	return !strings.Contains(a.name, "-path")
-})
 
 // randomPlacement puts P ranks on distinct random nodes of machine.
 func randomPlacement(rng *rand.Rand, machine []int, P int) *Placement {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/scoll/scoll/internal/errs"
@@ -145,6 +146,12 @@ var sackAlgorithms = slices.Concat(
 	algsOf([]schedule.Collective{schedule.Reduce}, RDHalvingGather, RDOptimalGather,
 		BucketGather, Bucket3Gather, Bucket6Gather, RDPathGather, RDPathsGather),
 )
+
+// pathAlgorithms are the algorithms that take a Placement: Sack's
+// algorithms along paths.
+var pathAlgorithms = slices.DeleteFunc(slices.Clone(sackAlgorithms), func(a algRef) bool {
+	return !strings.Contains(a.name, "-path")
+})
 
 // TestVerifyGrids proves Sack's algorithms on explicit grids, cubic or not,
 // powers of two or not, with counts that do not divide into sections.
