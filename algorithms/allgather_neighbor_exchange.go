@@ -49,12 +49,8 @@ func allgatherNeighbor(b *schedule.Builder, p *Params) {
 			got = mod(a+(i+1)/2, H)
 		}
 		peer := neigh[i%2]
-		for _, reg := range pair(last) {
-			b.Send(peer, reg)
-		}
-		for _, reg := range pair(got) {
-			b.Recv(peer, reg)
-		}
+		sendAll(b, peer, pair(last))
+		recvAll(b, peer, pair(got))
 		b.EndRound()
 		last = got
 	}

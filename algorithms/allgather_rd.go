@@ -24,13 +24,9 @@ func allgatherRD(b *schedule.Builder, p *Params) {
 		if d == 1 {
 			b.Send(peer, own)
 		} else {
-			for _, reg := range allgatherRuns(&l, lo, lo+d) {
-				b.Send(peer, reg)
-			}
+			sendAll(b, peer, allgatherRuns(&l, lo, lo+d))
 		}
-		for _, reg := range allgatherRuns(&l, plo, plo+d) {
-			b.Recv(peer, reg)
-		}
+		recvAll(b, peer, allgatherRuns(&l, plo, plo+d))
 		if d == 1 {
 			b.Copy(mine, own)
 		}

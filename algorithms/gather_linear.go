@@ -13,7 +13,8 @@ import "github.com/scoll/scoll/schedule"
 func gatherLinear(b *schedule.Builder, p *Params) {
 	l := rtRootBlocks(p)
 	blk := func(q int) schedule.Region { return allgatherBlk(&l, q) }
-	flatTree(b, p, true, schedule.SendBuf(0, rtBlockLen(p, p.Rank)), blk, func() { b.Copy(blk(p.Root), p.ownBlock()) })
+	flatTree(b, p, true, schedule.SendBuf(0, rtBlockLen(p, p.Rank)), blk,
+		func() { b.Copy(blk(p.Root), p.ownBlock()) })
 }
 
 func gatherLinearCost(p *Params) Cost {

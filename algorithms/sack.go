@@ -89,19 +89,6 @@ func laneTrade(b *schedule.Builder, sc sackScheme, r int, block, base schedule.R
 	b.EndRound()
 }
 
-// sendAll and recvAll post one message with peer per region.
-func sendAll(b *schedule.Builder, peer int, regs []schedule.Region) {
-	for _, reg := range regs {
-		b.Send(peer, reg)
-	}
-}
-
-func recvAll(b *schedule.Builder, peer int, regs []schedule.Region) {
-	for _, reg := range regs {
-		b.Recv(peer, reg)
-	}
-}
-
 // recvReduceAll receives one message from peer per region of regs (parts of
 // acc), each combined with the same part of src, a region laid out like acc;
 // srcLeft as for Builder.RecvReduce.

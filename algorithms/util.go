@@ -100,3 +100,16 @@ func total(counts []int) int {
 // the builder keeps them because barrier schedules are built after KeepEmpty
 // (Info.Schedule and the verifier do so).
 var barrierToken = schedule.RecvBuf(0, 0)
+
+// sendAll and recvAll post one message with peer per region.
+func sendAll(b *schedule.Builder, peer int, regs []schedule.Region) {
+	for _, reg := range regs {
+		b.Send(peer, reg)
+	}
+}
+
+func recvAll(b *schedule.Builder, peer int, regs []schedule.Region) {
+	for _, reg := range regs {
+		b.Recv(peer, reg)
+	}
+}
