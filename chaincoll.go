@@ -2,16 +2,15 @@ package scoll
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"math/bits"
 	"sync"
 	"time"
 
-	"github.com/scoll/scoll/algorithms"
 	"github.com/scoll/scoll/exec"
+	"github.com/scoll/scoll/internal/chain"
 	"github.com/scoll/scoll/internal/kernels"
+	"github.com/scoll/scoll/internal/plan"
 	"github.com/scoll/scoll/schedule"
 	"github.com/scoll/scoll/split"
 	"github.com/scoll/scoll/transport"
@@ -116,7 +115,7 @@ func useChain(c *Comm, opts []CallOption) bool {
 	}
 	alg := ""
 	if len(opts) > 0 {
-		alg = parseOptions(opts).alg
+		alg = parseOptions(opts).Alg
 	}
 	switch alg {
 	case ChainAlgorithm:
@@ -128,33 +127,11 @@ func useChain(c *Comm, opts []CallOption) bool {
 	return false
 }
 
-// chainOptions checks the options of a chain call as prepare checks them
-// (with argErr's messages; name is the collective).
+// chainOptions checks the options of a chain call as prepare checks them,
+// where the only algorithm is ChainAlgorithm (name is the collective).
 func chainOptions(name fmt.Stringer, c *Comm, opts []CallOption) error {
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: %s: %s", ErrInvalidArgument, name, fmt.Sprintf(format, args...))
-	}
-	cfg := parseOptions(opts)
-	if cfg.alg != "" && cfg.alg != ChainAlgorithm {
-		return bad("unknown algorithm %q (have %s)", cfg.alg, ChainAlgorithm)
-	}
-	if cfg.segBytes < 0 {
-		return bad("negative segment size %d", cfg.segBytes)
-	}
-	if cfg.radix != 0 && cfg.radix < 2 {
-		return bad("radix %d (want ≥ 2)", cfg.radix)
-	}
-	if cfg.grid != nil {
-		if err := algorithms.CheckGrid(cfg.grid, c.size); err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-	}
-	if cfg.place != nil {
-		if err := algorithms.CheckPlacement(cfg.place, c.size); err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-	}
-	return nil
+	o := parseOptions(opts)
+	return o.CheckOnly(name, c.size, ChainAlgorithm)
 }
 
 // chainAbandon is abandon for a chain call: the others wait in the
@@ -189,9 +166,9 @@ const (
 
 // chainSig is the signature every rank's messages of a chain call carry.
 func chainSig(coll uint64, count, root, elemSize int, opID uint64) uint64 {
-	h := newHash()
-	h.add(coll, uint64(count), uint64(root), uint64(elemSize), opID)
-	h.str(ChainAlgorithm)
+	h := plan.NewHash()
+	h.Add(coll, uint64(count), uint64(root), uint64(elemSize), opID)
+	h.Str(ChainAlgorithm)
 	return uint64(h)
 }
 
@@ -212,7 +189,8 @@ func (c *Comm) chainStart(ctx context.Context, sig uint64, k exec.Kernel) (*chai
 		c.chainAbandon(err)
 		return nil, ctx, err
 	}
-	x := &chainX{c: c, conn: c.splitConn(sig), l: l, k: k}
+	conn := c.splitConn(sig)
+	x := &chainX{Call: chain.New(conn, l, k), c: c, conn: conn}
 	ck := c.checker
 	if ck == nil || c.size == 1 {
 		return x, ctx, nil
@@ -281,14 +259,10 @@ func (x *chainX) end(name fmt.Stringer, err error) error {
 	return fmt.Errorf("%s/%s: %w", name, ChainAlgorithm, err)
 }
 
-func elemSize[T Number]() int {
-	var z T
-	return int(sizeOf(z))
-}
-
 func chainBcast[T Number](ctx context.Context, c *Comm, buf []T, root int, opts []CallOption) error {
 	coll := schedule.Bcast
-	err := pre(ctx, c, coll, root)
+	var spec schedule.Spec
+	_, err := checkArgs(ctx, c, &plan.Args{Coll: coll, Root: root, Recv: bufOf(buf)}, &spec)
 	if err == nil {
 		err = chainOptions(coll, c, opts)
 	}
@@ -301,20 +275,14 @@ func chainBcast[T Number](ctx context.Context, c *Comm, buf []T, root int, opts 
 	if err != nil {
 		return err
 	}
-	return x.end(coll, x.bcast(ctx, root, kernels.Bytes(buf)))
+	return x.end(coll, x.Bcast(ctx, root, kernels.Bytes(buf)))
 }
 
 func chainReduce[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, root int, opts []CallOption) error {
 	coll := schedule.Reduce
-	err := pre(ctx, c, coll, root)
-	count := len(send)
-	if err == nil && c.rank == root {
-		if send == nil {
-			count = len(recv)
-		} else if len(recv) != len(send) {
-			err = argErr(coll, "len(send)=%d != len(recv)=%d at root", len(send), len(recv))
-		}
-	}
+	var spec schedule.Spec
+	_, err := checkArgs(ctx, c, &plan.Args{Coll: coll, Root: root, Send: bufOf(send), Recv: bufOf(recv)}, &spec)
+	count := spec.Count
 	k, err := chainKernel[T](c, coll, op, opts, err)
 	if err != nil {
 		return err
@@ -327,23 +295,21 @@ func chainReduce[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, 
 	if in == nil && c.rank == root {
 		in = recv
 	}
-	acc := chainMsg(count * k.ElemSize)
-	copy(acc[chainHdr:], kernels.Bytes(in))
-	if err := x.end(coll, x.reduce(ctx, root, acc)); err != nil {
+	acc := chain.Msg(count * k.ElemSize)
+	copy(acc[chain.Hdr:], kernels.Bytes(in))
+	if err := x.end(coll, x.Reduce(ctx, root, acc)); err != nil {
 		return err
 	}
 	if c.rank == root {
-		copy(kernels.Bytes(recv), acc[chainHdr:])
+		copy(kernels.Bytes(recv), acc[chain.Hdr:])
 	}
 	return nil
 }
 
 // chainReduction runs Allreduce, Scan and Exscan.
 func chainReduction[T Number](ctx context.Context, c *Comm, coll schedule.Collective, send, recv []T, op Op, opts []CallOption) error {
-	err := pre(ctx, c, coll, 0)
-	if err == nil && send != nil && len(send) != len(recv) {
-		err = argErr(coll, "len(send)=%d != len(recv)=%d", len(send), len(recv))
-	}
+	var spec schedule.Spec
+	_, err := checkArgs(ctx, c, &plan.Args{Coll: coll, Send: bufOf(send), Recv: bufOf(recv)}, &spec)
 	k, err := chainKernel[T](c, coll, op, opts, err)
 	if err != nil {
 		return err
@@ -359,13 +325,13 @@ func chainReduction[T Number](ctx context.Context, c *Comm, coll schedule.Collec
 	mine, out := kernels.Bytes(in), kernels.Bytes(recv)
 	switch coll {
 	case schedule.Scan:
-		accL, _, _, _, err := x.scan(ctx, mine, scanWant{lr: true})
+		accL, _, _, _, err := x.Scan(ctx, mine, chain.Want{LR: true})
 		if err := x.end(coll, err); err != nil {
 			return err
 		}
 		copy(out, accL)
 	case schedule.Exscan:
-		_, _, exL, _, err := x.scan(ctx, mine, scanWant{lr: true, exL: true})
+		_, _, exL, _, err := x.Scan(ctx, mine, chain.Want{LR: true, ExL: true})
 		if err := x.end(coll, err); err != nil {
 			return err
 		}
@@ -373,7 +339,7 @@ func chainReduction[T Number](ctx context.Context, c *Comm, coll schedule.Collec
 			copy(out, exL)
 		}
 	default: // Allreduce: (send_0 ⊕ … ⊕ send_r) ⊕ (send_r+1 ⊕ … ⊕ send_n−1)
-		accL, _, _, exR, err := x.scan(ctx, mine, scanWant{lr: true, rl: true, exR: true})
+		accL, _, _, exR, err := x.Scan(ctx, mine, chain.Want{LR: true, RL: true, ExR: true})
 		if err := x.end(coll, err); err != nil {
 			return err
 		}
@@ -425,7 +391,7 @@ func chainExscan[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, 
 
 func chainGather[T Number](ctx context.Context, c *Comm, send, recv []T, root int, opts []CallOption) error {
 	coll := schedule.Gather
-	x, count, ctx, err := chainRooted(ctx, c, coll, root, send, recv, "recv", "send", opts)
+	x, count, ctx, err := chainRooted(ctx, c, coll, root, send, recv, opts)
 	if err != nil {
 		return err
 	}
@@ -438,12 +404,12 @@ func chainGather[T Number](ctx context.Context, c *Comm, send, recv []T, root in
 			copy(out[root*m:(root+1)*m], kernels.Bytes(send))
 		}
 	}
-	return x.end(coll, x.gather(ctx, root, count*es, kernels.Bytes(send), out))
+	return x.end(coll, x.Gather(ctx, root, count*es, kernels.Bytes(send), out))
 }
 
 func chainScatter[T Number](ctx context.Context, c *Comm, send, recv []T, root int, opts []CallOption) error {
 	coll := schedule.Scatter
-	x, count, ctx, err := chainRooted(ctx, c, coll, root, recv, send, "send", "recv", opts)
+	x, count, ctx, err := chainRooted(ctx, c, coll, root, send, recv, opts)
 	if err != nil {
 		return err
 	}
@@ -455,26 +421,16 @@ func chainScatter[T Number](ctx context.Context, c *Comm, send, recv []T, root i
 			copy(kernels.Bytes(recv), in[root*m:(root+1)*m])
 		}
 	}
-	return x.end(coll, x.scatter(ctx, root, m, in, kernels.Bytes(recv)))
+	return x.end(coll, x.Scatter(ctx, root, m, in, kernels.Bytes(recv)))
 }
 
-// chainRooted checks the arguments of a chain Gather (one = send, all =
-// recv) or Scatter (one = recv, all = send) as the table path does, and
-// starts the call: the block count (len(one), or len(all)/n at a root in
-// place, where one is nil).
-func chainRooted[T Number](ctx context.Context, c *Comm, coll schedule.Collective, root int, one, all []T, allName, oneName string, opts []CallOption) (*chainX, int, context.Context, error) {
-	err := pre(ctx, c, coll, root)
-	count := len(one)
-	if err == nil && c.rank == root {
-		if one == nil {
-			if len(all)%c.size != 0 {
-				err = argErr(coll, "in place: len(%s)=%d is not a multiple of %d ranks", allName, len(all), c.size)
-			}
-			count = len(all) / c.size
-		} else if len(all) != c.size*len(one) {
-			err = argErr(coll, "len(%s)=%d, want %d ranks × len(%s)=%d", allName, len(all), c.size, oneName, len(one))
-		}
-	}
+// chainRooted checks the arguments of a chain Gather or Scatter as the
+// table path does, and starts the call: the block count (that of one
+// rank's block, or len(all)/n at a root in place).
+func chainRooted[T Number](ctx context.Context, c *Comm, coll schedule.Collective, root int, send, recv []T, opts []CallOption) (*chainX, int, context.Context, error) {
+	var spec schedule.Spec
+	_, err := checkArgs(ctx, c, &plan.Args{Coll: coll, Root: root, Send: bufOf(send), Recv: bufOf(recv)}, &spec)
+	count := spec.Count
 	if err == nil {
 		err = chainOptions(coll, c, opts)
 	}
@@ -524,12 +480,9 @@ func (d dscan) String() string {
 
 func doubleScan[T Number](ctx context.Context, c *Comm, send, fromLeft, fromRight []T, op Op, exclusive bool, opts []CallOption) error {
 	name := dscan(exclusive)
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: %s: %s", ErrInvalidArgument, name, fmt.Sprintf(format, args...))
-	}
 	err := c.usable(ctx)
 	if err == nil && (len(fromLeft) != len(send) || len(fromRight) != len(send)) {
-		err = bad("len(send)=%d, len(fromLeft)=%d, len(fromRight)=%d: want equal lengths", len(send), len(fromLeft), len(fromRight))
+		err = plan.Invalid(name, "len(send)=%d, len(fromLeft)=%d, len(fromRight)=%d: want equal lengths", len(send), len(fromLeft), len(fromRight))
 	}
 	k, err := chainKernel[T](c, name, op, opts, err)
 	if err != nil {
@@ -543,8 +496,8 @@ func doubleScan[T Number](ctx context.Context, c *Comm, send, fromLeft, fromRigh
 	if err != nil {
 		return err
 	}
-	w := scanWant{lr: true, rl: true, exL: exclusive, exR: exclusive}
-	accL, accR, exL, exR, err := x.scan(ctx, kernels.Bytes(send), w)
+	w := chain.Want{LR: true, RL: true, ExL: exclusive, ExR: exclusive}
+	accL, accR, exL, exR, err := x.Scan(ctx, kernels.Bytes(send), w)
 	if err := x.end(name, err); err != nil {
 		return err
 	}
@@ -562,19 +515,12 @@ func doubleScan[T Number](ctx context.Context, c *Comm, send, fromLeft, fromRigh
 	return nil
 }
 
-// chainX is one chain collective on one rank: its place in the chain, the
-// connection of the call and the operator's kernel.
-//
-// Every message starts with a header of chainHdr bytes holding a transport
-// address (the partner the receiver learns: split.None for none); the
-// data follows, 8-byte aligned.
+// chainX is one chain collective on one rank: the algorithms' call
+// (package internal/chain) and the watch of chainStart.
 type chainX struct {
-	c     *Comm
-	conn  *splitConn
-	l     split.Links
-	k     exec.Kernel
-	sends []split.Send
-	recvs []split.Recv
+	*chain.Call
+	c    *Comm
+	conn *splitConn
 
 	// The watch of chainStart (nil cancel: none) and the second message
 	// space it records the call in (0: none).
@@ -584,423 +530,5 @@ type chainX struct {
 	timer  *time.Timer // nil once the call is over
 }
 
-const chainHdr = 8
-
-// aligned returns n bytes aligned for every element type (non-nil).
-func aligned(n int) []byte { return kernels.Bytes(make([]uint64, n/8+1))[:n] }
-
-// chainMsg returns a message of n data bytes after the header.
-func chainMsg(n int) []byte { return aligned(chainHdr + n) }
-
-func getAddr(msg []byte) int32 { return int32(binary.LittleEndian.Uint32(msg)) }
-
-// chainTags is the first tag of the chain calls; round k's messages
-// to the right have tag chainTags+2k, those to the left chainTags+2k+1.
-// These are the tags of split's chain allgather, which a chain
-// communicator learning its members runs (learnMembers): a rank that
-// learns while its neighbours run a chain algorithm (ranks that disagree
-// on the call) exchanges a message with each of them in the first round,
-// and the signatures tell the mismatch. Every chain algorithm exchanges
-// one message at least with each neighbour in its first round too.
-const chainTags = 15 << 20
-
-func chainTag(k int, leftward bool) int {
-	if leftward {
-		return chainTags + 2*k + 1
-	}
-	return chainTags + 2*k
-}
-
-// send adds the message of round k to transport address to, on the left
-// of this rank when left, its header set to addr.
-func (x *chainX) send(to int32, left bool, k int, msg []byte, addr int32) {
-	binary.LittleEndian.PutUint32(msg, uint32(addr))
-	x.sends = append(x.sends, split.Send{To: int(to), Tag: chainTag(k, left), Data: msg, Direct: true})
-}
-
-// recv adds a receive of round k of exactly len(buf) bytes from transport
-// address from, on the left of this rank when left.
-func (x *chainX) recv(from int32, left bool, k int, buf []byte) {
-	x.recvs = append(x.recvs, split.Recv{From: int(from), Tag: chainTag(k, !left), Buf: buf, Direct: true})
-}
-
-// round runs the sends and receives added since the last round (none: no
-// round) and checks every message's length.
-func (x *chainX) round(ctx context.Context) error {
-	defer func() { x.sends, x.recvs = x.sends[:0], x.recvs[:0] }()
-	if len(x.sends)+len(x.recvs) == 0 {
-		return nil
-	}
-	if err := x.conn.Round(ctx, x.sends, x.recvs); err != nil {
-		return err // Round has aborted the call
-	}
-	for _, r := range x.recvs {
-		if r.N != len(r.Buf) {
-			err := fmt.Errorf("%w: chain: %d bytes from transport address %d, expected %d", ErrMismatch, r.N, r.From, len(r.Buf))
-			x.conn.abort(nil, err)
-			return err
-		}
-	}
-	return nil
-}
-
-// scanWant selects the scans of scan: lr and rl run the left-to-right and
-// right-to-left scans, exL and exR also compute their exclusive results.
-type scanWant struct{ lr, rl, exL, exR bool }
-
-// scan is Moody et al.'s Fig. 1, in both directions when asked: in round k
-// (2^k < n) a rank sends to its right partner (2^k to the right) the
-// address of its left partner and its left-to-right partial result (the
-// combination of the 2^k values ending with its own), and to its left
-// partner the address of its right partner and its right-to-left partial
-// result; it combines what it receives and takes the received addresses as
-// its partners 2^(k+1) away. A direction not asked for carries only the
-// addresses. ⌈lg n⌉ rounds.
-//
-// It returns the inclusive results accL and accR and the exclusive ones
-// exL (nil on rank 0) and exR (nil on the last rank), each of len(mine)
-// bytes, aligned; results not asked for are nil.
-func (x *chainX) scan(ctx context.Context, mine []byte, w scanWant) (accL, accR, exL, exR []byte, err error) {
-	m := len(mine)
-	wl, wr := 0, 0 // payloads of the rightward and leftward messages
-	if w.lr {
-		wl = m
-	}
-	if w.rl {
-		wr = m
-	}
-	toR, toL := chainMsg(wl), chainMsg(wr)
-	fromL, fromR := chainMsg(wl), chainMsg(wr)
-	if w.lr {
-		accL = toR[chainHdr:]
-		copy(accL, mine)
-	}
-	if w.rl {
-		accR = toL[chainHdr:]
-		copy(accR, mine)
-	}
-	lp, rp := x.l.Left, x.l.Right
-	for k, d := 0, 1; d < x.l.Size; k, d = k+1, 2*d {
-		if rp != split.None {
-			x.send(rp, false, k, toR, lp)
-			x.recv(rp, false, k, fromR)
-		}
-		if lp != split.None {
-			x.send(lp, true, k, toL, rp)
-			x.recv(lp, true, k, fromL)
-		}
-		if err := x.round(ctx); err != nil {
-			return nil, nil, nil, nil, err
-		}
-		nl, nr := split.None, split.None
-		if lp != split.None {
-			nl = getAddr(fromL)
-			if v := fromL[chainHdr:]; w.lr {
-				// v holds the 2^k values left of this rank's window.
-				if w.exL {
-					exL = x.combine(exL, v, true)
-				}
-				x.k.ReduceLeft(accL, v)
-			}
-		}
-		if rp != split.None {
-			nr = getAddr(fromR)
-			if v := fromR[chainHdr:]; w.rl {
-				if w.exR {
-					exR = x.combine(exR, v, false)
-				}
-				x.k.Reduce(accR, v)
-			}
-		}
-		lp, rp = nl, nr
-	}
-	return accL, accR, exL, exR, nil
-}
-
-// combine returns acc combined with v, v on the left when left: a copy of
-// v when acc is nil.
-func (x *chainX) combine(acc, v []byte, left bool) []byte {
-	switch {
-	case acc == nil:
-		acc = aligned(len(v))
-		copy(acc, v)
-	case left:
-		x.k.ReduceLeft(acc, v)
-	default:
-		x.k.Reduce(acc, v)
-	}
-	return acc
-}
-
-// arm is one side of the chain seen from a root: the ranks at distance
-// 0 (the root), 1, …, max from it on that side. A rank other than the
-// root is on one arm; the root is at distance 0 on both.
-type arm struct {
-	d, max int
-	// toward and away are the partners 2^k closer to the root and 2^k
-	// farther from it in round k (split.None: none).
-	toward, away int32
-	// left is set on the arm left of the root: away is toward rank 0.
-	left bool
-}
-
-// arms returns this rank's arms for root.
-func (x *chainX) arms(root int) []arm {
-	l := x.l
-	switch {
-	case l.Rank < root:
-		return []arm{{d: root - l.Rank, max: root, toward: l.Right, away: l.Left, left: true}}
-	case l.Rank > root:
-		return []arm{{d: l.Rank - root, max: l.Size - 1 - root, toward: l.Left, away: l.Right}}
-	}
-	return []arm{
-		{max: root, toward: split.None, away: l.Left, left: true},
-		{max: l.Size - 1 - root, toward: split.None, away: l.Right},
-	}
-}
-
-// contract runs the binomial tree toward root by distance (reduce,
-// gather): in round k the ranks at an odd multiple of 2^k from the root
-// leave: each sends its data with the address of its away partner to its
-// toward partner, and the address of its toward partner to its away
-// partner, which thereby learn their partners 2^(k+1) away (removing a
-// list's node). A rank leaving in round k sends the data of the 2^k ranks
-// (fewer at the end of the arm) from it outward. The root finishes after
-// ⌈lg(max+1)⌉ rounds of its longer arm.
-//
-// out is the message a leaving rank sends (header first); in returns the
-// buffer for the message of cnt ranks' data arriving on arm i in round k,
-// and got takes its data.
-func (x *chainX) contract(ctx context.Context, root int, out func() []byte,
-	in func(i int, a *arm, k, cnt int) []byte, got func(a *arm, k, cnt int, data []byte)) error {
-	arms := x.arms(root)
-	addrOut := chainMsg(0)
-	var addrIn, bufs [2][]byte
-	var cnts [2]int
-	for k := 0; ; k++ {
-		leaving, busy := false, false
-		for i := range arms {
-			a := &arms[i]
-			bufs[i] = nil
-			if a.d>>k&1 == 1 {
-				x.send(a.toward, !a.left, k, out(), a.away)
-				if a.away != split.None {
-					x.send(a.away, a.left, k, addrOut, a.toward)
-				}
-				leaving = true
-				continue
-			}
-			if a.away != split.None {
-				cnts[i] = min(1<<k, a.max+1-a.d-1<<k)
-				bufs[i] = in(i, a, k, cnts[i])
-				x.recv(a.away, a.left, k, bufs[i])
-				busy = true
-			}
-			if a.d > 0 {
-				if addrIn[i] == nil {
-					addrIn[i] = chainMsg(0)
-				}
-				x.recv(a.toward, !a.left, k, addrIn[i])
-				busy = true
-			}
-		}
-		if !leaving && !busy {
-			return nil
-		}
-		if err := x.round(ctx); err != nil {
-			return err
-		}
-		if leaving {
-			return nil
-		}
-		for i := range arms {
-			a := &arms[i]
-			if bufs[i] != nil {
-				a.away = getAddr(bufs[i])
-				got(a, k, cnts[i], bufs[i][chainHdr:])
-			}
-			if a.d > 0 {
-				a.toward = getAddr(addrIn[i])
-			}
-		}
-	}
-}
-
-// reduce combines every rank's acc[chainHdr:] into root's, in rank order.
-func (x *chainX) reduce(ctx context.Context, root int, acc []byte) error {
-	m := len(acc) - chainHdr
-	var bufs [2][]byte
-	return x.contract(ctx, root,
-		func() []byte { return acc },
-		func(i int, _ *arm, _, _ int) []byte {
-			if bufs[i] == nil {
-				bufs[i] = chainMsg(m)
-			}
-			return bufs[i]
-		},
-		func(a *arm, _, _ int, v []byte) {
-			if a.left { // v holds lower ranks
-				x.k.ReduceLeft(acc[chainHdr:], v)
-			} else {
-				x.k.Reduce(acc[chainHdr:], v)
-			}
-		})
-}
-
-// gather collects every rank's m bytes of mine into out at root (where
-// root's own block is already in place).
-func (x *chainX) gather(ctx context.Context, root, m int, mine, out []byte) error {
-	r := x.l.Rank
-	var blocks []byte // a leaving rank's message: its own and its subtree's blocks in rank order
-	var own int       // this rank's block in blocks
-	if r != root {
-		a := x.arms(root)[0]
-		c := min(1<<bits.TrailingZeros(uint(a.d)), a.max+1-a.d)
-		blocks = chainMsg(c * m)
-		if a.left {
-			own = c - 1
-		}
-		copy(blocks[chainHdr+own*m:], mine)
-	}
-	var bufs [2][]byte
-	return x.contract(ctx, root,
-		func() []byte { return blocks },
-		func(i int, _ *arm, _, cnt int) []byte {
-			if len(bufs[i]) < chainHdr+cnt*m {
-				bufs[i] = chainMsg(cnt * m)
-			}
-			return bufs[i][:chainHdr+cnt*m]
-		},
-		func(a *arm, k, cnt int, v []byte) {
-			// The arriving ranks are 2^k … 2^k+cnt−1 away from this one.
-			first := r + 1<<k // lowest arriving rank
-			if a.left {
-				first = r - 1<<k - cnt + 1
-			}
-			if r == root {
-				copy(out[first*m:], v)
-			} else {
-				copy(blocks[chainHdr+(own+first-r)*m:], v)
-			}
-		})
-}
-
-// spread runs the binomial tree from root by doubling (bcast, scatter):
-// in round k (2^k ≤ the arm's length) the ranks of an arm within 2^k of
-// the root, which hold their data, send data to their away partner 2^k
-// farther out, and all ranks of the arm swap partner addresses as in
-// scan: the message to the away partner carries the toward partner's
-// address, the one to the toward partner the away partner's. A rank at
-// distance d receives its data in round ⌊lg d⌋ from the rank 2^⌊lg d⌋
-// closer to the root.
-//
-// out returns the message with the data a rank sends on arm a in round k
-// (header first); in returns the buffer for the data a rank receives in
-// round k, and got takes it.
-func (x *chainX) spread(ctx context.Context, root int, out func(a *arm, k int) []byte,
-	in func(a *arm, k int) []byte, got func(a *arm, k int, data []byte)) error {
-	arms := x.arms(root)
-	top := 0
-	for _, a := range arms {
-		top = max(top, a.max)
-	}
-	var toAway, toToward, fromAway, fromToward [2][]byte
-	for i := range arms {
-		toAway[i], toToward[i] = chainMsg(0), chainMsg(0)
-		fromAway[i], fromToward[i] = chainMsg(0), chainMsg(0)
-	}
-	var bufs [2][]byte
-	for k := 0; 1<<k <= top; k++ {
-		for i := range arms {
-			a := &arms[i]
-			bufs[i] = nil
-			if a.away != split.None {
-				msg := toAway[i]
-				if a.d < 1<<k {
-					msg = out(a, k)
-				}
-				x.send(a.away, a.left, k, msg, a.toward)
-				x.recv(a.away, a.left, k, fromAway[i])
-			}
-			if a.toward != split.None {
-				x.send(a.toward, !a.left, k, toToward[i], a.away)
-				bufs[i] = fromToward[i]
-				if a.d < 2<<k {
-					bufs[i] = in(a, k)
-				}
-				x.recv(a.toward, !a.left, k, bufs[i])
-			}
-		}
-		if err := x.round(ctx); err != nil {
-			return err
-		}
-		for i := range arms {
-			a := &arms[i]
-			na, nt := split.None, split.None
-			if a.away != split.None {
-				na = getAddr(fromAway[i])
-			}
-			if a.toward != split.None {
-				nt = getAddr(bufs[i])
-				if a.d < 2<<k {
-					got(a, k, bufs[i][chainHdr:])
-				}
-			}
-			a.away, a.toward = na, nt
-		}
-	}
-	return nil
-}
-
-// bcast copies root's buf into every rank's.
-func (x *chainX) bcast(ctx context.Context, root int, buf []byte) error {
-	var msg []byte // header and data, once this rank holds them
-	if x.l.Rank == root {
-		msg = chainMsg(len(buf))
-		copy(msg[chainHdr:], buf)
-	}
-	return x.spread(ctx, root,
-		func(*arm, int) []byte { return msg },
-		func(*arm, int) []byte {
-			msg = chainMsg(len(buf))
-			return msg
-		},
-		func(_ *arm, _ int, v []byte) { copy(buf, v) })
-}
-
-// scatter sends block i (m bytes) of root's send to rank i's recv (root's
-// own block is already in place). A rank at distance d > 0 receives in
-// round k = ⌊lg d⌋ the blocks of the ranks at distance d, d+2^(k+1),
-// d+2·2^(k+1), … of its arm and passes on those of d+2^k', d+2^k'+2^(k'+1),
-// … in each later round k'.
-func (x *chainX) scatter(ctx context.Context, root, m int, send, recv []byte) error {
-	r := x.l.Rank
-	var held []byte // the blocks this rank holds: distance d + j·step in block j
-	step := 1
-	block := func(a *arm, f int) []byte { // the block of the rank at distance f
-		if r == root {
-			q := root + f
-			if a.left {
-				q = root - f
-			}
-			return send[q*m : (q+1)*m]
-		}
-		j := (f - a.d) / step
-		return held[j*m : (j+1)*m]
-	}
-	count := func(a *arm, f, k int) int { return (a.max-f)>>(k+1) + 1 }
-	return x.spread(ctx, root,
-		func(a *arm, k int) []byte {
-			f := a.d + 1<<k
-			msg := chainMsg(count(a, f, k) * m)
-			for j := 0; f <= a.max; f, j = f+2<<k, j+1 {
-				copy(msg[chainHdr+j*m:], block(a, f))
-			}
-			return msg
-		},
-		func(a *arm, k int) []byte { return chainMsg(count(a, a.d, k) * m) },
-		func(a *arm, k int, v []byte) {
-			held, step = v, 2<<k
-			copy(recv, v[:m])
-		})
-}
+// Abort implements chain.Conn.
+func (s *splitConn) Abort(err error) { s.abort(nil, err) }

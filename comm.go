@@ -209,7 +209,7 @@ var agreeAlg = WithAlgorithm("recursive-doubling")
 // derive makes the communicator of group g with context id cid.
 func (c *Comm) derive(cid uint32, leader int32, g split.Group) *Comm {
 	d := &Comm{t: c.t, rs: c.rs, rank: g.Rank(), size: g.Size(), spin: c.spin,
-		grp: g, cid: cid, leader: leader, machine: c.machine, plans: make(map[planKey]*planEntry)}
+		grp: g, cid: cid, leader: leader, machine: c.machine}
 	d.id = uint64(cid)<<32 | (uint64(uint32(leader)) + 1)
 	d.exchLimit = -1
 	if gr, ok := c.t.(transport.Grouper); ok {
@@ -226,24 +226,20 @@ func (c *Comm) derive(cid uint32, leader int32, g split.Group) *Comm {
 		// Call records keyed by context id need no membership.
 		d.checker, _ = c.t.(transport.Checker)
 	}
-	if ch, ok := g.(*split.Chain); ok {
-		// Walks to ranks beyond the neighbours ask members for theirs.
+	if lg, ok := g.(lookupGroup); ok {
+		// Answer the members' lookups (a distributed table's rows, a
+		// chain's walks to ranks beyond the neighbours) through the
+		// transport's responder, and ask theirs. A chain asks only where
+		// members answer; a distributed table exists only there.
 		svc := d.id | serviceBit
-		if rs, ok := c.t.(transport.Responder); ok {
-			rs.Serve(svc, func(_ int, req []byte) []byte { return ch.Answer(req) })
-			d.addUnserve(func() { rs.Unserve(svc) })
-			ch.Attach(&asker{c: d, service: svc})
-		}
-	}
-	if dg, ok := g.(*split.Distributed); ok {
-		// Answer the column-mates' lookups from this rank's rows, and ask
-		// theirs through the transport's responder.
-		svc := d.id | serviceBit
-		if rs, ok := c.t.(transport.Responder); ok {
-			rs.Serve(svc, func(_ int, req []byte) []byte { return dg.Answer(req) })
+		rs, served := c.t.(transport.Responder)
+		if served {
+			rs.Serve(svc, func(_ int, req []byte) []byte { return lg.Answer(req) })
 			d.addUnserve(func() { rs.Unserve(svc) })
 		}
-		dg.Attach(&asker{c: d, service: svc})
+		if _, chain := g.(*split.Chain); served || !chain {
+			lg.Attach(&asker{c: d, service: svc})
+		}
 	}
 	if m := g.Members(); m != nil {
 		nodes := make([]int, len(m))
@@ -256,6 +252,14 @@ func (c *Comm) derive(cid uint32, leader int32, g split.Group) *Comm {
 		}
 	}
 	return d
+}
+
+// lookupGroup is a membership whose ranks look up each other's addresses
+// (split.Chain, split.Distributed).
+type lookupGroup interface {
+	split.Group
+	Answer(req []byte) []byte
+	Attach(a split.Asker)
 }
 
 // machineDims returns the machine the ranks of c's world sit on: the grid

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/scoll/scoll/internal/plan"
 	"github.com/scoll/scoll/split"
 	"github.com/scoll/scoll/transport"
 )
@@ -58,7 +59,7 @@ func (c *Comm) SplitBytes(ctx context.Context, color, key []byte, opts ...SplitO
 			o(&cfg)
 		}
 	}
-	return c.splitItem(ctx, split.Item{Color: color, Key: key}, &cfg, newHash())
+	return c.splitItem(ctx, split.Item{Color: color, Key: key}, &cfg, plan.NewHash())
 }
 
 // HostnameEnv names the environment variable that overrides the host name
@@ -94,8 +95,8 @@ func (c *Comm) SplitByNode(ctx context.Context) (*Comm, error) {
 	}
 	cfg := &splitConfig{}
 	cfg.opts.NoReorder = true
-	hs := newHash()
-	hs.add(0x6e6f6465) // "node"
+	hs := plan.NewHash()
+	hs.Add(0x6e6f6465) // "node"
 	return c.splitItem(ctx, split.Item{Color: []byte(h)}, cfg, hs)
 }
 

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/scoll/scoll/internal/plan"
 	"github.com/scoll/scoll/split"
 	"github.com/scoll/scoll/transport"
 )
@@ -109,12 +110,12 @@ func (c *Comm) Split(ctx context.Context, color, key int, opts ...SplitOption) (
 			o(&cfg)
 		}
 	}
-	return c.split(ctx, color, key, &cfg, newHash())
+	return c.split(ctx, color, key, &cfg, plan.NewHash())
 }
 
 // split runs Split with the signature h of what the caller agreed on
 // besides the options: a generalized split of IntBytes items.
-func (c *Comm) split(ctx context.Context, color, key int, cfg *splitConfig, h hash) (*Comm, error) {
+func (c *Comm) split(ctx context.Context, color, key int, cfg *splitConfig, h plan.Hash) (*Comm, error) {
 	it := split.Item{Key: split.IntBytes(int64(key))}
 	if color >= 0 {
 		it.Color = split.IntBytes(int64(color))
@@ -125,16 +126,16 @@ func (c *Comm) split(ctx context.Context, color, key int, cfg *splitConfig, h ha
 
 // splitItem runs a split of this rank's item (its color, its key) with
 // the signature h of what the caller agreed on besides the options.
-func (c *Comm) splitItem(ctx context.Context, it split.Item, cfg *splitConfig, h hash) (*Comm, error) {
+func (c *Comm) splitItem(ctx context.Context, it split.Item, cfg *splitConfig, h plan.Hash) (*Comm, error) {
 	start := time.Now()
 	if err := c.startable(ctx); err != nil {
 		return nil, err
 	}
 	o := &cfg.opts
-	h.add(sigSplit, uint64(o.Sorters), uint64(o.GroupSize))
-	h.str(o.Algorithm)
+	h.Add(sigSplit, uint64(o.Sorters), uint64(o.GroupSize))
+	h.Str(o.Algorithm)
 	for _, b := range []bool{o.ColorCompare != nil, o.KeyCompare != nil, o.NoReorder, o.NoSplit, o.Chain, o.Ints} {
-		h.add(uint64(btoi(b)))
+		h.Add(uint64(btoi(b)))
 	}
 	bad := o.Check(c.size)
 	if bad == nil && o.Sorters > c.size {
@@ -300,9 +301,9 @@ func (c *Comm) Create(ctx context.Context, ranks []int) (*Comm, error) {
 	if err := c.startable(ctx); err != nil {
 		return nil, err
 	}
-	h := newHash()
-	h.add(sigCreate)
-	h.ints(ranks)
+	h := plan.NewHash()
+	h.Add(sigCreate)
+	h.Ints(ranks)
 	var bad error
 	seen := make(map[int]bool, len(ranks))
 	me := -1
@@ -464,13 +465,13 @@ func (c *Comm) SplitGrid(ctx context.Context, dims []int, keep []bool) (*Comm, e
 			color = color*d + coord[i]
 		}
 	}
-	h := newHash()
-	h.ints(dims)
+	h := plan.NewHash()
+	h.Ints(dims)
 	for _, k := range keep {
 		if k {
-			h.add(1)
+			h.Add(1)
 		} else {
-			h.add(0)
+			h.Add(0)
 		}
 	}
 	d, err := c.split(ctx, color, key, &splitConfig{}, h)

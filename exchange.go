@@ -94,10 +94,8 @@ func (cl *call) runExchange(ctx context.Context) error {
 			in = cl.recv[c.rank*n : (c.rank+1)*n]
 		}
 	}
-	h := hash(cl.sig)
-	h.add(exchangeMark)
 	x := &c.xch
-	x.Comm, x.Seq, x.Sig, x.Spin, x.Payload = c.id, c.seq.Add(1), uint64(h), c.spin, in
+	x.Comm, x.Seq, x.Sig, x.Spin, x.Payload = c.id, c.seq.Add(1), cl.marked(exchangeMark), c.spin, in
 	err := c.exchanger.Exchange(ctx, x)
 	x.Payload = nil // do not keep the caller's buffer
 	if err != nil {

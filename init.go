@@ -220,9 +220,7 @@ func (c *Comm) Close() error {
 			c.unserve()
 		}
 		c.rs.release(c.cid)
-		c.mu.Lock()
-		clear(c.plans)
-		c.mu.Unlock()
+		c.plans.Clear()
 		return nil
 	}
 	c.rs.closed.Store(true)

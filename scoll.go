@@ -36,6 +36,7 @@ import (
 
 	"github.com/scoll/scoll/algorithms"
 	"github.com/scoll/scoll/internal/errs"
+	"github.com/scoll/scoll/internal/plan"
 	"github.com/scoll/scoll/split"
 	"github.com/scoll/scoll/transport"
 	"github.com/scoll/scoll/transport/inproc"
@@ -146,9 +147,7 @@ type Comm struct {
 	// transport's (transport.Modeler), else in-process ranks'.
 	machine algorithms.Machine
 
-	mu    sync.Mutex
-	plans map[planKey]*planEntry
-	last  atomic.Pointer[planEntry] // the plan used last, checked first
+	plans plan.Cache
 }
 
 // Rank returns the caller's rank in [0, Size()).
@@ -158,7 +157,7 @@ func (c *Comm) Rank() int { return c.rank }
 func (c *Comm) Size() int { return c.size }
 
 func newComm(t transport.Transport, id uint64, spin int) *Comm {
-	c := &Comm{t: t, id: id, rank: t.Rank(), size: t.Size(), plans: make(map[planKey]*planEntry)}
+	c := &Comm{t: t, id: id, rank: t.Rank(), size: t.Size()}
 	c.rs = &rankState{cids: map[uint32]bool{}}
 	c.checker, _ = t.(transport.Checker)
 	c.meeter, _ = t.(transport.Meeter)

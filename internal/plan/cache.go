@@ -1,0 +1,109 @@
+package plan
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/scoll/scoll/algorithms"
+	"github.com/scoll/scoll/schedule"
+)
+
+// Key identifies the plan of a call within one communicator: everything
+// New reads besides the communicator's defaults, which are fixed for its
+// life. Keys are comparable.
+type Key struct {
+	coll        schedule.Collective
+	alg         string
+	root, count int
+	inPlace     bool
+	commutative bool
+	radix, seg  int
+	elemSize    int
+	opID        uint64
+	grid        string // the call's own grid, rendered ("" without one)
+	place       string // the call's own placement, rendered
+}
+
+// KeyOf returns the key of call c with options o.
+func KeyOf(c *Call, o *Options) Key {
+	s := &c.Spec
+	return Key{coll: s.Coll, alg: o.Alg, root: s.Root, count: s.Count, inPlace: s.InPlaceAt(c.Rank),
+		commutative: c.Commutative, radix: o.Radix, seg: o.Segment(c.ElemSize), elemSize: c.ElemSize,
+		opID: c.OpID, grid: gridKey(o.Grid), place: placeKey(o.Place)}
+}
+
+// gridKey renders a process grid for a key ("" without one).
+func gridKey(dims []int) string {
+	if dims == nil {
+		return ""
+	}
+	return fmt.Sprint(dims)
+}
+
+// placeKey renders a placement for a key ("" without one).
+func placeKey(pl *algorithms.Placement) string {
+	if pl == nil {
+		return ""
+	}
+	return fmt.Sprint(pl.Machine, pl.Nodes)
+}
+
+// MaxPlans bounds a Cache: a Put into a cache holding more than MaxPlans
+// plans empties it first.
+const MaxPlans = 256
+
+// Cache keeps the plans of one communicator's calls by Key, and the one
+// used last, which a program that repeats one call finds without taking a
+// lock. The plans of the v-collectives (Gatherv, Scatterv, Allgatherv,
+// Alltoallv, ReduceScatter) depend on counts their keys leave out and are
+// never kept. The zero Cache is empty and ready; a Cache is safe for
+// concurrent use.
+type Cache struct {
+	mu    sync.Mutex
+	plans map[Key]*Entry
+	last  atomic.Pointer[Entry]
+}
+
+// Get returns the plan kept for k, or nil.
+func (c *Cache) Get(k Key) *Entry {
+	if k.coll.Vector() {
+		return nil
+	}
+	e := c.last.Load()
+	if e != nil && e.key == k {
+		return e
+	}
+	c.mu.Lock()
+	e = c.plans[k]
+	c.mu.Unlock()
+	if e != nil {
+		c.last.Store(e)
+	}
+	return e
+}
+
+// Put keeps e as the plan of k (not for a v-collective's k).
+func (c *Cache) Put(k Key, e *Entry) {
+	if k.coll.Vector() {
+		return
+	}
+	e.key = k
+	c.mu.Lock()
+	if c.plans == nil {
+		c.plans = make(map[Key]*Entry)
+	}
+	if len(c.plans) > MaxPlans {
+		clear(c.plans)
+	}
+	c.plans[k] = e
+	c.mu.Unlock()
+}
+
+// Clear drops every plan.
+func (c *Cache) Clear() {
+	c.mu.Lock()
+	clear(c.plans)
+	c.mu.Unlock()
+	c.last.Store(nil)
+}

@@ -1,0 +1,83 @@
+package plan
+
+import (
+	"fmt"
+
+	"github.com/scoll/scoll/algorithms"
+	"github.com/scoll/scoll/internal/errs"
+)
+
+// Options are the options of one collective call, as the public call
+// options set them. The zero Options is the default: the algorithm chosen
+// by cost, each algorithm's own segment size and radix, and the
+// communicator's grid and placement.
+type Options struct {
+	// Alg is the registry name of the algorithm ("": choose by cost).
+	Alg string
+	// SegBytes is the segment size in bytes of pipelined algorithms (0:
+	// the algorithm's default).
+	SegBytes int
+	// Radix is the radix of k-nomial and k-ary algorithms (0: default).
+	Radix int
+	// Grid is the call's own process grid (nil: the communicator's).
+	Grid []int
+	// Place is the call's own placement (nil: the communicator's).
+	Place *algorithms.Placement
+}
+
+// Check checks the options of a call of coll on size ranks, all but the
+// algorithm's name (which New checks against the registry): a negative
+// segment size or a radix below 2 fails with errs.InvalidArgument, and so
+// do a grid or placement that does not fit size ranks. Only the call's own
+// grid and placement are checked; a communicator's were checked when it
+// was made.
+func (o *Options) Check(coll fmt.Stringer, size int) error {
+	if o.SegBytes < 0 {
+		return Invalid(coll, "negative segment size %d", o.SegBytes)
+	}
+	if o.Radix != 0 && o.Radix < 2 {
+		return Invalid(coll, "radix %d (want ≥ 2)", o.Radix)
+	}
+	if o.Grid != nil {
+		if err := algorithms.CheckGrid(o.Grid, size); err != nil {
+			return fmt.Errorf("%s: %w", coll, err)
+		}
+	}
+	if o.Place != nil {
+		if err := algorithms.CheckPlacement(o.Place, size); err != nil {
+			return fmt.Errorf("%s: %w", coll, err)
+		}
+	}
+	return nil
+}
+
+// CheckOnly checks the options of a call that runs one algorithm, named
+// only, whatever the options say (the chain collectives): Alg must be
+// empty or only, and the rest is checked as Check does.
+func (o *Options) CheckOnly(coll fmt.Stringer, size int, only string) error {
+	if o.Alg != "" && o.Alg != only {
+		return Invalid(coll, "unknown algorithm %q (have %s)", o.Alg, only)
+	}
+	return o.Check(coll, size)
+}
+
+// Segment returns the segment length in elements of elemSize bytes:
+// SegBytes rounded down to whole elements, at least one (0 without a
+// segment size).
+func (o *Options) Segment(elemSize int) int {
+	if o.SegBytes <= 0 {
+		return 0
+	}
+	return max(1, o.SegBytes/elemSize)
+}
+
+// Invalid returns an error of the call coll wrapping errs.InvalidArgument:
+// "scoll: invalid argument: coll: " and the message.
+func Invalid(coll fmt.Stringer, format string, args ...any) error {
+	return fmt.Errorf("%w: %s: %s", errs.InvalidArgument, coll, fmt.Sprintf(format, args...))
+}
+
+// unsupported is Invalid for errs.Unsupported.
+func unsupported(coll fmt.Stringer, format string, args ...any) error {
+	return fmt.Errorf("%w: %s: %s", errs.Unsupported, coll, fmt.Sprintf(format, args...))
+}

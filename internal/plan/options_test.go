@@ -1,0 +1,88 @@
+package plan
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/scoll/scoll/algorithms"
+	"github.com/scoll/scoll/internal/errs"
+	"github.com/scoll/scoll/schedule"
+)
+
+func TestOptionsCheck(t *testing.T) {
+	cases := []struct {
+		o    Options
+		only string // CheckOnly's algorithm ("": Check)
+		want string // "" for none
+	}{
+		{Options{}, "", ""},
+		{Options{Alg: "no-such", SegBytes: 8, Radix: 2, Grid: []int{2, 2}}, "", ""},
+		{Options{SegBytes: -8}, "", "scoll: invalid argument: bcast: negative segment size -8"},
+		{Options{Radix: 1}, "", "scoll: invalid argument: bcast: radix 1 (want ≥ 2)"},
+		{Options{Radix: -3}, "", "scoll: invalid argument: bcast: radix -3 (want ≥ 2)"},
+		{Options{Grid: []int{3, 2}}, "", "bcast: scoll: invalid argument: process grid [3 2] does not hold 4 ranks"},
+		{Options{Place: &algorithms.Placement{Machine: []int{4, 4}, Nodes: []int{0, 1, 1, 2}}}, "",
+			"bcast: scoll: invalid argument: ranks 1 and 2 placed on the same node 1"},
+		{Options{Alg: "chain"}, "chain", ""},
+		{Options{Alg: "ring"}, "chain", `scoll: invalid argument: bcast: unknown algorithm "ring" (have chain)`},
+		{Options{Radix: 1}, "chain", "scoll: invalid argument: bcast: radix 1 (want ≥ 2)"},
+	}
+	for _, c := range cases {
+		var err error
+		if c.only == "" {
+			err = c.o.Check(schedule.Bcast, 4)
+		} else {
+			err = c.o.CheckOnly(schedule.Bcast, 4, c.only)
+		}
+		if c.want == "" {
+			if err != nil {
+				t.Errorf("%+v: %v", c.o, err)
+			}
+			continue
+		}
+		if err == nil || err.Error() != c.want || !errors.Is(err, errs.InvalidArgument) {
+			t.Errorf("%+v: error\n %v, want\n %s", c.o, err, c.want)
+		}
+	}
+}
+
+func TestOptionsSegment(t *testing.T) {
+	for _, c := range []struct{ bytes, elem, want int }{
+		{0, 8, 0}, {-1, 8, 0}, {1, 8, 1}, {8, 8, 1}, {17, 8, 2}, {1024, 4, 256},
+	} {
+		o := Options{SegBytes: c.bytes}
+		if got := o.Segment(c.elem); got != c.want {
+			t.Errorf("%d bytes of %d-byte elements: %d, want %d", c.bytes, c.elem, got, c.want)
+		}
+	}
+}
+
+func TestHash(t *testing.T) {
+	h := NewHash()
+	if uint64(h) != 14695981039346656037 {
+		t.Fatalf("offset basis %d", h)
+	}
+	h.Add(1)
+	basis, prime := uint64(14695981039346656037), uint64(1099511628211)
+	if want := (basis ^ 1) * prime; uint64(h) != want {
+		t.Errorf("one word: %d, want %d", h, want)
+	}
+	a, b := NewHash(), NewHash()
+	a.Ints([]int{1})
+	b.Ints([]int{1, 0})
+	if a == b {
+		t.Error("[1] and [1 0] hash alike")
+	}
+	a, b = NewHash(), NewHash()
+	a.Ints(nil)
+	b.Ints([]int{})
+	if a != b {
+		t.Error("nil and empty hash differently")
+	}
+	a, b = NewHash(), NewHash()
+	a.Str("ab")
+	b.Add('a', 'b')
+	if a != b {
+		t.Error("Str is not a word per byte")
+	}
+}

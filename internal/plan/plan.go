@@ -1,0 +1,134 @@
+// Package plan prepares the collective calls of package scoll: it checks a
+// call's arguments and options, chooses its algorithm, builds its plan and
+// signature, and keeps a communicator's plans for reuse. It knows nothing
+// of element types or buffers: a call reaches it as lengths (Args), an
+// element size and an operator's identity (Call).
+//
+// Errors wrap the sentinels of package internal/errs, which package scoll
+// exports (ErrInvalidArgument, ErrUnsupported), and name the collective:
+// "scoll: invalid argument: allreduce: len(send)=2 != len(recv)=3".
+package plan
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/scoll/scoll/algorithms"
+	"github.com/scoll/scoll/exec"
+	"github.com/scoll/scoll/internal/errs"
+	"github.com/scoll/scoll/schedule"
+)
+
+// Call is one rank's collective call as planning sees it.
+type Call struct {
+	// Spec is the call's spec from Args.Check (Size set).
+	Spec schedule.Spec
+	// Rank is the caller's rank.
+	Rank int
+	// ElemSize is the element size in bytes.
+	ElemSize int
+	// Commutative tells whether the operator is commutative (true for
+	// collectives that do not reduce).
+	Commutative bool
+	// OpID identifies the operator (0 for collectives that do not reduce);
+	// ranks must agree on it.
+	OpID uint64
+}
+
+// Defaults are what a communicator gives the calls that do not set them.
+type Defaults struct {
+	// Grid is the process grid of the topology-aware algorithms (nil:
+	// algorithms.DefaultGrid).
+	Grid []int
+	// Place is where the ranks sit on the machine (nil: rank r on node r).
+	Place *algorithms.Placement
+	// Machine is the cost model of the default algorithm choice.
+	Machine algorithms.Machine
+}
+
+// Entry is a built plan: the algorithm chosen for a call, its plan and the
+// signature every rank's messages of the call carry. An Entry in a Cache
+// is shared by every call with its Key and is not modified.
+type Entry struct {
+	Info *algorithms.Info
+	Plan *exec.Plan
+	Sig  uint64
+	// Peers translates the plan's ranks into transport addresses (nil on a
+	// world, whose ranks are the addresses; see exec.Call.Peers). The
+	// caller fills it in before it puts the entry in a Cache.
+	Peers []int32
+	key   Key
+}
+
+// New chooses the algorithm of call c with options o (checked by
+// Options.Check) on a communicator with defaults d, and builds its plan.
+// Choosing fails as Choose does; a schedule the algorithm cannot build for
+// the call fails with errs.InvalidArgument.
+func New(c *Call, o *Options, d *Defaults) (*Entry, error) {
+	coll := c.Spec.Coll
+	grid, place := o.Grid, o.Place
+	if grid == nil {
+		grid = d.Grid
+	}
+	if place == nil {
+		place = d.Place
+	}
+	seg := o.Segment(c.ElemSize)
+	p := algorithms.Params{Spec: c.Spec, Rank: c.Rank, Commutative: c.Commutative, Radix: o.Radix,
+		Segment: seg, ElemSize: c.ElemSize, Grid: grid, Placement: place}
+	info, err := Choose(&p, o.Alg, d.Machine)
+	if err != nil {
+		return nil, err
+	}
+	// The signature every rank must agree on (in-place-ness may differ).
+	h := NewHash()
+	h.Add(uint64(coll), uint64(c.Spec.Count), uint64(c.Spec.Root), uint64(c.ElemSize), c.OpID, uint64(o.Radix), uint64(seg))
+	h.Str(info.Name)
+	h.Ints(grid)
+	if place != nil {
+		h.Ints(place.Machine)
+		h.Ints(place.Nodes)
+	}
+	if coll.Vector() && coll != schedule.Alltoallv {
+		h.Ints(c.Spec.Counts)
+		h.Ints(c.Spec.Displs)
+	}
+	s, err := info.Schedule(&p)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s/%s: %w", errs.InvalidArgument, coll, info.Name, err)
+	}
+	return &Entry{Info: info, Plan: exec.NewPlan(s), Sig: uint64(h)}, nil
+}
+
+// Choose returns the algorithm that runs a call with parameters p: the
+// registered algorithm named name, which must accept p, or for name ""
+// the one the cost model m predicts fastest among those that accept p.
+// The choice ignores p.InPlace, in which ranks may differ, so that every
+// rank chooses alike. An unknown name fails with errs.InvalidArgument
+// (listing the registered names); an algorithm that cannot run p fails
+// with its Check's error (errs.Unsupported or errs.InvalidArgument); no
+// fitting algorithm at all fails with errs.Unsupported.
+func Choose(p *algorithms.Params, name string, m algorithms.Machine) (*algorithms.Info, error) {
+	coll := p.Coll
+	if name != "" {
+		in, ok := algorithms.Lookup(coll, name)
+		if !ok {
+			var names []string
+			for _, a := range algorithms.List(coll) {
+				names = append(names, a.Name)
+			}
+			return nil, Invalid(coll, "unknown algorithm %q (have %s)", name, strings.Join(names, ", "))
+		}
+		if err := in.Check(p); err != nil {
+			return nil, err
+		}
+		return in, nil
+	}
+	sel := *p
+	sel.InPlace = false
+	info := algorithms.Select(&sel, m)
+	if info == nil {
+		return nil, unsupported(coll, "no registered algorithm fits")
+	}
+	return info, nil
+}

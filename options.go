@@ -1,0 +1,122 @@
+package scoll
+
+import (
+	"strings"
+
+	"github.com/scoll/scoll/algorithms"
+	"github.com/scoll/scoll/internal/plan"
+	"github.com/scoll/scoll/schedule"
+)
+
+// CallOption tunes one collective call.
+type CallOption func(*plan.Options)
+
+// WithAlgorithm selects the algorithm by its registry name (see Algorithms).
+// An unknown name fails with ErrInvalidArgument; an algorithm that cannot run
+// the call (for example a commutative-only one with a non-commutative
+// operator) fails with ErrUnsupported. Every rank must choose the same one.
+func WithAlgorithm(name string) CallOption { return func(o *plan.Options) { o.Alg = name } }
+
+// WithSegmentSize sets the segment size in bytes of pipelined algorithms
+// (ring allreduce, pipeline bcast and reduce). It is rounded down to whole
+// elements (at least one).
+func WithSegmentSize(bytes int) CallOption { return func(o *plan.Options) { o.SegBytes = bytes } }
+
+// WithRadix sets the radix of k-nomial algorithms, which is also the fan-out
+// of k-ary trees (at least 2).
+func WithRadix(k int) CallOption { return func(o *plan.Options) { o.Radix = k } }
+
+// WithGrid sets the process grid of the topology-aware algorithms (rd-optimal,
+// rh-optimal, bucket, bucket3, bucket6): the sizes of its dimensions, ranks
+// numbered with the first dimension varying fastest (XYZ order), as on a
+// torus or mesh whose nodes hold the ranks in order. Without it they use
+// DefaultGrid(size, 3). Dimensions whose product is not the communicator size
+// fail with ErrInvalidArgument; every rank must pass the same grid.
+func WithGrid(dims ...int) CallOption {
+	dims = append([]int(nil), dims...)
+	return func(o *plan.Options) { o.Grid = dims }
+}
+
+// WithPlacement tells the path algorithms (rd-path, rd-paths, rh-path,
+// rh-paths and the composites built on them) where the ranks sit on the
+// machine: machine lists the torus or mesh dimensions (first fastest) and
+// nodes[r] is rank r's node, numbered in that order. The ranks may occupy
+// any subset of the nodes — an irregular, non-contiguous partition — and
+// the algorithms order them along Hamiltonian paths of the whole machine.
+// Without it they use the process grid with rank r on node r. A placement
+// that does not list one distinct node per rank fails with
+// ErrInvalidArgument; every rank must pass the same one.
+func WithPlacement(machine, nodes []int) CallOption {
+	pl := &algorithms.Placement{Machine: append([]int(nil), machine...), Nodes: append([]int(nil), nodes...)}
+	return func(o *plan.Options) { o.Place = pl }
+}
+
+// DefaultGrid returns the grid of size ranks in d dimensions the
+// topology-aware algorithms use when a call gives none: the dimensions as
+// equal as possible, smallest first (8×8×8 for 512 ranks, 4×4×8 for 128).
+func DefaultGrid(size, d int) []int { return algorithms.DefaultGrid(size, d) }
+
+// AlgorithmInfo describes a registered algorithm.
+type AlgorithmInfo struct {
+	// Collective is the collective's name, as passed to Algorithms.
+	Collective string
+	// Name is the name WithAlgorithm takes.
+	Name string
+	// Doc is a one-line description.
+	Doc string
+	// Source is where the algorithm comes from.
+	Source string
+	// Commutative is true when the algorithm needs a commutative operator.
+	Commutative bool
+	// PowerOfTwo is true when the algorithm needs a power-of-two rank count.
+	PowerOfTwo bool
+	// Requires lists the requirements in words ("-" for none).
+	Requires string
+}
+
+// Algorithms returns the algorithms registered for a collective, sorted by
+// name. Collective names: bcast, reduce, allreduce, gather, gatherv, scatter,
+// scatterv, allgather, allgatherv, alltoall, alltoallv, reducescatter (block),
+// reducescatterv, scan, exscan and barrier. An unknown name gives nil.
+func Algorithms(collective string) []AlgorithmInfo {
+	c, ok := schedule.ParseCollective(strings.ToLower(collective))
+	if !ok {
+		return nil
+	}
+	var out []AlgorithmInfo
+	for _, in := range algorithms.List(c) {
+		out = append(out, AlgorithmInfo{
+			Collective:  c.String(),
+			Name:        in.Name,
+			Doc:         in.Doc,
+			Source:      in.Source,
+			Commutative: in.Requires&algorithms.NeedsCommutative != 0,
+			PowerOfTwo:  in.Requires&algorithms.NeedsPowerOfTwo != 0,
+			Requires:    in.Requires.String(),
+		})
+	}
+	return out
+}
+
+// Collectives returns the names Algorithms accepts.
+func Collectives() []string {
+	var out []string
+	for c := range schedule.NumCollectives {
+		out = append(out, c.String())
+	}
+	return out
+}
+
+// parseOptions applies opts. Without options nothing is allocated.
+func parseOptions(opts []CallOption) plan.Options {
+	if len(opts) == 0 {
+		return plan.Options{}
+	}
+	o := new(plan.Options)
+	for _, f := range opts {
+		if f != nil {
+			f(o)
+		}
+	}
+	return *o
+}
