@@ -15,9 +15,7 @@ import (
 // (aborted calls, signatures carried by messages) and return a typed error
 // instead of hanging.
 func TestBadInputTCP(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipped in -short mode")
-	}
+	skipShort(t, "skipped in -short mode")
 	// Cases whose absent ranks wait for a shared context that a launcher
 	// would cancel; their transport side is tested by TestCancelAbortsPeers
 	// and the conformance suite's truncation test.

@@ -38,9 +38,10 @@ func collBenchName(np, size int) string {
 }
 
 // collBench runs b.N calls of the collective that setup returns on every
-// rank of np, after one untimed call that builds the plans. bytes is the
-// per-rank buffer size for b.SetBytes.
-func collBench(b *testing.B, np int, bytes int64, setup func(c *scoll.Comm) func(ctx context.Context) error) {
+// rank of np, after one untimed call that builds the plans; opts are Run's
+// (BenchmarkExchange's forcing of exchanges). bytes is the per-rank buffer
+// size for b.SetBytes.
+func collBench(b *testing.B, np int, bytes int64, setup func(c *scoll.Comm) func(ctx context.Context) error, opts ...scoll.Option) {
 	b.SetBytes(bytes)
 	n := b.N // read once; every rank runs exactly n calls
 	err := scoll.Run(context.Background(), np, func(ctx context.Context, c *scoll.Comm) error {
@@ -48,27 +49,25 @@ func collBench(b *testing.B, np int, bytes int64, setup func(c *scoll.Comm) func
 		if err := call(ctx); err != nil {
 			return err
 		}
-		if err := c.Barrier(ctx); err != nil {
+		// The benchmark's goroutine is blocked in scoll.Run, so rank 0 may
+		// drive the timer, each edge after a barrier.
+		edge := func(timer func()) error {
+			err := c.Barrier(ctx)
+			if c.Rank() == 0 {
+				timer()
+			}
 			return err
 		}
-		// The benchmark's goroutine is blocked in scoll.Run, so rank 0 may
-		// drive the timer.
-		if c.Rank() == 0 {
-			b.ResetTimer()
+		if err := edge(b.ResetTimer); err != nil {
+			return err
 		}
 		for range n {
 			if err := call(ctx); err != nil {
 				return err
 			}
 		}
-		if err := c.Barrier(ctx); err != nil {
-			return err
-		}
-		if c.Rank() == 0 {
-			b.StopTimer()
-		}
-		return nil
-	})
+		return edge(b.StopTimer)
+	}, opts...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -78,72 +77,55 @@ func collBench(b *testing.B, np int, bytes int64, setup func(c *scoll.Comm) func
 // split into np blocks of float32, at least one.
 func blockLen(size, np int) int { return max(1, size/4/np) }
 
-func BenchmarkAllreduce(b *testing.B) {
+// benchSizes runs a sub-benchmark of the collective setup returns for every
+// rank count and size: setup gets n float32 elements, the whole buffer
+// (blocked false) or one of np blocks (blocked true; see blockLen).
+func benchSizes(b *testing.B, blocked bool, setup func(c *scoll.Comm, n int) func(context.Context) error) {
 	for _, np := range collBenchRanks {
 		for _, size := range collBenchSizes {
+			n, bytes := size/4, size
+			if blocked {
+				n = blockLen(size, np)
+				bytes = 4 * n * np
+			}
 			b.Run(collBenchName(np, size), func(b *testing.B) {
-				collBench(b, np, int64(size), func(c *scoll.Comm) func(context.Context) error {
-					send, recv := make([]float32, size/4), make([]float32, size/4)
-					return func(ctx context.Context) error { return scoll.Allreduce(ctx, c, send, recv, scoll.Sum) }
-				})
+				collBench(b, np, int64(bytes), func(c *scoll.Comm) func(context.Context) error { return setup(c, n) })
 			})
 		}
 	}
+}
+
+func BenchmarkAllreduce(b *testing.B) {
+	benchSizes(b, false, func(c *scoll.Comm, n int) func(context.Context) error {
+		send, recv := make([]float32, n), make([]float32, n)
+		return func(ctx context.Context) error { return scoll.Allreduce(ctx, c, send, recv, scoll.Sum) }
+	})
 }
 
 func BenchmarkBcast(b *testing.B) {
-	for _, np := range collBenchRanks {
-		for _, size := range collBenchSizes {
-			b.Run(collBenchName(np, size), func(b *testing.B) {
-				collBench(b, np, int64(size), func(c *scoll.Comm) func(context.Context) error {
-					buf := make([]float32, size/4)
-					return func(ctx context.Context) error { return scoll.Bcast(ctx, c, buf, 0) }
-				})
-			})
-		}
-	}
+	benchSizes(b, false, func(c *scoll.Comm, n int) func(context.Context) error {
+		buf := make([]float32, n)
+		return func(ctx context.Context) error { return scoll.Bcast(ctx, c, buf, 0) }
+	})
 }
 
 func BenchmarkAllgather(b *testing.B) {
-	for _, np := range collBenchRanks {
-		for _, size := range collBenchSizes {
-			k := blockLen(size, np)
-			b.Run(collBenchName(np, size), func(b *testing.B) {
-				collBench(b, np, int64(4*k*np), func(c *scoll.Comm) func(context.Context) error {
-					send, recv := make([]float32, k), make([]float32, k*np)
-					return func(ctx context.Context) error { return scoll.Allgather(ctx, c, send, recv) }
-				})
-			})
-		}
-	}
+	benchSizes(b, true, func(c *scoll.Comm, k int) func(context.Context) error {
+		send, recv := make([]float32, k), make([]float32, k*c.Size())
+		return func(ctx context.Context) error { return scoll.Allgather(ctx, c, send, recv) }
+	})
 }
 
 func BenchmarkReduceScatterBlock(b *testing.B) {
-	for _, np := range collBenchRanks {
-		for _, size := range collBenchSizes {
-			k := blockLen(size, np)
-			b.Run(collBenchName(np, size), func(b *testing.B) {
-				collBench(b, np, int64(4*k*np), func(c *scoll.Comm) func(context.Context) error {
-					send, recv := make([]float32, k*np), make([]float32, k)
-					return func(ctx context.Context) error {
-						return scoll.ReduceScatterBlock(ctx, c, send, recv, scoll.Sum)
-					}
-				})
-			})
-		}
-	}
+	benchSizes(b, true, func(c *scoll.Comm, k int) func(context.Context) error {
+		send, recv := make([]float32, k*c.Size()), make([]float32, k)
+		return func(ctx context.Context) error { return scoll.ReduceScatterBlock(ctx, c, send, recv, scoll.Sum) }
+	})
 }
 
 func BenchmarkAlltoall(b *testing.B) {
-	for _, np := range collBenchRanks {
-		for _, size := range collBenchSizes {
-			k := blockLen(size, np)
-			b.Run(collBenchName(np, size), func(b *testing.B) {
-				collBench(b, np, int64(4*k*np), func(c *scoll.Comm) func(context.Context) error {
-					send, recv := make([]float32, k*np), make([]float32, k*np)
-					return func(ctx context.Context) error { return scoll.Alltoall(ctx, c, send, recv) }
-				})
-			})
-		}
-	}
+	benchSizes(b, true, func(c *scoll.Comm, k int) func(context.Context) error {
+		send, recv := make([]float32, k*c.Size()), make([]float32, k*c.Size())
+		return func(ctx context.Context) error { return scoll.Alltoall(ctx, c, send, recv) }
+	})
 }

@@ -738,9 +738,7 @@ func TestChainMismatch(t *testing.T) {
 // mismatched roots fail instead of leaving the others waiting (the call
 // is aborted everywhere), and the chain keeps working after.
 func TestChainTCP(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipped in -short mode")
-	}
+	skipShort(t, "skipped in -short mode")
 	const n = 9
 	comms := tcpComms(t, n+2, tcp.Config{})
 	err := onAll(comms, func(ctx context.Context, w *scoll.Comm) error {

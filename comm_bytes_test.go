@@ -173,11 +173,7 @@ func TestChainComm(t *testing.T) {
 			if c.Rank() == 1 {
 				// One rank alone walks the chain to translate ranks
 				// into it; the collectives below must still agree.
-				all := make([]int, p)
-				for q := range all {
-					all[q] = q
-				}
-				got, err := c.TranslateRanks(all, sub)
+				got, err := translateAll(c, sub)
 				if err != nil {
 					return err
 				}
@@ -198,29 +194,13 @@ func TestChainComm(t *testing.T) {
 			if v[0] != int32(n*(n-1)/2) {
 				return fmt.Errorf("allreduce on the chain after one rank walked it: %d", v[0])
 			}
-			// Point-to-point across the chain: rank i sends to n-1-i.
-			peer := n - 1 - r
-			sent := make(chan error, 1)
-			go func() { sent <- sub.Send(ctx, peer, 5, []byte{byte(r)}) }()
-			got := []byte{255}
-			if _, err := sub.Recv(ctx, peer, 5, got); err != nil {
-				return err
-			}
-			if err := <-sent; err != nil {
-				return err
-			}
-			if got[0] != byte(peer) {
-				return fmt.Errorf("rank %d: got %d from %d", r, got[0], peer)
-			}
-			// A split of the chain along it, then a collective there.
-			half, err := sub.SplitBytes(ctx, []byte{byte(r % 2)}, nil, scoll.WithSplitAlgorithm("hash"), scoll.WithChainGroup())
+			// Point-to-point across the chain, then a split of the chain
+			// along it.
+			half, err := mirrorAndHalve(ctx, sub, 5)
 			if err != nil {
 				return err
 			}
 			defer half.Close()
-			if half.Size() != (n+1-r%2)/2 {
-				return fmt.Errorf("rank %d: half of %d", r, half.Size())
-			}
 			d, err := sub.Dup(ctx)
 			if err != nil {
 				return err
@@ -289,4 +269,34 @@ func TestSplitBytesBadInput(t *testing.T) {
 			t.Fatalf("%s: no rank reports %v: %v", tc.name, tc.want, errs)
 		}
 	}
+}
+
+// mirrorAndHalve checks a communicator of n ranks made by a split: rank r
+// sends a byte to rank n−1−r and receives one from it (on a chain, a walk
+// beyond the neighbours), then the ranks split it in two by parity along a
+// chain. It returns the half, which the caller closes.
+func mirrorAndHalve(ctx context.Context, sub *scoll.Comm, tag int) (*scoll.Comm, error) {
+	n, r := sub.Size(), sub.Rank()
+	peer := n - 1 - r
+	sent := make(chan error, 1)
+	go func() { sent <- sub.Send(ctx, peer, tag, []byte{byte(r)}) }()
+	got := []byte{255}
+	if _, err := sub.Recv(ctx, peer, tag, got); err != nil {
+		return nil, err
+	}
+	if err := <-sent; err != nil {
+		return nil, err
+	}
+	if got[0] != byte(peer) {
+		return nil, fmt.Errorf("rank %d: got %d from %d", r, got[0], peer)
+	}
+	half, err := sub.SplitBytes(ctx, []byte{byte(r % 2)}, nil, scoll.WithSplitAlgorithm("hash"), scoll.WithChainGroup())
+	if err != nil {
+		return nil, err
+	}
+	if half.Size() != (n+1-r%2)/2 {
+		half.Close()
+		return nil, fmt.Errorf("rank %d: half of %d", r, half.Size())
+	}
+	return half, nil
 }

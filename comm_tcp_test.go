@@ -1,5 +1,6 @@
 package scoll_test
 
+// The same standard packages as comm_bytes_test.go (both test splits): an import list is no logic to share.
 import (
 	"context"
 	"errors"
@@ -19,9 +20,7 @@ import (
 // and runs collectives and point-to-point messages on the new
 // communicators (which makes distributed tables answer lookups).
 func TestSplitTCP(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipped in -short mode")
-	}
+	skipShort(t, "skipped in -short mode")
 	const p = 7
 	comms := tcpComms(t, p, tcp.Config{})
 	rng := rand.New(rand.NewPCG(5, 6))
@@ -114,9 +113,7 @@ func ringSendRecv(ctx context.Context, c *scoll.Comm) error {
 // resulting chains: collectives, point-to-point to a far rank (a walk of
 // lookups), a split of the chain.
 func TestSplitBytesTCP(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipped in -short mode")
-	}
+	skipShort(t, "skipped in -short mode")
 	const p = 9
 	comms := tcpComms(t, p, tcp.Config{})
 	colors := make([][]byte, p)
@@ -145,7 +142,6 @@ func TestSplitBytesTCP(t *testing.T) {
 				if err := checkSplit(c, sub, want[c.Rank()]); err != nil {
 					return err
 				}
-				n, r := sub.Size(), sub.Rank()
 				v := []int32{int32(c.Rank())}
 				if err := scoll.Allreduce(ctx, sub, nil, v, scoll.Max); err != nil {
 					return err
@@ -153,25 +149,11 @@ func TestSplitBytesTCP(t *testing.T) {
 				if v[0] != int32(want[c.Rank()][0]) {
 					return fmt.Errorf("rank %d: max %d, want %d", c.Rank(), v[0], want[c.Rank()][0])
 				}
-				peer := n - 1 - r
-				sent := make(chan error, 1)
-				go func() { sent <- sub.Send(ctx, peer, 1, []byte{byte(r)}) }()
-				got := []byte{255}
-				if _, err := sub.Recv(ctx, peer, 1, got); err != nil {
-					return err
-				}
-				if err := <-sent; err != nil || got[0] != byte(peer) {
-					return fmt.Errorf("rank %d: got %d from %d: %v", r, got[0], peer, err)
-				}
-				half, err := sub.SplitBytes(ctx, []byte{byte(r % 2)}, nil, scoll.WithSplitAlgorithm("hash"), scoll.WithChainGroup())
+				half, err := mirrorAndHalve(ctx, sub, 1)
 				if err != nil {
 					return err
 				}
-				defer half.Close()
-				if half.Size() != (n+1-r%2)/2 {
-					return fmt.Errorf("rank %d: half of %d", r, half.Size())
-				}
-				return nil
+				return half.Close()
 			})
 			if err != nil {
 				t.Fatalf("%s chain=%v: %v", alg.Name, chain, err)
@@ -186,9 +168,7 @@ func TestSplitBytesTCP(t *testing.T) {
 // complete may return its communicator, on which a receive from the dead
 // rank fails with ErrPeerFailed.
 func TestSplitPeerDiesTCP(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipped in -short mode")
-	}
+	skipShort(t, "skipped in -short mode")
 	for _, alg := range []string{"merge", "cheng", "bitonic", "hash"} {
 		ats := []int{0, 2}
 		switch alg {
@@ -263,9 +243,7 @@ func TestSplitPeerDiesTCP(t *testing.T) {
 // communicators over TCP: a split of 5 of 9 ranks with reversed keys
 // (replicated table) and the other 4 in a distributed table.
 func TestMatrixSubCommTCP(t *testing.T) {
-	if testing.Short() {
-		t.Skip("matrix skipped in -short mode")
-	}
+	skipShort(t, "matrix skipped in -short mode")
 	for _, coll := range scoll.Collectives() {
 		t.Run(coll, func(t *testing.T) {
 			t.Parallel()
@@ -315,9 +293,7 @@ func TestMatrixSubCommTCP(t *testing.T) {
 // collective that learns a chain's members fails, and so do the others,
 // which are learning along the chain meanwhile, instead of waiting.
 func TestChainBadArgsTCP(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipped in -short mode")
-	}
+	skipShort(t, "skipped in -short mode")
 	comms := tcpComms(t, 5, tcp.Config{})
 	errs := make([]error, len(comms))
 	done := make(chan struct{})

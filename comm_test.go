@@ -57,11 +57,7 @@ func checkSplit(c, sub *scoll.Comm, want []int) error {
 	if want[sub.Rank()] != r {
 		return fmt.Errorf("rank %d: new rank %d holds parent rank %d", r, sub.Rank(), want[sub.Rank()])
 	}
-	all := make([]int, sub.Size())
-	for i := range all {
-		all[i] = i
-	}
-	got, err := sub.TranslateRanks(all, c)
+	got, err := translateAll(sub, c)
 	if err != nil {
 		return err
 	}
@@ -210,9 +206,7 @@ func onSub(p int, kind string, fn func(ctx context.Context, sub *scoll.Comm) err
 // default choice (which takes the in-process shared-memory paths where
 // they apply), on derived communicators against the naive reference.
 func TestMatrixSubComm(t *testing.T) {
-	if testing.Short() {
-		t.Skip("matrix skipped in -short mode")
-	}
+	skipShort(t, "matrix skipped in -short mode")
 	for _, coll := range scoll.Collectives() {
 		t.Run(coll, func(t *testing.T) {
 			t.Parallel()
@@ -328,11 +322,7 @@ func TestNestedSplits(t *testing.T) {
 			if err := scoll.Allreduce(ctx, d, nil, v, scoll.Sum); err != nil {
 				return err
 			}
-			mem := make([]int, d.Size())
-			for i := range mem {
-				mem[i] = i
-			}
-			world, err := d.TranslateRanks(mem, c)
+			world, err := translateAll(d, c)
 			if err != nil {
 				return err
 			}
@@ -441,11 +431,7 @@ func TestDerivedTopology(t *testing.T) {
 		if !slices.Equal(machine, []int{4, 3, 2}) {
 			return fmt.Errorf("machine %v, want [4 3 2]", machine)
 		}
-		all := make([]int, g.Size())
-		for i := range all {
-			all[i] = i
-		}
-		world, err := g.TranslateRanks(all, c)
+		world, err := translateAll(g, c)
 		if err != nil || !slices.Equal(world, nodes) {
 			return fmt.Errorf("nodes %v, members %v (%v)", nodes, world, err)
 		}
@@ -475,9 +461,7 @@ func TestDerivedTopology(t *testing.T) {
 // grow by at most a few KiB per membership (the in-process transport's
 // call records, 4 KiB per member, are the largest part).
 func TestManySmallCommunicators(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipped in -short mode")
-	}
+	skipShort(t, "skipped in -short mode")
 	const p, comms, size = 1024, 16, 8
 	per, err := bytesPerMembership(p, comms, size)
 	if err != nil {
@@ -495,14 +479,19 @@ func TestManySmallCommunicators(t *testing.T) {
 func bytesPerMembership(p, comms, size int) (float64, error) {
 	var before, after runtime.MemStats
 	err := scoll.Run(context.Background(), p, func(ctx context.Context, c *scoll.Comm) error {
-		if err := c.Barrier(ctx); err != nil {
-			return err
+		// Rank 0 reads the heap while every rank waits between two
+		// barriers.
+		heap := func(ms *runtime.MemStats) error {
+			if err := c.Barrier(ctx); err != nil {
+				return err
+			}
+			if c.Rank() == 0 {
+				runtime.GC()
+				runtime.ReadMemStats(ms)
+			}
+			return c.Barrier(ctx)
 		}
-		if c.Rank() == 0 {
-			runtime.GC()
-			runtime.ReadMemStats(&before)
-		}
-		if err := c.Barrier(ctx); err != nil {
+		if err := heap(&before); err != nil {
 			return err
 		}
 		var subs []*scoll.Comm
@@ -517,14 +506,7 @@ func bytesPerMembership(p, comms, size int) (float64, error) {
 			}
 			subs = append(subs, sub)
 		}
-		if err := c.Barrier(ctx); err != nil {
-			return err
-		}
-		if c.Rank() == 0 {
-			runtime.GC()
-			runtime.ReadMemStats(&after)
-		}
-		if err := c.Barrier(ctx); err != nil {
+		if err := heap(&after); err != nil {
 			return err
 		}
 		for _, s := range subs {
@@ -538,9 +520,7 @@ func bytesPerMembership(p, comms, size int) (float64, error) {
 // TestSplitLarge checks every algorithm and both representations against
 // the reference at 1,000 and 1,024 ranks, with random colors and keys.
 func TestSplitLarge(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipped in -short mode")
-	}
+	skipShort(t, "skipped in -short mode")
 	rng := rand.New(rand.NewPCG(11, 12))
 	for _, p := range []int{1000, 1024} {
 		colors, keys := make([]int, p), make([]int, p)
@@ -584,11 +564,7 @@ func TestSplitLarge(t *testing.T) {
 					}
 					// Every world rank translated into the distributed
 					// table: its rank there, or Undefined.
-					all := make([]int, p)
-					for i := range all {
-						all[i] = i
-					}
-					tr, err := c.TranslateRanks(all, sub)
+					tr, err := translateAll(c, sub)
 					if err != nil {
 						return err
 					}
@@ -651,4 +627,14 @@ func TestPersistentOnSubComm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// translateAll translates every rank of c into sub (c.TranslateRanks of
+// 0, 1, …, c.Size()−1).
+func translateAll(c, sub *scoll.Comm) ([]int, error) {
+	all := make([]int, c.Size())
+	for i := range all {
+		all[i] = i
+	}
+	return c.TranslateRanks(all, sub)
 }

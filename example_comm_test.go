@@ -7,6 +7,8 @@ import (
 	"github.com/scoll/scoll"
 )
 
+// Each example stands alone in the documentation, so they repeat the steps of making, using and closing a communicator rather than share a helper.
+
 func ExampleComm_Split() {
 	// Six ranks in two communicators by parity, each ordered by descending
 	// world rank (the key).

@@ -217,9 +217,7 @@ func killOne(t *testing.T, np int, rng *rand.Rand, sig syscall.Signal) time.Dura
 // default, 50 with -scoll.long. One run stops the rank (SIGSTOP) instead:
 // its connections stay open and only the missing heartbeats tell.
 func TestKillProcess(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts processes")
-	}
+	skipShort(t, "starts processes")
 	runs := 3
 	if *longFailures {
 		runs = 50

@@ -32,9 +32,7 @@ var placementAlgorithms = map[string][]string{
 // partitions: ranks on random distinct nodes of a 4×4×4 torus and a 6×5
 // mesh.
 func TestPlacementAlgorithms(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipped in -short mode")
-	}
+	skipShort(t, "skipped in -short mode")
 	rng := rand.New(rand.NewPCG(7, 11))
 	type pc struct {
 		machine []int
@@ -109,9 +107,7 @@ func TestPlacementErrors(t *testing.T) {
 // buckets' sections, in place and not, with commutative and (where
 // allowed) non-commutative operators.
 func TestGridAlgorithms(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipped in -short mode")
-	}
+	skipShort(t, "skipped in -short mode")
 	for coll, algs := range gridAlgorithms {
 		for _, alg := range algs {
 			t.Run(coll+"/"+alg, func(t *testing.T) {

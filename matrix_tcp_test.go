@@ -56,9 +56,7 @@ func onAll(comms []*scoll.Comm, fn func(ctx context.Context, c *scoll.Comm) erro
 // naive reference, with long messages on the rendezvous path: P = 1..5, 7, 8, 17 (and 9, 12, 16, 32, 33, 64 with -scoll.full), counts
 // 0, 1, 3, 1000 and, up to 4 ranks, 65537.
 func TestMatrixTCP(t *testing.T) {
-	if testing.Short() {
-		t.Skip("matrix skipped in -short mode")
-	}
+	skipShort(t, "matrix skipped in -short mode")
 	sizes := []int{1, 2, 3, 4, 5, 7, 8, 17}
 	if *fullMatrix {
 		sizes = append(sizes, 9, 12, 16, 32, 33, 64)

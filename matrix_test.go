@@ -313,29 +313,35 @@ func checkCase[T num](ctx context.Context, c *scoll.Comm, callOpts []scoll.CallO
 // transport's lanes forced on and off, at sizes where the default would
 // pick the other path.
 func TestMatrixTransportPaths(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipped in -short mode")
-	}
+	skipShort(t, "skipped in -short mode")
+	eachAlgorithm(t, func(t *testing.T, coll string, alg scoll.AlgorithmInfo) {
+		for _, lanes := range []bool{true, false} {
+			for _, p := range []int{2, 3, 8, 17} {
+				if alg.PowerOfTwo && p&(p-1) != 0 {
+					continue
+				}
+				for _, n := range []int{0, 1, 3, 1000} {
+					if coll == "barrier" && n > 0 {
+						continue
+					}
+					oc := opCases[int32]()[0]
+					if err := runCase(coll, alg.Name, p, n, p-1, false, oc, scoll.WithLanesForTest(lanes)); err != nil {
+						t.Fatalf("lanes=%v P=%d n=%d: %v", lanes, p, n, err)
+					}
+				}
+			}
+		}
+	})
+}
+
+// eachAlgorithm runs fn as a parallel subtest COLL/ALG for every
+// registered algorithm of every collective.
+func eachAlgorithm(t *testing.T, fn func(t *testing.T, coll string, alg scoll.AlgorithmInfo)) {
 	for _, coll := range scoll.Collectives() {
 		for _, alg := range scoll.Algorithms(coll) {
 			t.Run(coll+"/"+alg.Name, func(t *testing.T) {
 				t.Parallel()
-				for _, lanes := range []bool{true, false} {
-					for _, p := range []int{2, 3, 8, 17} {
-						if alg.PowerOfTwo && p&(p-1) != 0 {
-							continue
-						}
-						for _, n := range []int{0, 1, 3, 1000} {
-							if coll == "barrier" && n > 0 {
-								continue
-							}
-							oc := opCases[int32]()[0]
-							if err := runCase(coll, alg.Name, p, n, p-1, false, oc, scoll.WithLanesForTest(lanes)); err != nil {
-								t.Fatalf("lanes=%v P=%d n=%d: %v", lanes, p, n, err)
-							}
-						}
-					}
-				}
+				fn(t, coll, alg)
 			})
 		}
 	}
@@ -345,24 +351,17 @@ func TestMatrixTransportPaths(t *testing.T) {
 // matrix size and count, several roots, in place and not, int32 and float64,
 // and commutative and non-commutative operators, against the naive reference.
 func TestMatrix(t *testing.T) {
-	if testing.Short() {
-		t.Skip("matrix skipped in -short mode")
-	}
-	for _, coll := range scoll.Collectives() {
-		for _, alg := range scoll.Algorithms(coll) {
-			t.Run(coll+"/"+alg.Name, func(t *testing.T) {
-				t.Parallel()
-				matrixOne[int32](t, coll, alg, matrixSizes)
-				// The second element type changes kernels and byte
-				// counts, not schedules: a few sizes unless -scoll.full.
-				sizes := []int{2, 7, 16, 33}
-				if *fullMatrix {
-					sizes = matrixSizes
-				}
-				matrixOne[float64](t, coll, alg, sizes)
-			})
+	skipShort(t, "matrix skipped in -short mode")
+	eachAlgorithm(t, func(t *testing.T, coll string, alg scoll.AlgorithmInfo) {
+		matrixOne[int32](t, coll, alg, matrixSizes)
+		// The second element type changes kernels and byte counts, not
+		// schedules: a few sizes unless -scoll.full.
+		sizes := []int{2, 7, 16, 33}
+		if *fullMatrix {
+			sizes = matrixSizes
 		}
-	}
+		matrixOne[float64](t, coll, alg, sizes)
+	})
 }
 
 func matrixOne[T num](t *testing.T, coll string, alg scoll.AlgorithmInfo, sizes []int) {

@@ -131,29 +131,26 @@ func TestRecordRingAllreduce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// both simulates the recording and the registry's schedules.
+	both := func(model func(schedule.Generator) (sim.Result, error)) (got, want sim.Result) {
+		var err error
+		if got, err = model(tr.Generator()); err != nil {
+			t.Fatal(err)
+		}
+		if want, err = model(gen); err != nil {
+			t.Fatal(err)
+		}
+		return got, want
+	}
 	for _, ports := range []sim.Ports{sim.SinglePort, sim.MultiPort} {
 		cfg := sim.Config{Topology: topo, Alpha: 6.29e-6, Delta: 1 / 375e6, Ports: ports}
-		want, err := sim.StageModel(cfg, P, 1, gen)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := sim.StageModel(cfg, P, 1, tr.Generator())
-		if err != nil {
-			t.Fatal(err)
-		}
+		got, want := both(func(g schedule.Generator) (sim.Result, error) { return sim.StageModel(cfg, P, 1, g) })
 		if !sameTime(got.Time, want.Time) || got.Messages != want.Messages || got.NumStages != want.NumStages {
 			t.Errorf("stage model, ports %s: recorded %g s, %d messages, %d stages; registry %g s, %d, %d",
 				ports, got.Time, got.Messages, got.NumStages, want.Time, want.Messages, want.NumStages)
 		}
 		fc := sim.FlowConfig{Config: cfg, HopLatency: 50e-9}
-		wantF, err := sim.FlowModel(fc, P, 1, gen)
-		if err != nil {
-			t.Fatal(err)
-		}
-		gotF, err := sim.FlowModel(fc, P, 1, tr.Generator())
-		if err != nil {
-			t.Fatal(err)
-		}
+		gotF, wantF := both(func(g schedule.Generator) (sim.Result, error) { return sim.FlowModel(fc, P, 1, g) })
 		if !sameTime(gotF.Time, wantF.Time) {
 			t.Errorf("flow model, ports %s: recorded %g s, registry %g s", ports, gotF.Time, wantF.Time)
 		}

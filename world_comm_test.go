@@ -15,14 +15,7 @@ import (
 // a process of its own (MPI is initialised once per process).
 func TestSubCommWorld(t *testing.T) {
 	ctx := context.Background()
-	c, err := scoll.Init(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if c.Size() == 1 {
-		t.Skip("a job of one rank: start this test under scoll run, mpirun or srun")
-	}
+	c := jobWorld(t)
 	p, r := c.Size(), c.Rank()
 	colors := make([]int, p)
 	keys := make([]int, p)

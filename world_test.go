@@ -13,6 +13,22 @@ import (
 	"github.com/scoll/scoll/internal/launch"
 )
 
+// jobWorld returns this process's world communicator, closed when t ends,
+// and skips t in a job of one rank (the test was not started by a
+// launcher).
+func jobWorld(t *testing.T) *scoll.Comm {
+	t.Helper()
+	c, err := scoll.Init(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if c.Size() == 1 {
+		t.Skip("a job of one rank: start this test under scoll run, mpirun or srun")
+	}
+	return c
+}
+
 // TestMatrixWorld runs the algorithm matrix as one rank of a job whose
 // ranks are processes: under "scoll run --np 4", mpirun or srun (or, built
 // with -tags mpi, over the MPI transport):
@@ -24,14 +40,7 @@ import (
 // sequence of calls everywhere.
 func TestMatrixWorld(t *testing.T) {
 	ctx := context.Background()
-	c, err := scoll.Init(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if c.Size() == 1 {
-		t.Skip("a job of one rank: start this test under scoll run, mpirun or srun")
-	}
+	c := jobWorld(t)
 	p := c.Size()
 	counts := []int{0, 1, 3, 1000, 65537}
 	if p > 4 && !*fullMatrix {
@@ -57,9 +66,7 @@ func TestMatrixWorld(t *testing.T) {
 // matrix over TCP between processes, on the world and on derived
 // communicators, bootstrapped by Init from the environment.
 func TestMatrixProcesses(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts processes")
-	}
+	skipShort(t, "starts processes")
 	var out bytes.Buffer
 	job := &launch.Job{NP: 3, Program: os.Args[0], Args: []string{"-test.run=^(TestMatrixWorld|TestSubCommWorld)$", "-test.v"},
 		Stdout: &out, Stderr: &out, Timeout: 4 * time.Minute}
