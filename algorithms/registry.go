@@ -83,6 +83,35 @@ func (c Cost) Time(alpha, beta, gamma float64) float64 {
 	return c.Alpha*alpha + (c.Beta+c.Copy)*beta + c.Gamma*gamma
 }
 
+// Path is how an algorithm's data moves when the call runs.
+type Path uint8
+
+const (
+	// Messages: the algorithm's schedule runs over the transport's
+	// point-to-point messages (package exec), on every transport.
+	Messages Path = iota
+	// ExchangePath: the transport's shared-memory exchange
+	// (transport.Exchanger: in-process ranks) runs the call natively: every
+	// rank publishes its input and computes its own result from all of
+	// them.
+	ExchangePath
+	// MeetPath: the transport's shared-memory meeting (transport.Meeter:
+	// in-process ranks) runs the call natively: the last rank to arrive
+	// combines every input and writes every rank's result.
+	MeetPath
+)
+
+// String returns the path's name as scoll algorithms prints it.
+func (p Path) String() string {
+	switch p {
+	case ExchangePath:
+		return "transport exchange"
+	case MeetPath:
+		return "transport meeting"
+	}
+	return "messages"
+}
+
 // Info describes one registered algorithm.
 type Info struct {
 	Coll schedule.Collective
@@ -97,6 +126,16 @@ type Info struct {
 	// Linear marks algorithms with Θ(P) rounds per rank (Θ(P²) operations in
 	// all), for which symbolic verification at very large P is expensive.
 	Linear bool
+	// Path is how the data moves. For a transport path (ExchangePath,
+	// MeetPath) Build is the message schedule of the same data movement:
+	// the verifier proves it, the simulators and cost models replay it, and
+	// it runs where the transport lacks the capability or the call is
+	// outside the path's limits (When).
+	Path Path
+	// When states, for a transport path, when it runs natively and when the
+	// default rule picks it ("" for Messages: the default rule picks by
+	// Cost).
+	When string
 	// Build emits the schedule of p.Rank into b.
 	Build func(b *schedule.Builder, p *Params)
 	// Cost returns the α-β-γ cost for p (bytes from p.ElemSize).
@@ -200,14 +239,20 @@ func (in *Info) Schedule(p *Params) (*schedule.Schedule, error) {
 	return b.Schedule()
 }
 
-// Select returns the algorithm the default rule picks for p: among the
-// algorithms whose requirements p meets, the one with the least α-β-γ cost
-// under the parameters m (ties broken by name). It returns nil when none fits.
-func Select(p *Params, m Machine) *Info {
+// Select returns the message schedule the default rule picks for p: among
+// the algorithms of path Messages whose requirements p meets, the one with
+// the least α-β-γ cost under the parameters m (ties broken by name). It
+// returns nil when none fits. (The transport paths are chosen before it, by
+// the conditions their When states.)
+func Select(p *Params, m Machine) *Info { return SelectExcept(p, m, nil) }
+
+// SelectExcept is Select skipping the algorithms for which skip reports
+// true (nil skips none).
+func SelectExcept(p *Params, m Machine, skip func(name string) bool) *Info {
 	var best *Info
 	bestT := 0.0
 	for _, in := range List(p.Coll) {
-		if in.Check(p) != nil {
+		if in.Path != Messages || (skip != nil && skip(in.Name)) || in.Check(p) != nil {
 			continue
 		}
 		t := in.Cost(p).Time(m.Alpha, m.Beta, m.Gamma)

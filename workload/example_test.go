@@ -14,7 +14,9 @@ import (
 // with 2 elements on 64 ranks most of its blocks are empty, so its ranks
 // have few rounds, but each block still passes the ring hop by hop, which
 // only the critical path sees. Energy is dominated by the static power of
-// 64 network interfaces.
+// 64 network interfaces. The shared-memory paths (exchange, meet) cost one
+// or two hand-offs natively (cost) but all of their messages over a network
+// (rounds, critical).
 func ExampleEvaluate() {
 	p, err := model.ParamsByName("infiniband")
 	if err != nil {
@@ -38,6 +40,8 @@ func ExampleEvaluate() {
 	// bucket                180.0     90.1    180.1    180.1            0.0    5765.0   192
 	// bucket3               540.0     90.1    180.1    180.1            0.0    5765.0   192
 	// bucket6              1080.0    100.1    180.1    180.1            0.0    5764.8   192
+	// exchange               10.4    630.4    630.4    301.8            0.0   20238.7  2016
+	// meet                   20.7   1260.7   1260.7    603.5            0.0   40345.8  2016
 	// rabenseifner          120.0    120.1    120.1    120.1            0.0    3844.2   224
 	// rd-halving            120.0    120.1    120.1    120.1            0.0    3844.2   224
 	// rd-optimal            120.0    120.1    120.1    120.1            0.0    3844.2   224
