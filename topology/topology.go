@@ -69,6 +69,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -175,13 +176,21 @@ const maxLinks = math.MaxInt32
 // that size computations cannot overflow before the link bound is checked.
 const maxParam = 1 << 20
 
+// kinds are the topology kinds Parse knows. A new kind is added here, to
+// Parse, and to the specs of the route property tests (a test checks that
+// every kind has some).
+var kinds = []string{"torus", "mesh", "hypercube", "crossbar", "clos", "dragonfly"}
+
+// Kinds returns the topology kinds Parse knows.
+func Kinds() []string { return slices.Clone(kinds) }
+
 // Parse builds a topology from its spec (see the package documentation).
 // Errors wrap ErrInvalidSpec and say what is wrong.
 func Parse(spec string) (Topology, error) {
 	s := strings.TrimSpace(spec)
 	kind, body, ok := strings.Cut(s, ":")
 	if !ok {
-		return nil, specErr(spec, "want kind:parameters, e.g. torus:8x8x8 (kinds: torus, mesh, hypercube, crossbar, clos, dragonfly)")
+		return nil, specErr(spec, "want kind:parameters, e.g. torus:8x8x8 (kinds: "+strings.Join(kinds, ", ")+")")
 	}
 	body = strings.TrimSpace(body)
 	switch strings.ToLower(strings.TrimSpace(kind)) {
@@ -216,7 +225,7 @@ func Parse(spec string) (Topology, error) {
 		}
 		return newDragonfly(spec, c)
 	default:
-		return nil, specErr(spec, fmt.Sprintf("unknown kind %q (kinds: torus, mesh, hypercube, crossbar, clos, dragonfly)", kind))
+		return nil, specErr(spec, fmt.Sprintf("unknown kind %q (kinds: %s)", kind, strings.Join(kinds, ", ")))
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -634,6 +635,26 @@ func TestDivmod(t *testing.T) {
 			if q, r := d.divmod(n); q != n/uint32(k) || r != n%uint32(k) {
 				t.Fatalf("divmod(%d) by %d = %d, %d; want %d, %d", n, k, q, r, n/uint32(k), n%uint32(k))
 			}
+		}
+	}
+}
+
+// TestEveryKindIsChecked: every kind Parse knows has specs in the route
+// property tests (the checklist for a new topology in docs/architecture.md).
+func TestEveryKindIsChecked(t *testing.T) {
+	for _, k := range Kinds() {
+		found := false
+		for _, s := range propertySpecs {
+			if strings.HasPrefix(s, k+":") {
+				found = true
+				break
+			}
+		}
+		if !found {
+			t.Errorf("kind %s has no spec in propertySpecs", k)
+		}
+		if _, err := Parse(k + ":"); err == nil || strings.Contains(err.Error(), "unknown kind") {
+			t.Errorf("Parse does not know kind %s: %v", k, err)
 		}
 	}
 }
