@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/scoll/scoll/algorithms"
+	"github.com/scoll/scoll/internal/plan"
 	"github.com/scoll/scoll/schedule"
 )
 
@@ -45,12 +47,50 @@ import (
 // cache lines to fetch per rank.
 const exchangeReadBytes = 2048
 
+// choosePath decides whether a prepared call runs on a shared-memory path
+// (the registered algorithms exchange and meet) instead of its plan: when
+// WithAlgorithm names the path and the transport offers it (else the plan,
+// its message schedule, runs), or by default when the path's rule takes
+// the call and WithoutAlgorithm does not exclude it. n is the input bytes
+// per rank. Every rank decides alike: the rules depend only on the call,
+// the options, the rank count and the transport, equal on all ranks.
+func (cl *call) choosePath(o *plan.Options, n int) {
+	c, coll := cl.c, cl.coll
+	switch o.Alg {
+	case algorithms.Exchange:
+		cl.exch = c.canExchange(coll, n)
+	case algorithms.Meet:
+		cl.meet = c.meeter != nil && meets(coll)
+	case "":
+		cl.exch = !o.Excludes(algorithms.Exchange) && c.exchangeable(coll, n)
+		cl.meet = !cl.exch && !o.Excludes(algorithms.Meet) && c.meetable(coll, n)
+	}
+	// A meeting runs blocking and non-blocking calls alike, so the call
+	// reports it (Persistent.Algorithm); an exchange runs blocking calls
+	// only, and the others run the plan, whose algorithm the call keeps.
+	if cl.meet {
+		cl.info, _ = algorithms.Lookup(coll, algorithms.Meet)
+	}
+}
+
+// canExchange reports whether the transport can run a call of coll with
+// n bytes of input per rank as an exchange (its slots hold the input).
+func (c *Comm) canExchange(coll schedule.Collective, n int) bool {
+	if c.exchanger == nil || n > c.exchLimit {
+		return false
+	}
+	switch coll {
+	case schedule.Barrier, schedule.Bcast, schedule.Allreduce, schedule.Reduce, schedule.Allgather:
+		return true
+	}
+	return false
+}
+
 // exchangeable reports whether a call of coll with n bytes of input per
 // rank runs as an exchange when it is blocking and has the default
-// algorithm. Every rank decides alike: the rule depends only on the call,
-// the rank count and the transport's limit, fixed and equal on all ranks.
+// algorithm (the exchange algorithm's When).
 func (c *Comm) exchangeable(coll schedule.Collective, n int) bool {
-	if n > c.exchLimit {
+	if !c.canExchange(coll, n) {
 		return false
 	}
 	switch coll {

@@ -1,6 +1,8 @@
 package scoll
 
 import (
+	"context"
+
 	"github.com/scoll/scoll/schedule"
 	"github.com/scoll/scoll/transport/inproc"
 )
@@ -55,4 +57,28 @@ func FakeHostsForTest(f func(worldRank int) string) (restore func()) {
 	prev := hostnameOf
 	hostnameOf = func(c *Comm) (string, error) { return f(c.t.Rank()), nil }
 	return func() { hostnameOf = prev }
+}
+
+// PathForTest prepares a blocking allreduce (bcast for coll "bcast") of
+// count float32s on c with opts and tells what would move its bytes:
+// "exchange" or "meet" for the shared-memory paths, else "plan:" and the
+// algorithm whose schedule runs.
+func PathForTest(c *Comm, coll string, count int, opts ...CallOption) (string, error) {
+	var cl call
+	buf := make([]float32, count)
+	var err error
+	if coll == "bcast" {
+		err = prepBcast(&cl, context.Background(), c, buf, 0, opts)
+	} else {
+		err = prepAllreduce(&cl, context.Background(), c, buf, make([]float32, count), Sum, opts)
+	}
+	switch {
+	case err != nil:
+		return "", err
+	case cl.exch:
+		return "exchange", nil
+	case cl.meet:
+		return "meet", nil
+	}
+	return "plan:" + cl.info.Name, nil
 }

@@ -20,9 +20,12 @@ const meetBytes = 4096
 // while a meeting wakes each rank once. Every rank decides alike: the rule
 // depends only on the call and the process.
 func (c *Comm) meetable(coll schedule.Collective, n int) bool {
-	if c.meeter == nil || c.size <= runtime.GOMAXPROCS(0) || n > meetBytes {
-		return false
-	}
+	return c.meeter != nil && c.size > runtime.GOMAXPROCS(0) && n <= meetBytes && meets(coll)
+}
+
+// meets reports whether coll has a shared-memory meeting (the meet
+// algorithm's collectives).
+func meets(coll schedule.Collective) bool {
 	switch coll {
 	case schedule.Allreduce, schedule.Barrier, schedule.Bcast, schedule.Reduce:
 		return true
@@ -82,7 +85,7 @@ func (cl *call) runMeet(ctx context.Context, seq uint64) error {
 		ch.RecordCall(cl.c.id, seq, cl.sig)
 	}
 	if err := cl.c.meeter.Meet(ctx, key, cl.sig, meetArg{in: in, out: cl.recv}, fn); err != nil {
-		return fmt.Errorf("%s/shared-memory: %w", cl.coll, err)
+		return fmt.Errorf("%s/meet: %w", cl.coll, err)
 	}
 	return nil
 }

@@ -15,7 +15,21 @@ type CallOption func(*plan.Options)
 // An unknown name fails with ErrInvalidArgument; an algorithm that cannot run
 // the call (for example a commutative-only one with a non-commutative
 // operator) fails with ErrUnsupported. Every rank must choose the same one.
+//
+// The shared-memory paths are algorithms too: "exchange" and "meet" run
+// natively where the transport offers them (in-process ranks; see their
+// When in Algorithms) and as their message schedules elsewhere.
 func WithAlgorithm(name string) CallOption { return func(o *plan.Options) { o.Alg = name } }
+
+// WithoutAlgorithm keeps the default choice from taking the named
+// algorithms: WithoutAlgorithm("exchange", "meet") makes a small in-process
+// call run a message schedule, WithoutAlgorithm("ring") leaves the ring to
+// the others. A name no collective has, or one WithAlgorithm also names,
+// fails with ErrInvalidArgument; every rank must exclude the same ones.
+func WithoutAlgorithm(names ...string) CallOption {
+	names = append([]string(nil), names...)
+	return func(o *plan.Options) { o.Exclude = append(o.Exclude, names...) }
+}
 
 // WithSegmentSize sets the segment size in bytes of pipelined algorithms
 // (ring allreduce, pipeline bcast and reduce). It is rounded down to whole
@@ -72,6 +86,14 @@ type AlgorithmInfo struct {
 	PowerOfTwo bool
 	// Requires lists the requirements in words ("-" for none).
 	Requires string
+	// Path is how the algorithm moves the data: "messages" (its schedule,
+	// on every transport), "transport exchange" or "transport meeting"
+	// (natively on transports that offer them, its schedule elsewhere).
+	Path string
+	// When says, for a transport path, when it runs natively and when the
+	// default choice takes it ("" for messages: the default takes the
+	// cheapest schedule under the communicator's cost model).
+	When string
 }
 
 // Algorithms returns the algorithms registered for a collective, sorted by
@@ -93,6 +115,8 @@ func Algorithms(collective string) []AlgorithmInfo {
 			Commutative: in.Requires&algorithms.NeedsCommutative != 0,
 			PowerOfTwo:  in.Requires&algorithms.NeedsPowerOfTwo != 0,
 			Requires:    in.Requires.String(),
+			Path:        in.Path.String(),
+			When:        in.When,
 		})
 	}
 	return out

@@ -76,9 +76,7 @@ func prepare[T Number](cl *call, ctx context.Context, c *Comm, a plan.Args, send
 	}
 	*cl = call{c: c, coll: coll, info: e.Info, plan: e.Plan, kernel: kernel, sig: e.Sig, peers: e.Peers,
 		send: kernels.Bytes(send), recv: kernels.Bytes(recv), root: spec.Root}
-	n := spec.Count * kernel.ElemSize
-	cl.exch = o.Alg == "" && c.exchangeable(coll, n)
-	cl.meet = !cl.exch && o.Alg == "" && c.meetable(coll, n)
+	cl.choosePath(&o, spec.Count*kernel.ElemSize)
 	return nil
 }
 

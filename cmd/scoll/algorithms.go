@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/scoll/scoll"
+	"github.com/scoll/scoll/transport"
 	"github.com/spf13/cobra"
 )
 
@@ -26,10 +27,19 @@ func newAlgorithmsCmd() *cobra.Command {
 		Use:   "algorithms [collective]",
 		Short: "List the registered algorithms of every collective, or of one",
 		Long: `algorithms prints scoll's algorithm registry: for each collective, each
-algorithm's name (what --algorithm and scoll.WithAlgorithm take), what it
-requires of the call, and a one-line description; then the communicator
-split algorithms (collective "split": what scoll.WithSplitAlgorithm and
-scoll split --algorithm take).
+algorithm's name (what --algorithm and scoll.WithAlgorithm take), how it
+moves the data, what it requires of the call, and a one-line description;
+then the communicator split algorithms (collective "split": what
+scoll.WithSplitAlgorithm and scoll split --algorithm take), and the paths
+by which each transport moves messages.
+
+Which code moves a call's bytes: the algorithm WithAlgorithm names, else
+the default choice — first the shared-memory paths (exchange, then meet)
+when their conditions hold, then the registered message schedule with the
+least α-β-γ cost (scoll.WithoutAlgorithm excludes names from it). A
+message schedule's messages travel by its transport's paths (below). The
+shared-memory paths run natively on transports that offer them and as
+their message schedules elsewhere.
 
 --format markdown prints the table embedded in README.md between the markers
 ` + beginMarker + ` and ` + endMarker + `; --update README.md rewrites that
@@ -63,7 +73,13 @@ section in place.`,
 			w := cmd.OutOrStdout()
 			switch format {
 			case "table":
-				return writeAlgorithmTable(w, infos)
+				if err := writeAlgorithmTable(w, infos); err != nil {
+					return err
+				}
+				if len(args) == 0 {
+					return writePathTable(w)
+				}
+				return nil
 			case "markdown", "md":
 				_, err := io.WriteString(w, markdownTable(infos))
 				return err
@@ -104,9 +120,39 @@ func splitAlgorithms() []scoll.AlgorithmInfo {
 
 func writeAlgorithmTable(w io.Writer, infos []scoll.AlgorithmInfo) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "COLLECTIVE\tNAME\tREQUIRES\tDOC")
+	fmt.Fprintln(tw, "COLLECTIVE\tNAME\tPATH\tREQUIRES\tDOC")
 	for _, a := range infos {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", a.Collective, a.Name, a.Requires, a.Doc)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", a.Collective, a.Name, pathOf(a), a.Requires, a.Doc)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	sep := "\n"
+	for _, a := range infos {
+		if a.When != "" {
+			fmt.Fprintf(w, "%s%s/%s (%s): %s.\n", sep, a.Collective, a.Name, a.Path, a.When)
+			sep = ""
+		}
+	}
+	return nil
+}
+
+// pathOf is the path column of an algorithm ("messages" for split
+// algorithms, which are Go code over messages too).
+func pathOf(a scoll.AlgorithmInfo) string {
+	if a.Path == "" {
+		return "messages"
+	}
+	return a.Path
+}
+
+// writePathTable lists the transports' paths.
+func writePathTable(w io.Writer) error {
+	fmt.Fprintln(w, "\nTransport paths (how messages travel):")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "TRANSPORT\tPATH\tWHEN\tDOC")
+	for _, p := range transport.Paths() {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Transport, p.Name, p.When, p.Doc)
 	}
 	return tw.Flush()
 }
@@ -118,10 +164,18 @@ func markdownTable(infos []scoll.AlgorithmInfo) string {
 		return strings.ReplaceAll(s, "\n", " ")
 	}
 	var b strings.Builder
-	b.WriteString("| collective | algorithm | requires | description | source |\n")
-	b.WriteString("| --- | --- | --- | --- | --- |\n")
+	b.WriteString("| collective | algorithm | moves data by | requires | description | source |\n")
+	b.WriteString("| --- | --- | --- | --- | --- | --- |\n")
 	for _, a := range infos {
-		fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s |\n", a.Collective, a.Name, cell(a.Requires), cell(a.Doc), cell(a.Source))
+		path := pathOf(a)
+		if a.When != "" {
+			path += ": " + a.When
+		}
+		fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s | %s |\n", a.Collective, a.Name, cell(path), cell(a.Requires), cell(a.Doc), cell(a.Source))
+	}
+	b.WriteString("\n| transport | path | when | description |\n| --- | --- | --- | --- |\n")
+	for _, p := range transport.Paths() {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", p.Transport, p.Name, cell(p.When), cell(p.Doc))
 	}
 	return b.String()
 }

@@ -93,9 +93,17 @@ func TestAlgorithmsCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines := strings.Split(strings.TrimSpace(out), "\n")
+	table, rest, _ := strings.Cut(out, "\n\n")
+	lines := strings.Split(strings.TrimSpace(table), "\n")
 	if len(lines) != len(allAlgorithms())+1 || !strings.HasPrefix(lines[0], "COLLECTIVE") {
 		t.Errorf("%d lines for %d algorithms:\n%s", len(lines), len(allAlgorithms()), out)
+	}
+	// The transport paths' conditions, then every transport's paths.
+	for _, want := range []string{"allreduce/exchange (transport exchange): native", "allreduce/meet (transport meeting)",
+		"Transport paths", "inproc     lanes", "tcp        eager"} {
+		if !strings.Contains(rest, want) {
+			t.Errorf("algorithms lacks %q after the table:\n%s", want, rest)
+		}
 	}
 	out, _, err = run(t, "algorithms", "allreduce")
 	if err != nil {

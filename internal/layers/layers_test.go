@@ -48,7 +48,7 @@ var allowed = map[string][]string{
 	"internal/mem":            {},
 	"internal/layers":         {},
 	"bench":                   {"", "internal/kernels", "split", "transport", "transport/inproc", "transport/record"},
-	"cmd/scoll":               {"", "algorithms", "bench", "internal/launch", "model", "schedule", "sim", "topology", "transport/record", "workload"},
+	"cmd/scoll":               {"", "algorithms", "bench", "internal/launch", "model", "schedule", "sim", "topology", "transport", "transport/record", "workload"},
 	"examples/allreduce":      {""},
 	"examples/nodeallreduce":  {""},
 }

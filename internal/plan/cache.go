@@ -23,6 +23,7 @@ type Key struct {
 	opID        uint64
 	grid        string // the call's own grid, rendered ("" without one)
 	place       string // the call's own placement, rendered
+	exclude     string // the names the default choice skips, sorted
 }
 
 // KeyOf returns the key of call c with options o.
@@ -30,7 +31,7 @@ func KeyOf(c *Call, o *Options) Key {
 	s := &c.Spec
 	return Key{coll: s.Coll, alg: o.Alg, root: s.Root, count: s.Count, inPlace: s.InPlaceAt(c.Rank),
 		commutative: c.Commutative, radix: o.Radix, seg: o.Segment(c.ElemSize), elemSize: c.ElemSize,
-		opID: c.OpID, grid: gridKey(o.Grid), place: placeKey(o.Place)}
+		opID: c.OpID, grid: gridKey(o.Grid), place: placeKey(o.Place), exclude: excludeKey(o.Exclude)}
 }
 
 // gridKey renders a process grid for a key ("" without one).

@@ -14,6 +14,9 @@ import (
 type Options struct {
 	// Alg is the registry name of the algorithm ("": choose by cost).
 	Alg string
+	// Exclude names algorithms the default choice must not take (the
+	// shared-memory paths exchange and meet among them).
+	Exclude []string
 	// SegBytes is the segment size in bytes of pipelined algorithms (0:
 	// the algorithm's default).
 	SegBytes int
@@ -26,12 +29,16 @@ type Options struct {
 }
 
 // Check checks the options of a call of coll on size ranks, all but the
-// algorithm's name (which New checks against the registry): a negative
+// algorithm's name (which New checks against the registry): an excluded
+// name no collective has, or the chosen algorithm excluded, a negative
 // segment size or a radix below 2 fails with errs.InvalidArgument, and so
 // do a grid or placement that does not fit size ranks. Only the call's own
 // grid and placement are checked; a communicator's were checked when it
 // was made.
 func (o *Options) Check(coll fmt.Stringer, size int) error {
+	if err := o.checkExclude(coll); err != nil {
+		return err
+	}
 	if o.SegBytes < 0 {
 		return Invalid(coll, "negative segment size %d", o.SegBytes)
 	}

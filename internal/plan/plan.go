@@ -50,9 +50,12 @@ type Defaults struct {
 // signature every rank's messages of the call carry. An Entry in a Cache
 // is shared by every call with its Key and is not modified.
 type Entry struct {
+	// Info is the algorithm chosen.
 	Info *algorithms.Info
+	// Plan is its plan for this rank.
 	Plan *exec.Plan
-	Sig  uint64
+	// Sig is the call's signature, equal on every rank of a call.
+	Sig uint64
 	// Peers translates the plan's ranks into transport addresses (nil on a
 	// world, whose ranks are the addresses; see exec.Call.Peers). The
 	// caller fills it in before it puts the entry in a Cache.
@@ -76,7 +79,7 @@ func New(c *Call, o *Options, d *Defaults) (*Entry, error) {
 	seg := o.Segment(c.ElemSize)
 	p := algorithms.Params{Spec: c.Spec, Rank: c.Rank, Commutative: c.Commutative, Radix: o.Radix,
 		Segment: seg, ElemSize: c.ElemSize, Grid: grid, Placement: place}
-	info, err := Choose(&p, o.Alg, d.Machine)
+	info, err := choose(&p, o, d.Machine)
 	if err != nil {
 		return nil, err
 	}
