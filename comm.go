@@ -296,10 +296,7 @@ func (a *asker) Ask(ctx context.Context, to []int32, reqs, replies [][]byte) err
 			transport.Msg{Peer: int(to[i]), Key: transport.ReplyKey(k), Buf: replies[i]},
 			transport.Msg{Peer: int(to[i]), Key: k, Buf: req, Eager: true})
 	}
-	w := transport.NewWaiter(c.spin)
-	if p, ok := c.t.(transport.Poller); ok {
-		w.SetPoller(p)
-	}
+	w := c.newWaiter()
 	posted := 0
 	var err error
 	for i := range msgs {

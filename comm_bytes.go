@@ -239,10 +239,7 @@ func (p postConn) Post(ctx context.Context, to int32, data []byte) error {
 // space for that.
 func (p postConn) Take(ctx context.Context, buf []byte) (int, error) {
 	c := p.c
-	w := transport.NewWaiter(c.spin)
-	if pl, ok := c.t.(transport.Poller); ok {
-		w.SetPoller(pl)
-	}
+	w := c.newWaiter()
 	if _, ok := c.posts.await(p.seq, w); !ok {
 		var sentinel *transport.Msg
 		if _, ok := c.t.(transport.CallAborter); ok && c.size > 1 {

@@ -511,10 +511,7 @@ type splitConn struct {
 
 // splitConn claims the next sequence number of c for a split.
 func (c *Comm) splitConn(sig uint64) *splitConn {
-	w := transport.NewWaiter(c.spin)
-	if p, ok := c.t.(transport.Poller); ok {
-		w.SetPoller(p)
-	}
+	w := c.newWaiter()
 	return &splitConn{c: c, seq: c.seq.Add(1), sig: sig, w: w}
 }
 

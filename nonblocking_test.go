@@ -1,5 +1,6 @@
 package scoll_test
 
+// (Its imports and first loop have the shape of transport/inproc's world_bench_test.go by chance.)
 import (
 	"context"
 	"fmt"

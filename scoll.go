@@ -291,11 +291,18 @@ func (c *Comm) Recv(ctx context.Context, src, tag int, buf []byte) (int, error) 
 	return m.N, err
 }
 
-func (c *Comm) p2p(ctx context.Context, m *transport.Msg, send bool) error {
+// newWaiter returns a waiter for operations posted on c's transport,
+// which it keeps progressing while it waits if the transport polls.
+func (c *Comm) newWaiter() *transport.Waiter {
 	w := transport.NewWaiter(c.spin)
 	if p, ok := c.t.(transport.Poller); ok {
 		w.SetPoller(p)
 	}
+	return w
+}
+
+func (c *Comm) p2p(ctx context.Context, m *transport.Msg, send bool) error {
+	w := c.newWaiter()
 	m.W = w
 	w.Add(1)
 	var err error

@@ -2,21 +2,24 @@ package plan
 
 import "github.com/scoll/scoll/schedule"
 
-// Buf is a buffer as the argument checks see it: its length in elements
-// and whether it is nil, which means in place where the collective allows
-// it (an empty non-nil buffer is not in place).
+// Buf is a buffer as the argument checks see it.
 type Buf struct {
+	// Len is its length in elements.
 	Len int
+	// Nil tells that it is nil, which means in place where the collective
+	// allows it (an empty non-nil buffer is not in place).
 	Nil bool
 }
 
 // Args are one rank's arguments of a collective call, buffers as lengths.
 type Args struct {
+	// Coll is the collective called.
 	Coll schedule.Collective
 	// Rank and Size are the caller's rank and the communicator's size.
 	Rank, Size int
 	// Root is the root of a rooted collective (ignored by the others).
-	Root       int
+	Root int
+	// Send and Recv are the send and receive buffers.
 	Send, Recv Buf
 	// Counts and Displs are the per-rank counts and displacements (nil:
 	// packed) of Gatherv, Scatterv and Allgatherv, the send side of
@@ -29,7 +32,11 @@ type Args struct {
 // Use tells which of its buffers a rank passes on to the call: a rank
 // other than the root of a rooted collective ignores the buffer only the
 // root reads or writes.
-type Use struct{ Send, Recv bool }
+type Use struct {
+	// Send and Recv are set when the rank uses its send and its receive
+	// buffer.
+	Send, Recv bool
+}
 
 // Check checks a's arguments, sets spec to the call's spec (Size set) and
 // returns the buffers the rank uses. Lengths, counts and roots that do not fit
