@@ -311,22 +311,29 @@ func checkCase[T num](ctx context.Context, c *scoll.Comm, callOpts []scoll.CallO
 
 // TestMatrixTransportPaths runs every algorithm with the in-process
 // transport's lanes forced on and off, at sizes where the default would
-// pick the other path.
+// pick the other path; the exchange algorithm also with the transport's
+// exchanges forced on and off (its native path and its messages).
 func TestMatrixTransportPaths(t *testing.T) {
 	skipShort(t, "skipped in -short mode")
 	eachAlgorithm(t, func(t *testing.T, coll string, alg scoll.AlgorithmInfo) {
-		for _, lanes := range []bool{true, false} {
-			for _, p := range []int{2, 3, 8, 17} {
-				if alg.PowerOfTwo && p&(p-1) != 0 {
-					continue
-				}
-				for _, n := range []int{0, 1, 3, 1000} {
-					if coll == "barrier" && n > 0 {
+		exchanges := []bool{true}
+		if alg.Name == "exchange" {
+			exchanges = []bool{true, false}
+		}
+		for _, exch := range exchanges {
+			for _, lanes := range []bool{true, false} {
+				for _, p := range []int{2, 3, 8, 17} {
+					if alg.PowerOfTwo && p&(p-1) != 0 {
 						continue
 					}
-					oc := opCases[int32]()[0]
-					if err := runCase(coll, alg.Name, p, n, p-1, false, oc, scoll.WithLanesForTest(lanes)); err != nil {
-						t.Fatalf("lanes=%v P=%d n=%d: %v", lanes, p, n, err)
+					for _, n := range []int{0, 1, 3, 1000} {
+						if coll == "barrier" && n > 0 {
+							continue
+						}
+						oc := opCases[int32]()[0]
+						if err := runCase(coll, alg.Name, p, n, p-1, false, oc, scoll.WithLanesForTest(lanes), scoll.WithExchangesForTest(exch)); err != nil {
+							t.Fatalf("exchanges=%v lanes=%v P=%d n=%d: %v", exch, lanes, p, n, err)
+						}
 					}
 				}
 			}
