@@ -76,16 +76,21 @@ func meetSchedule(b *schedule.Builder, p *Params) {
 }
 
 func meetCost(p *Params) Cost {
+	// The combiner reads the P−1 inputs it reduces (none in bcast) and
+	// writes the P−1 results it hands out (none in reduce).
 	k, nb := float64(p.Size-1), p.bytes(p.Count)
-	switch p.Coll {
-	case schedule.Barrier:
-		return Cost{Alpha: 2}
-	case schedule.Bcast:
-		return Cost{Alpha: 2, Beta: k * nb}
-	case schedule.Reduce:
-		return Cost{Alpha: 2, Beta: k * nb, Gamma: k * nb}
+	var in, out float64
+	if p.Coll != schedule.Bcast {
+		in = k * nb
 	}
-	return Cost{Alpha: 2, Beta: 2 * k * nb, Gamma: k * nb}
+	if p.Coll != schedule.Reduce {
+		out = k * nb
+	}
+	c := Cost{Alpha: 2, Beta: in + out}
+	if p.Coll.Reduces() {
+		c.Gamma = in
+	}
+	return c
 }
 
 // meetWhen is the meeting's entry in scoll algorithms.

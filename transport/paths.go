@@ -28,12 +28,15 @@ var (
 	paths   []PathInfo
 )
 
-// RegisterPath adds a transport's path; transports call it from their
-// package initialisation.
-func RegisterPath(p PathInfo) {
+// RegisterPaths adds the paths of transport name (their Transport field is
+// set to it); transports call it from their package initialisation.
+func RegisterPaths(name string, ps ...PathInfo) {
 	pathsMu.Lock()
 	defer pathsMu.Unlock()
-	paths = append(paths, p)
+	for _, p := range ps {
+		p.Transport = name
+		paths = append(paths, p)
+	}
 }
 
 // Paths returns the registered paths of the transports linked into the

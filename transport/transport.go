@@ -224,6 +224,18 @@ func (w *Waiter) Defer(f func()) {
 	}
 }
 
+// progress polls the transport, runs the work handed to the waiter and
+// reports whether nothing is pending any more.
+func (w *Waiter) progress(poller Poller) bool {
+	if poller != nil {
+		poller.Poll()
+	}
+	if w.hasWork.Load() {
+		w.runWork()
+	}
+	return w.pending.Load() == 0
+}
+
 func (w *Waiter) runWork() {
 	w.mu.Lock()
 	work := w.work
@@ -272,13 +284,7 @@ func (w *Waiter) Wait(ctx context.Context) error { return w.WaitHook(ctx, nil) }
 func (w *Waiter) WaitHook(ctx context.Context, hook func() error) error {
 	poller := w.poller
 	for i := 0; i < w.spin; i++ {
-		if poller != nil {
-			poller.Poll()
-		}
-		if w.hasWork.Load() {
-			w.runWork()
-		}
-		if w.pending.Load() == 0 {
+		if w.progress(poller) {
 			return nil
 		}
 		if i&spinYield == spinYield {
@@ -299,13 +305,7 @@ func (w *Waiter) WaitHook(ctx context.Context, hook func() error) error {
 		defer poller.Unpark(w)
 	}
 	for {
-		if poller != nil {
-			poller.Poll()
-		}
-		if w.hasWork.Load() {
-			w.runWork()
-		}
-		if w.pending.Load() == 0 {
+		if w.progress(poller) {
 			return nil
 		}
 		select {

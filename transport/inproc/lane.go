@@ -275,19 +275,23 @@ func (e *Endpoint) laneRecv(m *transport.Msg) error {
 	if l.ready() {
 		done = l.drain(done)
 	}
-	if em, ok := l.takeEarly(m.Key); ok {
-		done = give(m, em, done)
-		ls.rmu.Unlock()
-		finish(done)
+	// early completes m with a message drained before it was posted.
+	early := func() bool {
+		em, ok := l.takeEarly(m.Key)
+		if ok {
+			done = give(m, em, done)
+			ls.rmu.Unlock()
+			finish(done)
+		}
+		return ok
+	}
+	if early() {
 		return nil
 	}
 	if e.w.exited[m.Peer].Load() {
 		// The peer published everything before it exited: look again.
 		done = l.drain(done)
-		if em, ok := l.takeEarly(m.Key); ok {
-			done = give(m, em, done)
-			ls.rmu.Unlock()
-			finish(done)
+		if early() {
 			return nil
 		}
 		ls.rmu.Unlock()
