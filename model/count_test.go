@@ -133,32 +133,36 @@ func TestCountKnownSchedules(t *testing.T) {
 	})
 }
 
-// TestCountHandSchedule counts a two-rank schedule that uses every kind of
-// operation and checks every field and evaluation against hand values.
-func TestCountHandSchedule(t *testing.T) {
-	g := func(b *schedule.Builder) {
-		switch b.Rank() {
-		case 0:
-			// round 0: send 4 elements, receive 2, copy 2
-			b.Send(1, schedule.SendBuf(0, 4))
-			b.Recv(1, schedule.RecvBuf(0, 2))
-			b.Copy(schedule.RecvBuf(2, 2), schedule.SendBuf(0, 2))
-			b.EndRound()
-			// round 1: receive 2 and combine on arrival
-			b.RecvReduce(1, schedule.RecvBuf(0, 2), schedule.RecvBuf(0, 2), false)
-			b.EndRound()
-		case 1:
-			tmp := b.Alloc(3)
-			// round 0: receive 4, send 2, reduce 4
-			b.Recv(0, schedule.RecvBuf(0, 4))
-			b.Send(0, schedule.SendBuf(0, 2))
-			b.Reduce(schedule.RecvBuf(0, 4), schedule.SendBuf(0, 4))
-			b.EndRound()
-			// round 1: send 2
-			b.Send(0, tmp.Sub(0, 2))
-			b.EndRound()
-		}
+// handSchedule is a two-rank schedule that uses every kind of operation
+// (bytes with 8-byte elements: A, B, C are its messages).
+func handSchedule(b *schedule.Builder) {
+	switch b.Rank() {
+	case 0:
+		// round 0: send 4 elements (A: 32 B), receive 2 (B: 16 B), copy 2
+		b.Send(1, schedule.SendBuf(0, 4))
+		b.Recv(1, schedule.RecvBuf(0, 2))
+		b.Copy(schedule.RecvBuf(2, 2), schedule.SendBuf(0, 2))
+		b.EndRound()
+		// round 1: receive 2 and combine on arrival (C: 16 B)
+		b.RecvReduce(1, schedule.RecvBuf(0, 2), schedule.RecvBuf(0, 2), false)
+		b.EndRound()
+	case 1:
+		tmp := b.Alloc(3)
+		// round 0: receive 4, send 2, reduce 4 (32 B)
+		b.Recv(0, schedule.RecvBuf(0, 4))
+		b.Send(0, schedule.SendBuf(0, 2))
+		b.Reduce(schedule.RecvBuf(0, 4), schedule.SendBuf(0, 4))
+		b.EndRound()
+		// round 1: send 2
+		b.Send(0, tmp.Sub(0, 2))
+		b.EndRound()
 	}
+}
+
+// TestCountHandSchedule counts handSchedule and checks every field and
+// evaluation against hand values.
+func TestCountHandSchedule(t *testing.T) {
+	g := handSchedule
 	c, err := model.Count(2, 8, g)
 	if err != nil {
 		t.Fatal(err)

@@ -10,28 +10,9 @@ import (
 	"github.com/scoll/scoll/schedule"
 )
 
-// TestCriticalPathHand evaluates the two-rank schedule of
-// TestCountHandSchedule by hand.
+// TestCriticalPathHand evaluates handSchedule by hand.
 func TestCriticalPathHand(t *testing.T) {
-	g := func(b *schedule.Builder) {
-		switch b.Rank() {
-		case 0:
-			b.Send(1, schedule.SendBuf(0, 4))                      // A: 32 B
-			b.Recv(1, schedule.RecvBuf(0, 2))                      // B: 16 B
-			b.Copy(schedule.RecvBuf(2, 2), schedule.SendBuf(0, 2)) // 16 B
-			b.EndRound()
-			b.RecvReduce(1, schedule.RecvBuf(0, 2), schedule.RecvBuf(0, 2), false) // C: 16 B
-			b.EndRound()
-		case 1:
-			tmp := b.Alloc(3)
-			b.Recv(0, schedule.RecvBuf(0, 4))
-			b.Send(0, schedule.SendBuf(0, 2))
-			b.Reduce(schedule.RecvBuf(0, 4), schedule.SendBuf(0, 4)) // 32 B
-			b.EndRound()
-			b.Send(0, tmp.Sub(0, 2))
-			b.EndRound()
-		}
-	}
+	g := handSchedule
 	p := model.Params{Alpha: 1, Beta: 10, Gamma: 100, L: 1000, O: 100, GPerByte: 1}
 	c, err := model.CriticalPath(2, 8, g, p)
 	if err != nil {
