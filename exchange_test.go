@@ -270,13 +270,20 @@ func equal[T comparable](a, b []T) bool {
 // each rank's; it fails the test if Run hangs.
 func runRanks(t *testing.T, p int, fn func(ctx context.Context, c *scoll.Comm) error) (error, []error) {
 	t.Helper()
+	return runRanksWith(t, p, fn, forceExchanges)
+}
+
+// runRanksWith runs fn on p ranks with the options opts and returns Run's
+// error and each rank's; it fails the test if Run hangs.
+func runRanksWith(t *testing.T, p int, fn func(ctx context.Context, c *scoll.Comm) error, opts ...scoll.Option) (error, []error) {
+	t.Helper()
 	errs := make([]error, p)
 	done := make(chan error, 1)
 	go func() {
 		done <- scoll.Run(context.Background(), p, func(ctx context.Context, c *scoll.Comm) error {
 			errs[c.Rank()] = fn(ctx, c)
 			return errs[c.Rank()]
-		}, forceExchanges)
+		}, opts...)
 	}()
 	select {
 	case err := <-done:

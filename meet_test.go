@@ -97,21 +97,7 @@ func TestMeetOrdering(t *testing.T) {
 func TestMeetFailures(t *testing.T) {
 	p := meetSizes()[0]
 	run := func(fn func(ctx context.Context, c *scoll.Comm) error) (error, []error) {
-		errs := make([]error, p)
-		done := make(chan error, 1)
-		go func() {
-			done <- scoll.Run(context.Background(), p, func(ctx context.Context, c *scoll.Comm) error {
-				errs[c.Rank()] = fn(ctx, c)
-				return errs[c.Rank()]
-			})
-		}()
-		select {
-		case err := <-done:
-			return err, errs
-		case <-time.After(20 * time.Second):
-			t.Fatal("hang")
-		}
-		return nil, nil
+		return runRanksWith(t, p, fn)
 	}
 	// Different counts: a mismatch.
 	err, errs := run(func(ctx context.Context, c *scoll.Comm) error {
