@@ -73,13 +73,19 @@ func (a *Args) Check(spec *schedule.Spec) (Use, error) {
 		case recv.Len != send.Len:
 			err = Invalid(coll, "len(send)=%d != len(recv)=%d at root", send.Len, recv.Len)
 		}
-	case schedule.Gather, schedule.Scatter:
-		s := a.sides()
-		spec.Count = s.one.Len
+	case schedule.Gather:
+		spec.Count = send.Len
 		if !isRoot {
-			s.dropAll(&use)
+			use.Recv = false
 		} else {
-			err = blocks(spec, s.one, s.all, p, s.allName, s.oneName)
+			err = blocks(spec, send, recv, p, "recv", "send")
+		}
+	case schedule.Scatter:
+		spec.Count = recv.Len
+		if !isRoot {
+			use.Send = false
+		} else {
+			err = blocks(spec, recv, send, p, "send", "recv")
 		}
 	case schedule.Allgather:
 		spec.Count = send.Len
@@ -129,33 +135,6 @@ func blocks(spec *schedule.Spec, one, all Buf, p int, allName, oneName string) e
 	return nil
 }
 
-// sides are the buffers of a collective in which each rank has one
-// block and the root (every rank, for Allgatherv) all of them.
-type sides struct {
-	one, all         Buf
-	oneName, allName string
-	allIsSend        bool
-}
-
-// sides returns a's sides: Scatter and Scatterv read all blocks from the
-// root's send, the others write them to its recv.
-func (a *Args) sides() sides {
-	if a.Coll == schedule.Scatter || a.Coll == schedule.Scatterv {
-		return sides{a.Recv, a.Send, "recv", "send", true}
-	}
-	return sides{a.Send, a.Recv, "send", "recv", false}
-}
-
-// dropAll marks the buffer of all blocks unused (at a rank that is not
-// the root).
-func (s *sides) dropAll(use *Use) {
-	if s.allIsSend {
-		use.Send = false
-	} else {
-		use.Recv = false
-	}
-}
-
 // counts checks per-rank counts and, when not nil, displacements.
 func (a *Args) counts(counts, displs []int) error {
 	coll, p := a.Coll, a.Size
@@ -189,15 +168,19 @@ func (a *Args) checkV(spec *schedule.Spec, use *Use) error {
 	ext := schedule.Extent(a.Counts, spec.VDispls())
 	mine := a.Counts[a.Rank]
 	isRoot := a.Rank == a.Root || coll == schedule.Allgatherv
-	s := a.sides()
-	all, one, allName, oneName := s.all, s.one, s.allName, s.oneName
+	// Scatterv reads all blocks from the root's send; the others write
+	// them to recv.
+	all, one, allName, oneName, useAll := a.Recv, a.Send, "recv", "send", &use.Recv
+	if coll == schedule.Scatterv {
+		all, one, allName, oneName, useAll = a.Send, a.Recv, "send", "recv", &use.Send
+	}
 	if isRoot {
 		spec.InPlace = one.Nil
 		if all.Len < ext {
 			return Invalid(coll, "len(%s)=%d, blocks need %d", allName, all.Len, ext)
 		}
 	} else {
-		s.dropAll(use)
+		*useAll = false
 	}
 	if !spec.InPlace && one.Len != mine {
 		return Invalid(coll, "len(%s)=%d, counts[%d]=%d", oneName, one.Len, a.Rank, mine)
