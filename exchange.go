@@ -69,9 +69,19 @@ func (cl *call) choosePath(o *plan.Options, n int) {
 	// reports it (Persistent.Algorithm); an exchange runs blocking calls
 	// only, and the others run the plan, whose algorithm the call keeps.
 	if cl.meet {
-		cl.info, _ = algorithms.Lookup(coll, algorithms.Meet)
+		cl.info = meetInfo[coll]
 	}
 }
+
+// meetInfo is the meet algorithm's registry entry of each collective that
+// has one (looked up once: a meeting is a small call's path, and every
+// nanosecond of it shows).
+var meetInfo = func() (t [schedule.NumCollectives]*algorithms.Info) {
+	for c := range schedule.NumCollectives {
+		t[c], _ = algorithms.Lookup(c, algorithms.Meet)
+	}
+	return t
+}()
 
 // canExchange reports whether the transport can run a call of coll with
 // n bytes of input per rank as an exchange (its slots hold the input).
