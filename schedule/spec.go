@@ -309,6 +309,9 @@ func (s *Spec) BufLens(r int) (send, recv int) {
 		}
 	case Allreduce, Scan, Exscan:
 		send, recv = n, n
+	// Gather and Scatter (and their v-forms) mirror each other: one buffer
+	// per rank, all of them at the root; written out per collective, as
+	// every other case is.
 	case Gather:
 		send = n
 		if r == s.Root {

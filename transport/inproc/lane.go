@@ -211,6 +211,8 @@ func (l *lane) drain(done []completion) []completion {
 		sl.big = nil
 		l.head.Store(h + 1)
 	}
+	// (Taking a locked list and clearing its flag is the shape of
+	// transport.Waiter.runWork too; the two guard different types.)
 	if l.hasOverflow.Load() {
 		l.omu.Lock()
 		over := l.overflow
