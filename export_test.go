@@ -8,7 +8,7 @@ import (
 )
 
 // WithLanesForTest forces the in-process transport's lanes on or off.
-func WithLanesForTest(on bool) Option { return withWorld(inproc.Lanes(on)) }
+func WithLanesForTest(on bool) Option { return WithLanes(on) }
 
 // WithExchangesForTest forces the in-process transport's exchanges on or off.
 func WithExchangesForTest(on bool) Option { return withWorld(inproc.Exchanges(on)) }

@@ -87,6 +87,13 @@ func withWorld(opts ...inproc.Option) Option {
 	return func(c *runConfig) { c.world = append(c.world, opts...) }
 }
 
+// WithLanes turns the in-process transport's lanes on or off for the
+// ranks Run starts: lock-free per-pair rings that carry collective
+// messages (by default on when there are 2..256 ranks and no more than
+// GOMAXPROCS; off, messages go through each rank's mailbox). scoll
+// algorithms lists the transports' paths and when each is taken.
+func WithLanes(on bool) Option { return withWorld(inproc.Lanes(on)) }
+
 // WithSpin sets how many times a waiting rank polls for completion before it
 // parks its goroutine. The default polls only when every rank can have a CPU
 // (GOMAXPROCS ≥ ranks); 0 never polls.
