@@ -311,14 +311,7 @@ func (c *Comm) newWaiter() *transport.Waiter {
 func (c *Comm) p2p(ctx context.Context, m *transport.Msg, send bool) error {
 	w := c.newWaiter()
 	m.W = w
-	w.Add(1)
-	var err error
-	if send {
-		err = c.t.Isend(m)
-	} else {
-		err = c.t.Irecv(m)
-	}
-	if err != nil {
+	if err := transport.Post(c.t, m, send); err != nil {
 		return err
 	}
 	if err := w.Wait(ctx); err != nil {

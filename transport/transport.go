@@ -253,6 +253,23 @@ func NewWaiter(spin int) *Waiter {
 	return &Waiter{wake: make(chan struct{}, 1), spin: spin}
 }
 
+// Post counts m as outstanding on its waiter m.W and posts it, a send or a
+// receive; when the transport refuses it, the count is undone and the
+// error returned.
+func Post(t Transport, m *Msg, send bool) error {
+	m.W.Add(1)
+	var err error
+	if send {
+		err = t.Isend(m)
+	} else {
+		err = t.Irecv(m)
+	}
+	if err != nil {
+		m.W.Done()
+	}
+	return err
+}
+
 // SetSpin changes the number of polls before parking.
 func (w *Waiter) SetSpin(spin int) { w.spin = spin }
 

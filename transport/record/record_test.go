@@ -107,14 +107,7 @@ func newRank(t *testing.T, tr transport.Transport) *rank {
 
 func (r *rank) post(send bool, peer int, tag int64, n int) {
 	m := &transport.Msg{Peer: peer, Key: transport.Key{Comm: 9, Tag: tag}, Buf: make([]byte, n), W: r.w, Eager: true}
-	r.w.Add(1)
-	var err error
-	if send {
-		err = r.tr.Isend(m)
-	} else {
-		err = r.tr.Irecv(m)
-	}
-	if err != nil {
+	if err := transport.Post(r.tr, m, send); err != nil {
 		r.t.Fatal(err)
 	}
 	r.ms = append(r.ms, m)

@@ -83,15 +83,7 @@ func (w *worldCase) postMsg(t *testing.T, send bool, m *transport.Msg) *transpor
 		w.wt = newWaiter(w.tr, 100)
 	}
 	m.W = w.wt
-	w.wt.Add(1)
-	var err error
-	if send {
-		err = w.tr.Isend(m)
-	} else {
-		err = w.tr.Irecv(m)
-	}
-	if err != nil {
-		w.wt.Done()
+	if err := transport.Post(w.tr, m, send); err != nil {
 		t.Fatalf("post: %v", err)
 	}
 	return m
