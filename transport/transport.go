@@ -237,12 +237,7 @@ func (w *Waiter) progress(poller Poller) bool {
 }
 
 func (w *Waiter) runWork() {
-	w.mu.Lock()
-	work := w.work
-	w.work = nil
-	w.hasWork.Store(false)
-	w.mu.Unlock()
-	for _, f := range work {
+	for _, f := range TakeList(&w.mu, &w.work, &w.hasWork) {
 		f()
 	}
 }
@@ -251,6 +246,18 @@ func (w *Waiter) runWork() {
 // parks. Spinning pays only when the ranks have a core each.
 func NewWaiter(spin int) *Waiter {
 	return &Waiter{wake: make(chan struct{}, 1), spin: spin}
+}
+
+// TakeList empties a list that mu guards and has flags as non-empty, and
+// returns what it held (the waiter's work, the in-process transport's
+// overflowing messages).
+func TakeList[T any](mu *sync.Mutex, list *[]T, has *atomic.Bool) []T {
+	mu.Lock()
+	l := *list
+	*list = nil
+	has.Store(false)
+	mu.Unlock()
+	return l
 }
 
 // Post counts m as outstanding on its waiter m.W and posts it, a send or a

@@ -211,15 +211,8 @@ func (l *lane) drain(done []completion) []completion {
 		sl.big = nil
 		l.head.Store(h + 1)
 	}
-	// (Taking a locked list and clearing its flag is the shape of
-	// transport.Waiter.runWork too; the two guard different types.)
 	if l.hasOverflow.Load() {
-		l.omu.Lock()
-		over := l.overflow
-		l.overflow = nil
-		l.hasOverflow.Store(false)
-		l.omu.Unlock()
-		for _, em := range over {
+		for _, em := range transport.TakeList(&l.omu, &l.overflow, &l.hasOverflow) {
 			if i := l.findPosted(em.key); i >= 0 {
 				r := l.posted[i]
 				l.posted = slices.Delete(l.posted, i, i+1)
