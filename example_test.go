@@ -167,3 +167,32 @@ func ExampleInit() {
 	fmt.Printf("rank %d of %d: sum %d\n", c.Rank(), c.Size(), sum[0])
 	// Output: rank 0 of 1: sum 1
 }
+
+// WithoutAlgorithm keeps the default choice away from the shared-memory
+// paths: this small in-process allreduce runs a message schedule (the
+// cheapest the cost model finds) instead of an exchange or a meeting.
+// Persistent.Algorithm reports what a call runs.
+func ExampleWithoutAlgorithm() {
+	err := scoll.Run(context.Background(), 4, func(ctx context.Context, c *scoll.Comm) error {
+		send := []int64{int64(c.Rank())}
+		recv := make([]int64, 1)
+		p, err := scoll.AllreduceInit(ctx, c, send, recv, scoll.Sum, scoll.WithoutAlgorithm("exchange", "meet"))
+		if err != nil {
+			return err
+		}
+		if err := p.Start(ctx); err != nil {
+			return err
+		}
+		if err := p.Wait(ctx); err != nil {
+			return err
+		}
+		if c.Rank() == 0 {
+			fmt.Println(recv[0], p.Algorithm() != "exchange" && p.Algorithm() != "meet")
+		}
+		return nil
+	})
+	if err != nil {
+		fmt.Println(err)
+	}
+	// Output: 6 true
+}

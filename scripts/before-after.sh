@@ -8,7 +8,7 @@ before=$1 after=$2 reps=${3:-5}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# Each case: a name, then the scoll arguments. Its CSV rows are keyed by
+# Each case: a name, then the scoll arguments ({bin}: the binary). Its CSV rows are keyed by
 # their first columns; the measured value is the column named in value.
 cases=(
   "inproc-allreduce-auto|bench --np 8 --op allreduce --algorithm auto --sizes 8,1K,64K,1M --time 100ms --format csv --progress never"
@@ -20,6 +20,7 @@ cases=(
   "sim-rd-32k-stage|sim --topology torus:32x32x32 --op allgather --algorithm recursive-doubling --sizes 1K --model stage --format csv"
   "sim-rd-32k-flow|sim --topology torus:32x32x32 --op allgather --algorithm recursive-doubling --sizes 1K --model flow --format csv"
   "model-allreduce-1024|model --op allreduce --np 1024 --sizes 8,64K --format csv"
+  "tcp-allreduce-4|run --np 4 -- {bin} bench --world --op allreduce --algorithm auto,ring --sizes 8,64K,1M --time 200ms --format csv --progress never"
 )
 
 for i in $(seq 1 "$reps"); do
@@ -31,8 +32,10 @@ for i in $(seq 1 "$reps"); do
       bin=$before
       [ "$v" = after ] && bin=$after
       start=$(date +%s.%N)
+      # {bin} in the arguments is the binary itself (scoll run -- scoll bench);
+      # rank 0's lines come back prefixed with [0].
       # shellcheck disable=SC2086
-      "$bin" $args > "$tmp/$name.$v.$i.csv" 2>/dev/null
+      "$bin" ${args//\{bin\}/$bin} 2>/dev/null | sed 's/^\[0\] //' > "$tmp/$name.$v.$i.csv"
       end=$(date +%s.%N)
       echo "$name $v $i wall $(echo "$end - $start" | bc)" >> "$tmp/wall.txt"
     done
