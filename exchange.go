@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/scoll/scoll/algorithms"
+	"github.com/scoll/scoll/exec"
 	"github.com/scoll/scoll/internal/plan"
 	"github.com/scoll/scoll/schedule"
 )
@@ -120,60 +121,21 @@ func (c *Comm) exchangeable(coll schedule.Collective, n int) bool {
 // different signatures in the transport's call records.
 const exchangeMark = 0x65786368616e6765 // "exchange"
 
-// runExchange runs a prepared blocking call as an exchange.
+// runExchange runs a prepared blocking call as an exchange (its data:
+// exec.ExchangeInput and exec.ExchangeResult).
 func (cl *call) runExchange(ctx context.Context) error {
 	c := cl.c
 	if c.isClosed() {
 		return ErrClosed
 	}
-	var in []byte
-	switch cl.coll {
-	case schedule.Allreduce, schedule.Reduce:
-		in = cl.send
-		if in == nil {
-			in = cl.recv // in place
-		}
-	case schedule.Bcast:
-		if c.rank == cl.root {
-			in = cl.recv
-		}
-	case schedule.Allgather:
-		in = cl.send
-		if in == nil { // in place: this rank's block of recv
-			n := len(cl.recv) / c.size
-			in = cl.recv[c.rank*n : (c.rank+1)*n]
-		}
-	}
 	x := &c.xch
-	x.Comm, x.Seq, x.Sig, x.Spin, x.Payload = c.id, c.seq.Add(1), cl.marked(exchangeMark), c.spin, in
+	x.Comm, x.Seq, x.Sig, x.Spin = c.id, c.seq.Add(1), cl.marked(exchangeMark), c.spin
+	x.Payload = exec.ExchangeInput(cl.coll, c.rank, c.size, cl.root, cl.send, cl.recv)
 	err := c.exchanger.Exchange(ctx, x)
 	x.Payload = nil // do not keep the caller's buffer
 	if err != nil {
 		return fmt.Errorf("%s/exchange: %w", cl.coll, err)
 	}
-	data := x.Data
-	switch cl.coll {
-	case schedule.Allreduce, schedule.Reduce:
-		if cl.coll == schedule.Reduce && c.rank != cl.root {
-			break
-		}
-		acc := cl.recv
-		if len(acc) == 0 {
-			break
-		}
-		copy(acc, data[0])
-		for _, d := range data[1:c.size] {
-			cl.kernel.Reduce(acc, d) // acc holds the lower ranks: left operand
-		}
-	case schedule.Bcast:
-		if c.rank != cl.root {
-			copy(cl.recv, data[cl.root])
-		}
-	case schedule.Allgather:
-		n := len(cl.recv) / c.size
-		for r, d := range data[:c.size] {
-			copy(cl.recv[r*n:(r+1)*n], d)
-		}
-	}
+	exec.ExchangeResult(cl.coll, c.rank, c.size, cl.root, x.Data, cl.recv, cl.kernel)
 	return nil
 }

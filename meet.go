@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 
+	"github.com/scoll/scoll/exec"
 	"github.com/scoll/scoll/schedule"
 	"github.com/scoll/scoll/transport"
 )
@@ -33,49 +34,15 @@ func meets(coll schedule.Collective) bool {
 	return false
 }
 
-// meetArg is what a rank brings to a meeting.
-type meetArg struct {
-	in, out []byte
-}
-
 // runMeet runs the call as a meeting: the last rank to arrive combines every
-// input in rank order and writes every rank's result.
+// input in rank order and writes every rank's result (exec.MeetFunc).
 func (cl *call) runMeet(ctx context.Context, seq uint64) error {
 	in := cl.send
 	if in == nil {
 		in = cl.recv // in place
 	}
-	k, coll, root := cl.kernel, cl.coll, cl.root
-	var fn func(vals []any) error
-	switch coll {
-	case schedule.Barrier:
-		fn = func([]any) error { return nil }
-	case schedule.Allreduce, schedule.Reduce:
-		fn = func(vals []any) error {
-			acc := append([]byte(nil), vals[0].(meetArg).in...)
-			for _, v := range vals[1:] {
-				k.Reduce(acc, v.(meetArg).in) // acc holds lower ranks: left operand
-			}
-			if coll == schedule.Reduce {
-				copy(vals[root].(meetArg).out, acc)
-				return nil
-			}
-			for _, v := range vals {
-				copy(v.(meetArg).out, acc)
-			}
-			return nil
-		}
-	case schedule.Bcast:
-		fn = func(vals []any) error {
-			src := vals[root].(meetArg).out
-			for r, v := range vals {
-				if r != root {
-					copy(v.(meetArg).out, src)
-				}
-			}
-			return nil
-		}
-	default:
+	fn := exec.MeetFunc(cl.coll, cl.root, cl.kernel)
+	if fn == nil {
 		return fmt.Errorf("%w: %s has no shared-memory form", ErrUnsupported, cl.coll)
 	}
 	key := transport.Key{Comm: cl.c.id, Seq: seq}
@@ -84,7 +51,7 @@ func (cl *call) runMeet(ctx context.Context, seq uint64) error {
 	if ch := cl.c.checker; ch != nil {
 		ch.RecordCall(cl.c.id, seq, cl.sig)
 	}
-	if err := cl.c.meeter.Meet(ctx, key, cl.sig, meetArg{in: in, out: cl.recv}, fn); err != nil {
+	if err := cl.c.meeter.Meet(ctx, key, cl.sig, exec.MeetArg{In: in, Out: cl.recv}, fn); err != nil {
 		return fmt.Errorf("%s/meet: %w", cl.coll, err)
 	}
 	return nil
