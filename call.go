@@ -25,15 +25,15 @@ type call struct {
 	// peers translates the plan's ranks into transport ranks (nil on the
 	// world; see exec.Call.Peers).
 	peers []int32
-	// meet: run as a shared-memory meeting instead of the plan (see meet.go).
+	// meet: run as a shared-memory meeting instead of the plan (see shm.go).
 	meet bool
-	// exch: run a blocking call as a shared-memory exchange (exchange.go).
+	// exch: run a blocking call as a shared-memory exchange (shm.go).
 	exch bool
 	root int
 }
 
 // marked returns the call's signature with mark mixed in: the signature
-// of another way to run the same call (exchange.go).
+// of another way to run the same call (shm.go).
 func (cl *call) marked(mark uint64) uint64 {
 	h := plan.Hash(cl.sig)
 	h.Add(mark)

@@ -508,7 +508,7 @@ func TestExchangeAllocs(t *testing.T) {
 }
 
 // BenchmarkExchange measures the table behind exchangeReadBytes
-// (exchange.go): small collectives on 2 ranks with exchanges forced on and
+// (shm.go): small collectives on 2 ranks with exchanges forced on and
 // off (then message schedules run), named COLL/SIZE/{exchange,schedule};
 // SIZE is the input per rank in bytes of float32.
 func BenchmarkExchange(b *testing.B) {

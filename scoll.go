@@ -142,7 +142,7 @@ type Comm struct {
 	checker transport.Checker // nil unless the transport checks calls
 	meeter  transport.Meeter  // nil unless ranks share memory
 
-	// Exchanges (see exchange.go): the transport's, its payload limit (-1:
+	// Exchanges (see shm.go): the transport's, its payload limit (-1:
 	// none), and the record blocking calls reuse (one at a time).
 	exchanger transport.Exchanger
 	exchLimit int
