@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"sync"
 	"sync/atomic"
 
 	"github.com/scoll/scoll/algorithms"
+	"github.com/scoll/scoll/internal/cid"
 	"github.com/scoll/scoll/split"
 	"github.com/scoll/scoll/transport"
 )
@@ -37,64 +37,12 @@ const (
 	p2pBit     = 1 << 63
 	splitBit   = 1 << 62
 	serviceBit = 1 << 61
-	maxCID     = 1<<29 - 1
 )
 
 // rankState is what the communicators of one rank share.
 type rankState struct {
 	closed atomic.Bool // the world was closed: every derived communicator fails
-
-	// Context ids: those in use (reserved by an agreement under way, or
-	// held by a communicator), and the floor below which none is handed
-	// out again. Ids are never reused, so a transport's records of an old
-	// communicator's calls cannot meet a new one's.
-	mu    sync.Mutex
-	cids  map[uint32]bool
-	floor uint32
-}
-
-// reserveFrom reserves and returns the lowest id ≥ from that is free and
-// not below the floor, or 0 when none is left.
-func (rs *rankState) reserveFrom(from uint32) uint32 {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	for c := max(from, rs.floor, 1); c <= maxCID; c++ {
-		if !rs.cids[c] {
-			rs.cids[c] = true
-			return c
-		}
-	}
-	return 0
-}
-
-// reserve reserves cid if it is free and not below the floor, and reports
-// whether it did.
-func (rs *rankState) reserve(cid uint32) bool {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	if cid == 0 || cid > maxCID || cid < rs.floor || rs.cids[cid] {
-		return false
-	}
-	rs.cids[cid] = true
-	return true
-}
-
-// taken raises the floor above cid, which an agreement has given a
-// communicator.
-func (rs *rankState) taken(cid uint32) {
-	rs.mu.Lock()
-	rs.floor = max(rs.floor, cid+1)
-	rs.mu.Unlock()
-}
-
-// release frees cid.
-func (rs *rankState) release(cid uint32) {
-	if cid == 0 {
-		return
-	}
-	rs.mu.Lock()
-	delete(rs.cids, cid)
-	rs.mu.Unlock()
+	cids   cid.Pool    // the context ids in use and the floor (never reused)
 }
 
 // isClosed reports whether c or its world was closed.
@@ -142,7 +90,7 @@ type agreement struct {
 func (c *Comm) agree(ctx context.Context, a agreement) (uint32, error) {
 	from := uint32(1)
 	for {
-		cand := c.rs.reserveFrom(from)
+		cand := c.rs.cids.ReserveFrom(from)
 		sig := int64(a.sig >> 1)
 		bad := int64(0)
 		if a.bad != nil {
@@ -150,7 +98,7 @@ func (c *Comm) agree(ctx context.Context, a agreement) (uint32, error) {
 		}
 		v := append([]int64{int64(cand), -int64(cand), sig, -sig, bad}, a.max...)
 		if err := c.allreduceInts(ctx, v, Max); err != nil {
-			c.rs.release(cand)
+			c.rs.cids.Release(cand)
 			if a.bad != nil {
 				// This rank's own fault is the better report (in-process
 				// ranks cancel each other when one returns first).
@@ -162,39 +110,39 @@ func (c *Comm) agree(ctx context.Context, a agreement) (uint32, error) {
 		copy(a.max, v[5:])
 		switch {
 		case a.bad != nil:
-			c.rs.release(cand)
+			c.rs.cids.Release(cand)
 			return 0, a.bad
 		case v[4] != 0:
-			c.rs.release(cand)
+			c.rs.cids.Release(cand)
 			return 0, fmt.Errorf("%w: another rank passed bad arguments", ErrInvalidArgument)
 		case v[2] != -v[3]:
-			c.rs.release(cand)
+			c.rs.cids.Release(cand)
 			return 0, fmt.Errorf("%w: ranks created communicators with different operations or options", ErrMismatch)
 		case lo == 0:
-			c.rs.release(cand)
+			c.rs.cids.Release(cand)
 			return 0, fmt.Errorf("%w: a rank has no free context id left", ErrUnsupported)
 		case hi == lo:
-			c.rs.taken(cand)
+			c.rs.cids.Taken(cand)
 			return cand, nil
 		}
-		c.rs.release(cand)
-		mine := c.rs.reserve(hi)
+		c.rs.cids.Release(cand)
+		mine := c.rs.cids.Reserve(hi)
 		ok := []int64{0}
 		if mine {
 			ok[0] = 1
 		}
 		if err := c.allreduceInts(ctx, ok, Min); err != nil {
 			if mine {
-				c.rs.release(hi)
+				c.rs.cids.Release(hi)
 			}
 			return 0, err
 		}
 		if ok[0] == 1 {
-			c.rs.taken(hi)
+			c.rs.cids.Taken(hi)
 			return hi, nil
 		}
 		if mine {
-			c.rs.release(hi)
+			c.rs.cids.Release(hi)
 		}
 		from = hi + 1
 	}

@@ -163,7 +163,7 @@ func (c *Comm) splitItem(ctx context.Context, it split.Item, cfg *splitConfig, h
 		return nil, fmt.Errorf("split: %w", err)
 	}
 	fail := func(err error) (*Comm, error) {
-		c.rs.release(cid)
+		c.rs.cids.Release(cid)
 		return nil, fmt.Errorf("split: %w", err)
 	}
 	if in, _ := split.Lookup(name); in.Items == nil {
@@ -197,7 +197,7 @@ func (c *Comm) splitItem(ctx context.Context, it split.Item, cfg *splitConfig, h
 	}
 	var d *Comm
 	if res.Group == nil {
-		c.rs.release(cid)
+		c.rs.cids.Release(cid)
 	} else {
 		leader, err := c.leaderOf(ctx, res.Group)
 		if err != nil {
@@ -327,7 +327,7 @@ func (c *Comm) Create(ctx context.Context, ranks []int) (*Comm, error) {
 		return nil, fmt.Errorf("create: %w", err)
 	}
 	if me < 0 {
-		c.rs.release(cid)
+		c.rs.cids.Release(cid)
 		return nil, nil
 	}
 	addrs := make([]int32, len(ranks))
@@ -336,7 +336,7 @@ func (c *Comm) Create(ctx context.Context, ranks []int) (*Comm, error) {
 			addrs[i] = int32(r)
 		}
 	} else if err := c.grp.Resolve(ctx, ranks, addrs); err != nil {
-		c.rs.release(cid)
+		c.rs.cids.Release(cid)
 		return nil, fmt.Errorf("create: %w", err)
 	}
 	return c.derive(cid, addrs[0], split.NewTable(me, addrs)), nil

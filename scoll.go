@@ -165,7 +165,7 @@ func (c *Comm) Size() int { return c.size }
 
 func newComm(t transport.Transport, id uint64, spin int) *Comm {
 	c := &Comm{t: t, id: id, rank: t.Rank(), size: t.Size()}
-	c.rs = &rankState{cids: map[uint32]bool{}}
+	c.rs = &rankState{}
 	c.checker, _ = t.(transport.Checker)
 	c.meeter, _ = t.(transport.Meeter)
 	c.machine = algorithms.InProcess
