@@ -219,7 +219,7 @@ func (c *Comm) Close() error {
 		if c.unserve != nil {
 			c.unserve()
 		}
-		c.rs.release(c.cid)
+		c.rs.cids.Release(c.cid)
 		c.plans.Clear()
 		return nil
 	}
