@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 
 	"github.com/scoll/scoll/internal/plan"
+	"github.com/scoll/scoll/internal/postbox"
 	"github.com/scoll/scoll/split"
 	"github.com/scoll/scoll/transport"
 )
@@ -104,75 +104,6 @@ func (c *Comm) SplitByNode(ctx context.Context) (*Comm, error) {
 // replies to contributors (split.Poster).
 const postBit = 1 << 60
 
-// postbox holds the replies posted to this rank by the sorting splits of
-// one communicator, by the split's sequence number, until taken.
-type postbox struct {
-	mu    sync.Mutex
-	boxes map[uint64]*post
-}
-
-// post is one split's reply to this rank: its data once posted, and the
-// waiter of the Take waiting for it.
-type post struct {
-	data []byte
-	got  bool
-	w    *transport.Waiter
-}
-
-// boxLocked returns split seq's box, made on first use; p.mu is held.
-func (p *postbox) boxLocked(seq uint64) *post {
-	if p.boxes == nil {
-		p.boxes = map[uint64]*post{}
-	}
-	b := p.boxes[seq]
-	if b == nil {
-		b = &post{}
-		p.boxes[seq] = b
-	}
-	return b
-}
-
-// put delivers data for split seq; false if a reply was there already.
-func (p *postbox) put(seq uint64, data []byte) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	b := p.boxLocked(seq)
-	if b.got {
-		return false
-	}
-	b.data, b.got = data, true
-	if b.w != nil {
-		b.w.Done()
-	}
-	return true
-}
-
-// await returns split seq's reply if it is there, else registers w (with
-// one operation added) to be told of it.
-func (p *postbox) await(seq uint64, w *transport.Waiter) ([]byte, bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	b := p.boxLocked(seq)
-	if b.got {
-		return b.data, true
-	}
-	w.Add(1)
-	b.w = w
-	return nil, false
-}
-
-// take removes split seq's box and returns its reply, if any.
-func (p *postbox) take(seq uint64) ([]byte, bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	b := p.boxes[seq]
-	delete(p.boxes, seq)
-	if b == nil {
-		return nil, false
-	}
-	return b.data, b.got
-}
-
 // servePosts starts taking c's posts (once; every rank does so before the
 // agreement of a split, so before any rank can post).
 func (c *Comm) servePosts() bool {
@@ -181,13 +112,13 @@ func (c *Comm) servePosts() bool {
 		return false
 	}
 	c.postOnce.Do(func() {
-		c.posts = &postbox{}
+		c.posts = &postbox.Box{}
 		svc := c.id | postBit
 		rs.Serve(svc, func(_ int, req []byte) []byte {
 			if len(req) < 8 {
 				return nil
 			}
-			if !c.posts.put(binary.LittleEndian.Uint64(req), append([]byte(nil), req[8:]...)) {
+			if !c.posts.Put(binary.LittleEndian.Uint64(req), append([]byte(nil), req[8:]...)) {
 				return nil // a second post: refused
 			}
 			return []byte{1}
@@ -215,7 +146,7 @@ func (p postConn) Post(ctx context.Context, to int32, data []byte) error {
 	req := binary.LittleEndian.AppendUint64(make([]byte, 0, 8+len(data)), p.seq)
 	req = append(req, data...)
 	if int(to) == c.t.Rank() {
-		if !c.posts.put(p.seq, req[8:]) {
+		if !c.posts.Put(p.seq, req[8:]) {
 			return fmt.Errorf("%w: split: two replies posted to one rank", ErrMismatch)
 		}
 		return nil
@@ -240,7 +171,7 @@ func (p postConn) Post(ctx context.Context, to int32, data []byte) error {
 func (p postConn) Take(ctx context.Context, buf []byte) (int, error) {
 	c := p.c
 	w := c.newWaiter()
-	if _, ok := c.posts.await(p.seq, w); !ok {
+	if _, ok := c.posts.Await(p.seq, w); !ok {
 		var sentinel *transport.Msg
 		if _, ok := c.t.(transport.CallAborter); ok && c.size > 1 {
 			// From itself: a peer that has its reply may leave before
@@ -254,7 +185,7 @@ func (p postConn) Take(ctx context.Context, buf []byte) (int, error) {
 		}
 		err := w.Wait(ctx)
 		if sentinel != nil && !c.t.Cancel(sentinel) && err == nil {
-			if _, got := c.posts.take(p.seq); !got {
+			if _, got := c.posts.Take(p.seq); !got {
 				err = sentinel.Err
 				if err == nil {
 					err = fmt.Errorf("%w: split: unexpected message", ErrMismatch)
@@ -263,11 +194,11 @@ func (p postConn) Take(ctx context.Context, buf []byte) (int, error) {
 			}
 		}
 		if err != nil {
-			c.posts.take(p.seq)
+			c.posts.Take(p.seq)
 			return 0, err
 		}
 	}
-	m, _ := c.posts.take(p.seq)
+	m, _ := c.posts.Take(p.seq)
 	if len(m) > len(buf) {
 		return 0, fmt.Errorf("%w: split: reply of %d bytes", ErrMismatch, len(m))
 	}

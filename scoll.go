@@ -37,6 +37,7 @@ import (
 	"github.com/scoll/scoll/algorithms"
 	"github.com/scoll/scoll/internal/errs"
 	"github.com/scoll/scoll/internal/plan"
+	"github.com/scoll/scoll/internal/postbox"
 	"github.com/scoll/scoll/split"
 	"github.com/scoll/scoll/transport"
 	"github.com/scoll/scoll/transport/inproc"
@@ -124,7 +125,7 @@ type Comm struct {
 	// posts takes the replies of sorting splits on c (split.Poster),
 	// served from the first such split on.
 	postOnce sync.Once
-	posts    *postbox
+	posts    *postbox.Box
 	// rev maps transport addresses to ranks of a derived communicator
 	// whose members are known, made by the first TranslateRanks into it.
 	revOnce sync.Once
