@@ -2,18 +2,15 @@ package scoll
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/tls"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/scoll/scoll/internal/jobenv"
 	"github.com/scoll/scoll/transport"
 	"github.com/scoll/scoll/transport/inproc"
 	"github.com/scoll/scoll/transport/tcp"
@@ -21,21 +18,12 @@ import (
 
 // The environment Init reads.
 const (
-	EnvRank       = "SCOLL_RANK"       // this process's rank
-	EnvSize       = "SCOLL_SIZE"       // the number of ranks
+	EnvRank       = jobenv.Rank        // this process's rank
+	EnvSize       = jobenv.Size        // the number of ranks
 	EnvRendezvous = "SCOLL_RENDEZVOUS" // tcp:host:port (served by rank 0) or file:/shared/dir
 	EnvSecret     = "SCOLL_SECRET"     // the job's shared secret (at least 16 bytes)
-	EnvJob        = "SCOLL_JOB"        // a job id (scoll run sets it)
+	EnvJob        = jobenv.Job         // a job id (scoll run sets it)
 )
-
-// rankSources are the launchers whose environment gives rank and size, in
-// the order Init tries them.
-var rankSources = []struct{ name, rank, size string }{
-	{"scoll", EnvRank, EnvSize},
-	{"Open MPI", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
-	{"PMI", "PMI_RANK", "PMI_SIZE"},
-	{"Slurm", "SLURM_PROCID", "SLURM_NTASKS"},
-}
 
 // WithRendezvous sets where Init's ranks meet, overriding SCOLL_RENDEZVOUS:
 // "tcp:host:port" (rank 0 serves it; host is rank 0's host) or
@@ -111,7 +99,7 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 			return NewComm(t, opts...), nil
 		}
 	}
-	rank, size, found, err := rankFromEnv(os.Getenv)
+	rank, size, found, err := jobenv.RankFromEnv(os.Getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -125,12 +113,12 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 	if spec == "" {
 		spec = os.Getenv(EnvRendezvous)
 	}
-	job := jobFromEnv(os.Getenv)
+	job := jobenv.JobFromEnv(os.Getenv)
 	if spec == "" {
 		if job == "" {
 			return nil, fmt.Errorf("%w: rank %d of %d: no rendezvous; set %s to tcp:host:port or file:/shared/dir", ErrInvalidArgument, rank, size, EnvRendezvous)
 		}
-		spec = "file:" + filepath.Join(os.TempDir(), "scoll-"+sanitize(job))
+		spec = "file:" + filepath.Join(os.TempDir(), "scoll-"+jobenv.Sanitize(job))
 	}
 	secret := cfg.secret
 	if secret == nil {
@@ -143,7 +131,7 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 		if !ok {
 			return nil, fmt.Errorf("%w: rank %d: a tcp rendezvous needs the job's secret in %s (the same on every rank)", ErrInvalidArgument, rank, EnvSecret)
 		}
-		if secret, err = sharedSecret(dir); err != nil {
+		if secret, err = jobenv.SharedSecret(dir); err != nil {
 			return nil, err
 		}
 	}
@@ -228,81 +216,4 @@ func (c *Comm) Close() error {
 		return c.release()
 	}
 	return nil
-}
-
-// rankFromEnv finds rank and size in the environment.
-func rankFromEnv(getenv func(string) string) (rank, size int, found bool, err error) {
-	for _, s := range rankSources {
-		rs, ss := getenv(s.rank), getenv(s.size)
-		if rs == "" && ss == "" {
-			continue
-		}
-		r, err1 := strconv.Atoi(rs)
-		n, err2 := strconv.Atoi(ss)
-		if err1 != nil || err2 != nil || n < 1 || r < 0 || r >= n {
-			return 0, 0, false, fmt.Errorf("%w: %s environment gives rank %q of size %q (%s, %s)", ErrInvalidArgument, s.name, rs, ss, s.rank, s.size)
-		}
-		return r, n, true, nil
-	}
-	return 0, 1, false, nil
-}
-
-// jobFromEnv returns an id of the job the launcher gives, or "".
-func jobFromEnv(getenv func(string) string) string {
-	if j := getenv(EnvJob); j != "" {
-		return j
-	}
-	for _, k := range []string{"OMPI_MCA_ess_base_jobid", "PMIX_NAMESPACE", "PMI_KVSNAME"} {
-		if j := getenv(k); j != "" {
-			return j
-		}
-	}
-	if j := getenv("SLURM_JOB_ID"); j != "" {
-		return j + "." + getenv("SLURM_STEP_ID")
-	}
-	return ""
-}
-
-func sanitize(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '-' || r == '_' {
-			return r
-		}
-		return '_'
-	}, s)
-}
-
-// sharedSecret returns the secret kept in dir/secret, creating it if no
-// rank has yet: written to a private temporary file and linked into place,
-// so that every rank reads the same complete secret.
-func sharedSecret(dir string) ([]byte, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("rendezvous directory: %w", err)
-	}
-	path := filepath.Join(dir, "secret")
-	if b, err := os.ReadFile(path); err == nil && len(b) >= 32 {
-		return b, nil
-	}
-	tmp, err := os.CreateTemp(dir, ".secret-*")
-	if err != nil {
-		return nil, fmt.Errorf("rendezvous secret: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	var raw [32]byte
-	rand.Read(raw[:])
-	_, err = tmp.WriteString(hex.EncodeToString(raw[:]))
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return nil, fmt.Errorf("rendezvous secret: %w", err)
-	}
-	if err := os.Link(tmp.Name(), path); err != nil && !errors.Is(err, os.ErrExist) {
-		return nil, fmt.Errorf("rendezvous secret: %w", err)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("rendezvous secret: %w", err)
-	}
-	return b, nil
 }

@@ -21,7 +21,7 @@ const module = "github.com/scoll/scoll"
 // them; exec and the transports below the public API, knowing nothing of
 // algorithms.
 var allowed = map[string][]string{
-	"":                        {"algorithms", "exec", "internal/chain", "internal/cid", "internal/postbox", "internal/errs", "internal/kernels", "internal/plan", "schedule", "split", "transport", "transport/inproc", "transport/record", "transport/tcp", "transport/mpi"},
+	"":                        {"algorithms", "exec", "internal/chain", "internal/cid", "internal/jobenv", "internal/postbox", "internal/errs", "internal/kernels", "internal/plan", "schedule", "split", "transport", "transport/inproc", "transport/record", "transport/tcp", "transport/mpi"},
 	"schedule":                {},
 	"topology":                {},
 	"algorithms":              {"internal/errs", "schedule"},
@@ -41,6 +41,7 @@ var allowed = map[string][]string{
 	"internal/registrytest":   {"algorithms", "internal/golden", "schedule", "workload"},
 	"internal/clock":          {},
 	"internal/cid":            {},
+	"internal/jobenv":         {"internal/errs"},
 	"internal/postbox":        {"transport"},
 	"internal/errs":           {},
 	"internal/genapi":         {},
