@@ -68,9 +68,19 @@ func Bytes[T any](s []T) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*int(unsafe.Sizeof(z)))
 }
 
+// sum is unrolled four ways: fewer loop branches per element, and a speed
+// that depends less on where the build places the loop (a one-element loop
+// measured 50 % slower in some builds than in others).
 func sum[T Number](d, s []T) {
 	s = s[:len(d)]
-	for i := range d {
+	i := 0
+	for ; i+4 <= len(d); i += 4 {
+		d[i] += s[i]
+		d[i+1] += s[i+1]
+		d[i+2] += s[i+2]
+		d[i+3] += s[i+3]
+	}
+	for ; i < len(d); i++ {
 		d[i] += s[i]
 	}
 }
