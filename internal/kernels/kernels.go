@@ -26,6 +26,7 @@ const (
 
 var opNames = [...]string{"", "sum", "prod", "min", "max", "land", "lor", "band", "bor", "bxor"}
 
+// String returns the operator's name ("sum", "prod", ...).
 func (o Op) String() string {
 	if int(o) < len(opNames) {
 		return opNames[o]
