@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/scoll/scoll/algorithms"
 	"github.com/scoll/scoll/schedule"
@@ -30,24 +31,24 @@ func (o *Options) checkExclude(coll fmt.Stringer) error {
 func (o *Options) Excludes(name string) bool { return slices.Contains(o.Exclude, name) }
 
 // registered reports whether some collective has an algorithm called name.
-func registered(name string) bool {
+// The options are checked on every call, so the names are gathered once
+// (the registry is complete after package initialisation).
+func registered(name string) bool { return registeredNames()[name] }
+
+var registeredNames = sync.OnceValue(func() map[string]bool {
+	names := map[string]bool{}
 	for c := range schedule.NumCollectives {
-		if _, ok := algorithms.Lookup(c, name); ok {
-			return true
+		for _, in := range algorithms.List(c) {
+			names[in.Name] = true
 		}
 	}
-	return false
-}
+	return names
+})
 
-// excludeKey renders the excluded names for a key.
-func excludeKey(names []string) string {
-	if len(names) == 0 {
-		return ""
-	}
-	s := slices.Clone(names)
-	slices.Sort(s)
-	return strings.Join(s, ",")
-}
+// excludeKey renders the excluded names for a key, in the order given (the
+// same names in another order only make another plan of the same call;
+// one name costs no allocation).
+func excludeKey(names []string) string { return strings.Join(names, ",") }
 
 // choose is Choose with the options' exclusions applied to the default
 // choice.
