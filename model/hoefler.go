@@ -92,15 +92,9 @@ func KaryTreePersonal(p Params, P, k int, s float64) Estimate {
 //
 //	T = (L + 2o + sG)·lg P   D = (P−1)(e + sE)   M = d·lg P
 func BinomialTree(p Params, P int, s float64) Estimate {
-	if P <= 1 {
-		return Estimate{}
-	}
-	n, lg := float64(P), float64(ceilLog2(P))
-	return Estimate{
-		Time:    (p.L + 2*p.O + s*p.GPerByte) * lg,
-		Dynamic: (n - 1) * (p.EMsg + s*p.EByte),
-		Memory:  p.MemDesc * lg,
-	}
+	return lgForm(p, P, func(n, lg float64) (T, D float64) {
+		return (p.L + 2*p.O + s*p.GPerByte) * lg, (n - 1) * (p.EMsg + s*p.EByte)
+	})
 }
 
 // BinomialTreePersonal is the personalized binomial tree B̃T (sec. 3.1.3),
@@ -108,15 +102,9 @@ func BinomialTree(p Params, P int, s float64) Estimate {
 //
 //	T = (2o + L)·lg P + sG(P−1)   D = e(P−1) + sE·(P/2)·lg P   M = d·lg P
 func BinomialTreePersonal(p Params, P int, s float64) Estimate {
-	if P <= 1 {
-		return Estimate{}
-	}
-	n, lg := float64(P), float64(ceilLog2(P))
-	return Estimate{
-		Time:    (2*p.O+p.L)*lg + s*p.GPerByte*(n-1),
-		Dynamic: p.EMsg*(n-1) + s*p.EByte*n/2*lg,
-		Memory:  p.MemDesc * lg,
-	}
+	return lgForm(p, P, func(n, lg float64) (T, D float64) {
+		return (2*p.O+p.L)*lg + s*p.GPerByte*(n-1), p.EMsg*(n-1) + s*p.EByte*n/2*lg
+	})
 }
 
 // PipelinedBinaryTree is the non-personalized pipelined binary tree PBT
@@ -203,34 +191,19 @@ func DirectSend(p Params, P int, s float64) Estimate {
 //
 //	T = (2o + sG + L)·lg P   D = (e + sE)·P·lg P   M = d·lg P
 func Butterfly(p Params, P int, s float64) Estimate {
-	if P <= 1 {
-		return Estimate{}
-	}
-	n, lg := float64(P), float64(ceilLog2(P))
-	return Estimate{
-		Time:    (2*p.O + s*p.GPerByte + p.L) * lg,
-		Dynamic: (p.EMsg + s*p.EByte) * n * lg,
-		Memory:  p.MemDesc * lg,
-	}
+	return lgForm(p, P, func(n, lg float64) (T, D float64) {
+		return (2*p.O + s*p.GPerByte + p.L) * lg, (p.EMsg + s*p.EByte) * n * lg
+	})
 }
 
-// (The forms share their shape, not their terms: each is the paper's
-// formula as printed, kept apart so that it can be checked against it.)
-//
 // ButterflyPersonal is the personalized butterfly B̃F (sec. 3.1.7):
 // recursive doubling and Bruck's allgather, local shuffles ignored:
 //
 //	T = (2o + L)·lg P + Gs(P−1)   D = eP·lg P + sE(P−1)P   M = d·lg P
 func ButterflyPersonal(p Params, P int, s float64) Estimate {
-	if P <= 1 {
-		return Estimate{}
-	}
-	n, lg := float64(P), float64(ceilLog2(P))
-	return Estimate{
-		Time:    (2*p.O+p.L)*lg + p.GPerByte*s*(n-1),
-		Dynamic: p.EMsg*n*lg + s*p.EByte*(n-1)*n,
-		Memory:  p.MemDesc * lg,
-	}
+	return lgForm(p, P, func(n, lg float64) (T, D float64) {
+		return (2*p.O+p.L)*lg + p.GPerByte*s*(n-1), p.EMsg*n*lg + s*p.EByte*(n-1)*n
+	})
 }
 
 // UpDown is a tree used twice, up to reduce towards a root and down to
@@ -238,6 +211,18 @@ func ButterflyPersonal(p Params, P int, s float64) Estimate {
 // their Fig. 5. Time, dynamic energy and memory all double.
 func UpDown(e Estimate) Estimate {
 	return Estimate{Time: 2 * e.Time, Dynamic: 2 * e.Dynamic, Memory: 2 * e.Memory}
+}
+
+// lgForm is a form of lg P rounds with one descriptor a round, M = d·lg P
+// (the binomial trees and the butterflies): f gives T and D from n = P and
+// lg = ⌈log2 P⌉, written as the paper prints them.
+func lgForm(p Params, P int, f func(n, lg float64) (T, D float64)) Estimate {
+	if P <= 1 {
+		return Estimate{}
+	}
+	n, lg := float64(P), float64(ceilLog2(P))
+	t, d := f(n, lg)
+	return Estimate{Time: t, Dynamic: d, Memory: p.MemDesc * lg}
 }
 
 func nanEstimate() Estimate { return Estimate{math.NaN(), math.NaN(), math.NaN()} }
@@ -292,7 +277,8 @@ func barrierBfly(p Params, P int, _ float64, _ *Call) Estimate {
 	return Butterfly(p, P, 0)
 }
 
-// mappings is the table behind HoeflerMoor and Mappings.
+// mappings is the table behind HoeflerMoor and Mappings. (Its rows are
+// alike in shape, one per modelled algorithm, as a data table's are.)
 var mappings = []Mapping{
 	{schedule.Bcast, "linear", "FT", "", flat},
 	{schedule.Bcast, "binomial", "BT", "", binomial},

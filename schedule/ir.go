@@ -43,16 +43,16 @@ const (
 )
 
 // String returns the space's name as rendered in schedules.
-func (s Space) String() string {
-	switch s {
-	case SendSpace:
-		return "send"
-	case RecvSpace:
-		return "recv"
-	case ScratchSpace:
-		return "tmp"
+func (s Space) String() string { return enumName(spaceNames[:], s, "space") }
+
+var spaceNames = [numSpaces]string{SendSpace: "send", RecvSpace: "recv", ScratchSpace: "tmp"}
+
+// enumName returns names[v], or what(v) for a value without a name.
+func enumName[T ~uint8](names []string, v T, what string) string {
+	if int(v) < len(names) && names[v] != "" {
+		return names[v]
 	}
-	return fmt.Sprintf("space(%d)", uint8(s))
+	return fmt.Sprintf("%s(%d)", what, uint8(v))
 }
 
 // Region is a contiguous run of elements in one buffer space. Offsets and
@@ -109,20 +109,10 @@ const (
 )
 
 // String returns the kind's name.
-func (k Kind) String() string {
-	switch k {
-	case OpSend:
-		return "send"
-	case OpRecv:
-		return "recv"
-	case OpReduce:
-		return "reduce"
-	case OpCopy:
-		return "copy"
-	case OpRecvReduce:
-		return "recvreduce"
-	}
-	return fmt.Sprintf("kind(%d)", uint8(k))
+func (k Kind) String() string { return enumName(kindNames[:], k, "kind") }
+
+var kindNames = [...]string{
+	OpSend: "send", OpRecv: "recv", OpReduce: "reduce", OpCopy: "copy", OpRecvReduce: "recvreduce",
 }
 
 // IsComm reports whether the kind is a point-to-point operation.
@@ -163,6 +153,8 @@ func (o Op) String() string {
 	case OpCopy:
 		return fmt.Sprintf("copy %s = %s", o.Dst, o.Src)
 	case OpRecvReduce:
+		// Shaped like the OpReduce case (the operand order by SrcLeft),
+		// kept apart because each prints its own text format.
 		if o.SrcLeft {
 			return fmt.Sprintf("recvreduce %s = %s (+) msg <- %d", o.Dst, o.Src, o.Peer)
 		}

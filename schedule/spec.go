@@ -309,28 +309,23 @@ func (s *Spec) BufLens(r int) (send, recv int) {
 		}
 	case Allreduce, Scan, Exscan:
 		send, recv = n, n
-	// Gather and Scatter (and their v-forms) mirror each other: one buffer
-	// per rank, all of them at the root; written out per collective, as
-	// every other case is.
-	case Gather:
-		send = n
-		if r == s.Root {
-			recv = p * n
+	// Gather and Scatter (and their v-forms) mirror each other: a block on
+	// every rank, all of the blocks at the root.
+	case Gather, Gatherv, Scatter, Scatterv:
+		v := s.Coll == Gatherv || s.Coll == Scatterv
+		block, all := n, 0
+		if v {
+			block = s.Counts[r]
 		}
-	case Gatherv:
-		send = s.Counts[r]
 		if r == s.Root {
-			recv = Extent(s.Counts, s.VDispls())
+			all = p * n
+			if v {
+				all = Extent(s.Counts, s.VDispls())
+			}
 		}
-	case Scatter:
-		recv = n
-		if r == s.Root {
-			send = p * n
-		}
-	case Scatterv:
-		recv = s.Counts[r]
-		if r == s.Root {
-			send = Extent(s.Counts, s.VDispls())
+		send, recv = block, all
+		if s.Coll == Scatter || s.Coll == Scatterv {
+			send, recv = all, block
 		}
 	case Allgather:
 		send, recv = n, p*n

@@ -8,8 +8,26 @@ import (
 	"strings"
 )
 
-// ival is the half-open rank interval [lo, hi).
-type ival struct{ lo, hi int }
+// interval is the half-open rank interval [lo, hi).
+type interval[T int | int32] struct{ lo, hi T }
+
+// ival is a rank interval in ints, as the verifier computes with them.
+type ival = interval[int]
+
+// mergeSorted sorts l by lower end and merges, in place, the intervals that
+// overlap or continue each other; it returns the merged prefix of l.
+func mergeSorted[T int | int32](l []interval[T]) []interval[T] {
+	slices.SortFunc(l, func(a, b interval[T]) int { return int(a.lo) - int(b.lo) })
+	out := l[:0]
+	for _, iv := range l {
+		if k := len(out); k > 0 && iv.lo <= out[k-1].hi {
+			out[k-1].hi = max(out[k-1].hi, iv.hi)
+			continue
+		}
+		out = append(out, iv)
+	}
+	return out
+}
 
 // cid names a contribution set in a contribTable. The zero cid is no set:
 // the seg is not reduction data.
@@ -231,8 +249,8 @@ type exactSets struct {
 	sorted  []span         // scratch for ordered overlap checks
 }
 
-// span is an ival in 32 bits.
-type span struct{ lo, hi int32 }
+// span is an ival in 32 bits, for the memory of long sets.
+type span = interval[int32]
 
 // exactSet locates a list in the arena.
 type exactSet struct{ chunk, off, n uint32 }
@@ -318,16 +336,7 @@ func (t *exactSets) of(l []ival) (cid, error) {
 		out = appendSpan(out, span{int32(iv.lo), int32(iv.hi)})
 	}
 	if !t.ordered {
-		slices.SortFunc(out, func(a, b span) int { return int(a.lo) - int(b.lo) })
-		merged := out[:0]
-		for _, sp := range out {
-			if k := len(merged); k > 0 && sp.lo <= merged[k-1].hi {
-				merged[k-1].hi = max(merged[k-1].hi, sp.hi)
-				continue
-			}
-			merged = append(merged, sp)
-		}
-		out = merged
+		out = mergeSorted(out)
 	}
 	return t.intern(out)
 }

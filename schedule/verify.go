@@ -362,20 +362,10 @@ func (v *verifier) Finish(r int) error {
 	return nil
 }
 
-// unionSorted merges like exactSets.of does on spans; ival counts in int
-// for the barrier's knowledge, span in int32 for the memory of long sets.
+// unionSorted returns the union of a and b, sorted and merged, in a new
+// slice.
 func unionSorted(a, b []ival) []ival {
-	all := append(slices.Clone(a), b...)
-	slices.SortFunc(all, func(x, y ival) int { return x.lo - y.lo })
-	out := all[:0]
-	for _, iv := range all {
-		if k := len(out); k > 0 && iv.lo <= out[k-1].hi {
-			out[k-1].hi = max(out[k-1].hi, iv.hi)
-			continue
-		}
-		out = append(out, iv)
-	}
-	return out
+	return mergeSorted(append(slices.Clone(a), b...))
 }
 
 func (v *verifier) describeWait(vr *vrank) string {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/scoll/scoll/internal/errs"
 	"github.com/scoll/scoll/transport"
+	"github.com/scoll/scoll/transport/transporttest"
 )
 
 // checkWaiting fails the test unless every mailbox's index of receives from
@@ -42,33 +43,6 @@ func checkWaiting(t *testing.T, w *World) {
 			if got[d] != n {
 				t.Fatalf("rank %d: index %v, mailboxes hold %v", s, got, want[s])
 			}
-		}
-	}
-}
-
-func post(t *testing.T, e *Endpoint, send bool, peer int, k transport.Key, buf []byte) *transport.Msg {
-	t.Helper()
-	m := &transport.Msg{Peer: peer, Key: k, Buf: buf, W: transport.NewWaiter(0)}
-	m.W.Add(1)
-	var err error
-	if send {
-		err = e.Isend(m)
-	} else {
-		err = e.Irecv(m)
-	}
-	if err != nil {
-		t.Fatalf("post: %v", err)
-	}
-	return m
-}
-
-func wait(t *testing.T, ms ...*transport.Msg) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	for _, m := range ms {
-		if err := m.W.Wait(ctx); err != nil {
-			t.Fatalf("operation never completed: %v", err)
 		}
 	}
 }
@@ -105,12 +79,12 @@ func TestExitFindsReceives(t *testing.T) {
 	w := NewWorld(P, Lanes(false))
 	defer w.Close()
 	k := transport.Key{Comm: 1, Tag: 3}
-	r1 := post(t, w.Endpoint(1), false, 9, k, make([]byte, 1))
-	r2 := post(t, w.Endpoint(2), false, 9, k, make([]byte, 1))
-	r2b := post(t, w.Endpoint(2), false, 9, transport.Key{Comm: 1, Tag: 4}, make([]byte, 1))
-	other := post(t, w.Endpoint(3), false, 8, k, make([]byte, 1))
-	mine := post(t, w.Endpoint(9), false, 4, k, make([]byte, 1)) // posted by 9
-	to9 := post(t, w.Endpoint(5), true, 9, k, []byte{1})         // rendezvous send to 9
+	r1 := transporttest.Post(t, w.Endpoint(1), false, 9, k, make([]byte, 1))
+	r2 := transporttest.Post(t, w.Endpoint(2), false, 9, k, make([]byte, 1))
+	r2b := transporttest.Post(t, w.Endpoint(2), false, 9, transport.Key{Comm: 1, Tag: 4}, make([]byte, 1))
+	other := transporttest.Post(t, w.Endpoint(3), false, 8, k, make([]byte, 1))
+	mine := transporttest.Post(t, w.Endpoint(9), false, 4, k, make([]byte, 1)) // posted by 9
+	to9 := transporttest.Post(t, w.Endpoint(5), true, 9, k, []byte{1})         // rendezvous send to 9
 	checkWaiting(t, w)
 
 	before := w.exitLocks.Load()
@@ -118,7 +92,7 @@ func TestExitFindsReceives(t *testing.T) {
 	if n := w.exitLocks.Load() - before; n != 4 {
 		t.Errorf("Exit took %d mailbox locks, want 4 (mailboxes 1 and 2, its own to look and to empty it)", n)
 	}
-	wait(t, r1, r2, r2b, mine, to9)
+	transporttest.Wait(t, r1, r2, r2b, mine, to9)
 	for _, m := range []*transport.Msg{r1, r2, r2b, mine, to9} {
 		if !errors.Is(m.Err, errs.PeerFailed) || m.Err.Error() != fmt.Sprintf("%v: rank 9 has exited", errs.PeerFailed) {
 			t.Errorf("got %v, want %q", m.Err, "rank 9 has exited")
@@ -144,8 +118,8 @@ func TestExitFindsReceives(t *testing.T) {
 	checkWaiting(t, w)
 
 	// The receive from 8 still matches, and the index forgets it.
-	s := post(t, w.Endpoint(8), true, 3, k, []byte{7})
-	wait(t, other, s)
+	s := transporttest.Post(t, w.Endpoint(8), true, 3, k, []byte{7})
+	transporttest.Wait(t, other, s)
 	if other.Err != nil || s.Err != nil {
 		t.Fatal(other.Err, s.Err)
 	}
@@ -158,11 +132,11 @@ func TestExitSendBeforeExit(t *testing.T) {
 	w := NewWorld(3, Lanes(false))
 	defer w.Close()
 	k := transport.Key{Comm: 1, Tag: 1}
-	s := post(t, w.Endpoint(0), true, 1, k, []byte{5})
+	s := transporttest.Post(t, w.Endpoint(0), true, 1, k, []byte{5})
 	w.Exit(0)
 	buf := make([]byte, 1)
-	r := post(t, w.Endpoint(1), false, 0, k, buf)
-	wait(t, r, s)
+	r := transporttest.Post(t, w.Endpoint(1), false, 0, k, buf)
+	transporttest.Wait(t, r, s)
 	if r.Err != nil || s.Err != nil || buf[0] != 5 {
 		t.Fatalf("receive of a send posted before the exit: %v, %v, %v", r.Err, s.Err, buf)
 	}
@@ -216,7 +190,7 @@ func TestExitConcurrent(t *testing.T) {
 			}
 			wg.Wait()
 			w.Close()
-			wait(t, all...)
+			transporttest.Wait(t, all...)
 			checkWaiting(t, w)
 			for d := range w.boxes {
 				if n := len(w.boxes[d].recvs); n != 0 {
@@ -233,11 +207,11 @@ func TestExitLanes(t *testing.T) {
 	w := NewWorld(4, Lanes(true))
 	defer w.Close()
 	k := transport.Key{Comm: 1, Seq: 1}
-	r := post(t, w.Endpoint(0), false, 2, k, make([]byte, 8))
-	long := post(t, w.Endpoint(1), true, 2, k, make([]byte, 4*laneBytes))
-	other := post(t, w.Endpoint(0), false, 3, k, make([]byte, 8))
+	r := transporttest.Post(t, w.Endpoint(0), false, 2, k, make([]byte, 8))
+	long := transporttest.Post(t, w.Endpoint(1), true, 2, k, make([]byte, 4*laneBytes))
+	other := transporttest.Post(t, w.Endpoint(0), false, 3, k, make([]byte, 8))
 	w.Exit(2)
-	wait(t, r, long)
+	transporttest.Wait(t, r, long)
 	if !errors.Is(r.Err, errs.PeerFailed) || !errors.Is(long.Err, errs.PeerFailed) {
 		t.Fatalf("receive: %v, long send: %v", r.Err, long.Err)
 	}

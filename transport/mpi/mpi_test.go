@@ -162,17 +162,6 @@ func barrier(t *testing.T, tr *Transport) {
 	}
 }
 
-func waitAll(t *testing.T, ms ...*transport.Msg) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	for _, m := range ms {
-		if err := m.W.Wait(ctx); err != nil {
-			t.Fatalf("wait: %v", err)
-		}
-	}
-}
-
 func post(t *testing.T, tr *Transport, send bool, peer int, key transport.Key, buf []byte) *transport.Msg {
 	t.Helper()
 	return transporttest.Post(t, tr, send, peer, key, buf)
@@ -192,13 +181,13 @@ func TestCancelLargeSend(t *testing.T) {
 	}
 	// Let the receiver see the header and the cancellation.
 	flush(t, tr)
-	waitAll(t, s)
+	transporttest.Wait(t, s)
 	if s.Err != nil {
 		t.Fatal(s.Err)
 	}
 	r := post(t, tr, false, left, key, make([]byte, 1<<20))
 	s = post(t, tr, true, right, key, []byte("after"))
-	waitAll(t, s, r)
+	transporttest.Wait(t, s, r)
 	if r.Err != nil || string(r.Buf[:r.N]) != "after" {
 		t.Fatalf("received %d bytes (%v), want \"after\"", r.N, r.Err)
 	}
@@ -212,7 +201,7 @@ func flush(t *testing.T, tr *Transport) {
 	right, left := (tr.Rank()+1)%tr.Size(), (tr.Rank()+tr.Size()-1)%tr.Size()
 	s := post(t, tr, true, right, key, nil)
 	r := post(t, tr, false, left, key, nil)
-	waitAll(t, s, r)
+	transporttest.Wait(t, s, r)
 }
 
 func TestNative(t *testing.T) {

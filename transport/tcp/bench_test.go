@@ -3,11 +3,10 @@ package tcp_test
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 
-	"github.com/scoll/scoll/transport"
 	"github.com/scoll/scoll/transport/tcp"
+	"github.com/scoll/scoll/transport/transporttest"
 )
 
 // BenchmarkExchange measures one exchange between two ranks over loopback
@@ -29,41 +28,7 @@ func BenchmarkExchange(b *testing.B) {
 				}
 			}()
 			b.SetBytes(int64(2 * n))
-			b.ResetTimer()
-			var wg sync.WaitGroup
-			errc := make(chan error, 2)
-			for r := range 2 {
-				// The step of inproc's BenchmarkExchange (the same loop
-				// over another transport; transports' tests share only
-				// package transporttest), which also checks the errors.
-				wg.Go(func() {
-					ep := eps[r]
-					out, in := make([]byte, n), make([]byte, n)
-					w := transport.NewWaiter(0)
-					var s, rc transport.Msg
-					for i := range b.N {
-						k := transport.Key{Comm: 1, Seq: uint64(i + 1)}
-						s = transport.Msg{Peer: 1 - r, Key: k, Buf: out, W: w}
-						rc = transport.Msg{Peer: 1 - r, Key: k, Buf: in, W: w}
-						w.Add(2)
-						ep.Isend(&s)
-						ep.Irecv(&rc)
-						if err := w.Wait(context.Background()); err != nil {
-							errc <- err
-							return
-						}
-						if s.Err != nil || rc.Err != nil {
-							errc <- fmt.Errorf("rank %d: send %v, receive %v", r, s.Err, rc.Err)
-							return
-						}
-					}
-				})
-			}
-			wg.Wait()
-			close(errc)
-			for err := range errc {
-				b.Fatal(err)
-			}
+			transporttest.BenchExchange(b, n, eps[0], eps[1])
 		})
 	}
 }

@@ -27,14 +27,7 @@ const waitLimit = 10 * time.Second
 func Post(t testing.TB, tr transport.Transport, send bool, peer int, key transport.Key, buf []byte) *transport.Msg {
 	t.Helper()
 	m := &transport.Msg{Peer: peer, Key: key, Buf: buf, W: newWaiter(tr, 0)}
-	m.W.Add(1)
-	var err error
-	if send {
-		err = tr.Isend(m)
-	} else {
-		err = tr.Irecv(m)
-	}
-	if err != nil {
+	if err := transport.Post(tr, m, send); err != nil {
 		t.Fatalf("post: %v", err)
 	}
 	return m
@@ -47,6 +40,51 @@ func newWaiter(tr transport.Transport, spin int) *transport.Waiter {
 		w.SetPoller(p)
 	}
 	return w
+}
+
+// BenchExchange runs b.N exchanges between ranks 0 and 1 of a group,
+// endpoints ep0 and ep1, one goroutine a rank: each posts a send and a receive of n bytes to the other,
+// then waits for both (a step of a two-rank recursive doubling). The
+// waiters spin as the endpoint hints (transport.SpinHinter) and poll it when
+// it progresses by polling. The first error fails the benchmark.
+func BenchExchange(b *testing.B, n int, ep0, ep1 transport.Transport) {
+	eps := [2]transport.Transport{ep0, ep1}
+	b.ResetTimer()
+	var wg sync.WaitGroup
+	errc := make(chan error, 2)
+	for r := range 2 {
+		wg.Go(func() {
+			ep := eps[r]
+			spin := 0
+			if h, ok := ep.(transport.SpinHinter); ok {
+				spin = h.SpinHint()
+			}
+			out, in := make([]byte, n), make([]byte, n)
+			w := newWaiter(ep, spin)
+			var s, rc transport.Msg
+			for i := range b.N {
+				k := transport.Key{Comm: 1, Seq: uint64(i + 1)}
+				s = transport.Msg{Peer: 1 - r, Key: k, Buf: out, W: w}
+				rc = transport.Msg{Peer: 1 - r, Key: k, Buf: in, W: w}
+				w.Add(2)
+				ep.Isend(&s)
+				ep.Irecv(&rc)
+				if err := w.Wait(context.Background()); err != nil {
+					errc <- err
+					return
+				}
+				if s.Err != nil || rc.Err != nil {
+					errc <- fmt.Errorf("rank %d: send %v, receive %v", r, s.Err, rc.Err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		b.Fatal(err)
+	}
 }
 
 // Wait waits up to 10 s for each of ms to complete and fails the test if
