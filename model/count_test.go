@@ -219,32 +219,47 @@ func TestLogGPGap(t *testing.T) {
 	}
 }
 
-func TestCountErrors(t *testing.T) {
+// TestErrors checks the arguments and schedules Count and CriticalPath
+// refuse, with the error each returns (count nil: a case Count does not
+// check, as it takes no Params and counts deadlocked rounds as any others).
+func TestErrors(t *testing.T) {
 	ok := gen(t, schedule.Allreduce, "ring", 4, 8)
 	for _, tc := range []struct {
-		name           string
-		size, elemSize int
-		gen            schedule.Generator
-		want           error
+		name            string
+		size, elemSize  int
+		gen             schedule.Generator
+		p               model.Params
+		count, critical error
 	}{
-		{"size 0", 0, 4, ok, model.ErrArgument},
-		{"element size 0", 4, 0, ok, model.ErrArgument},
-		{"nil generator", 4, 4, nil, model.ErrArgument},
+		{"size 0", 0, 4, ok, model.Params{}, model.ErrArgument, model.ErrArgument},
+		{"element size 0", 4, 0, ok, model.Params{}, model.ErrArgument, model.ErrArgument},
+		{"nil generator", 4, 4, nil, model.Params{}, model.ErrArgument, model.ErrArgument},
+		{"bad params", 4, 4, ok, model.Params{Beta: -1}, nil, model.ErrParams},
 		{"builder error", 4, 4, func(b *schedule.Builder) {
 			if b.Rank() == 2 {
 				b.Failf("broken")
 			}
-		}, schedule.ErrBuild},
+		}, model.Params{}, schedule.ErrBuild, schedule.ErrBuild},
 		{"unmatched", 2, 4, func(b *schedule.Builder) {
 			if b.Rank() == 0 {
 				b.Send(1, schedule.SendBuf(0, 1))
 			}
-		}, model.ErrArgument},
+		}, model.Params{}, model.ErrArgument, model.ErrArgument},
+		{"deadlock", 2, 4, func(b *schedule.Builder) {
+			// both receive first, then send
+			b.Recv(1-b.Rank(), schedule.RecvBuf(0, 1))
+			b.EndRound()
+			b.Send(1-b.Rank(), schedule.SendBuf(0, 1))
+		}, model.Params{}, nil, model.ErrArgument},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := model.Count(tc.size, tc.elemSize, tc.gen)
-			if !errors.Is(err, tc.want) {
-				t.Fatalf("err = %v, want %v", err, tc.want)
+			if tc.count != nil {
+				if _, err := model.Count(tc.size, tc.elemSize, tc.gen); !errors.Is(err, tc.count) {
+					t.Errorf("Count: err = %v, want %v", err, tc.count)
+				}
+			}
+			if _, err := model.CriticalPath(tc.size, tc.elemSize, tc.gen, tc.p); !errors.Is(err, tc.critical) {
+				t.Errorf("CriticalPath: err = %v, want %v", err, tc.critical)
 			}
 		})
 	}
@@ -258,35 +273,63 @@ func TestCountErrors(t *testing.T) {
 	}
 }
 
-// exactness of the counted α-β-γ coefficients against the registered
-// costs, as listed in the package documentation.
-var (
-	exactABG = map[schedule.Collective][]string{
-		schedule.Allgather:          {"bruck", "linear", "neighbor-exchange", "recursive-doubling", "ring"},
-		schedule.Allreduce:          {"allgather-reduce", "recursive-doubling", "reduce-bcast", "ring"},
-		schedule.Alltoall:           {"bruck", "direct", "pairwise"},
-		schedule.Barrier:            {"dissemination", "recursive-doubling"},
-		schedule.Bcast:              {"binomial", "linear"},
-		schedule.Gather:             {"binomial", "linear"},
-		schedule.Reduce:             {"binomial", "linear"},
-		schedule.ReduceScatterBlock: {"pairwise", "ring"},
-		schedule.Scatter:            {"linear"},
-	}
-	exactABGPow2 = map[schedule.Collective][]string{
-		schedule.Allreduce:          {"rabenseifner"},
-		schedule.Reduce:             {"rabenseifner"},
-		schedule.ReduceScatterBlock: {"recursive-halving", "reduce-scatter"},
-		schedule.Scatter:            {"binomial"},
-		schedule.Scan:               {"recursive-doubling"},
-		schedule.Bcast:              {"scatter-ring-allgather"},
-	}
+// exactness says on which sizes a registered cost is reproduced exactly.
+type exactness uint8
+
+const (
+	inexact exactness = iota // not claimed
+	onPow2                   // on powers of two
+	always                   // on every size of the sweep
 )
+
+// exact lists, as the package documentation does, the algorithms whose
+// registered α-β-γ cost is reproduced exactly, on counts the ranks divide:
+// by the coefficients Count puts on the round-synchronous critical path
+// (counted), and by CriticalPath term by term (critical).
+var exact = []struct {
+	coll              schedule.Collective
+	name              string
+	counted, critical exactness
+}{
+	{schedule.Allgather, "bruck", always, always},
+	{schedule.Allgather, "linear", always, always},
+	{schedule.Allgather, "neighbor-exchange", always, always},
+	{schedule.Allgather, "recursive-doubling", always, always},
+	{schedule.Allgather, "ring", always, always},
+	{schedule.Allreduce, "allgather-reduce", always, always},
+	{schedule.Allreduce, "rabenseifner", onPow2, always},
+	{schedule.Allreduce, "recursive-doubling", always, always},
+	{schedule.Allreduce, "reduce-bcast", always, always},
+	{schedule.Allreduce, "ring", always, always},
+	{schedule.Alltoall, "bruck", always, always},
+	{schedule.Alltoall, "direct", always, always},
+	{schedule.Alltoall, "pairwise", always, always},
+	{schedule.Barrier, "dissemination", always, always},
+	{schedule.Barrier, "recursive-doubling", always, always},
+	{schedule.Barrier, "tree", inexact, always},
+	{schedule.Bcast, "binomial", always, always},
+	{schedule.Bcast, "linear", always, always},
+	{schedule.Bcast, "scatter-allgather", inexact, always},
+	{schedule.Bcast, "scatter-ring-allgather", onPow2, always},
+	{schedule.Gather, "binomial", always, always},
+	{schedule.Gather, "linear", always, always},
+	{schedule.Reduce, "binomial", always, always},
+	{schedule.Reduce, "linear", always, always},
+	{schedule.Reduce, "rabenseifner", onPow2, onPow2},
+	{schedule.ReduceScatterBlock, "pairwise", always, always},
+	{schedule.ReduceScatterBlock, "recursive-halving", onPow2, onPow2},
+	{schedule.ReduceScatterBlock, "reduce-scatter", onPow2, always},
+	{schedule.ReduceScatterBlock, "ring", always, always},
+	{schedule.Scatter, "binomial", onPow2, inexact},
+	{schedule.Scatter, "linear", always, always},
+	{schedule.Scan, "recursive-doubling", onPow2, onPow2},
+}
 
 // TestCountedMatchesRegisteredCost checks that the round-synchronous
 // critical path has exactly the α, β and γ coefficients of the registered
 // cost for the algorithms documented as exact, on counts the ranks divide.
 func TestCountedMatchesRegisteredCost(t *testing.T) {
-	sweepExact(t, exactABG, exactABGPow2, func(t *testing.T, coll schedule.Collective, name string, P, cnt int, cost algorithms.Cost) {
+	sweepExact(t, false, func(t *testing.T, coll schedule.Collective, name string, P, cnt int, cost algorithms.Cost) {
 		c := count(t, coll, name, P, cnt)
 		if float64(c.CritMsgs) != cost.Alpha || float64(c.CritBytes) != cost.Beta || float64(c.CritReduced) != cost.Gamma {
 			t.Errorf("P=%d count=%d: counted α %d β %d γ %d, registered α %g β %g γ %g",
@@ -301,42 +344,46 @@ func TestCountedMatchesRegisteredCost(t *testing.T) {
 }
 
 // sweepExact runs check on the registered cost of every algorithm of exact
-// (on every size of the sweep) and of pow2 (on powers of two), for counts
-// n/4 and n that every size divides, when the algorithm takes the call.
-func sweepExact(t *testing.T, exact, pow2 map[schedule.Collective][]string,
+// that is exact when counted (or, with critical, on the critical path): on
+// every size of the sweep, or on its powers of two, for counts n/4 and n
+// that every size divides, when the algorithm takes the call.
+func sweepExact(t *testing.T, critical bool,
 	check func(t *testing.T, coll schedule.Collective, name string, P, cnt int, cost algorithms.Cost)) {
 	sizes := []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 14, 15, 16, 32, 64}
 	const n = 80640 // 2^8·3^2·5·7: every size above divides n and n/4
-	run := func(t *testing.T, coll schedule.Collective, name string, onlyPow2 bool) {
-		in, ok := algorithms.Lookup(coll, name)
-		if !ok {
-			t.Fatalf("no algorithm %s/%s", coll, name)
+	for _, x := range exact {
+		e := x.counted
+		if critical {
+			e = x.critical
 		}
-		for _, P := range sizes {
-			if onlyPow2 && P&(P-1) != 0 {
-				continue
+		if e == inexact {
+			continue
+		}
+		name := x.coll.String() + "/" + x.name
+		if e == onPow2 {
+			name += "/pow2"
+		}
+		t.Run(name, func(t *testing.T) {
+			in, ok := algorithms.Lookup(x.coll, x.name)
+			if !ok {
+				t.Fatalf("no algorithm %s/%s", x.coll, x.name)
 			}
-			for _, cnt := range []int{n / 4, n} {
-				if coll == schedule.Barrier {
-					cnt = 0
-				}
-				ap := algorithms.Params{Spec: schedule.Spec{Coll: coll, Size: P, Count: cnt}, Commutative: true, ElemSize: 4}
-				if in.Check(&ap) != nil {
+			for _, P := range sizes {
+				if e == onPow2 && P&(P-1) != 0 {
 					continue
 				}
-				check(t, coll, name, P, cnt, in.Cost(&ap))
+				for _, cnt := range []int{n / 4, n} {
+					if x.coll == schedule.Barrier {
+						cnt = 0
+					}
+					ap := algorithms.Params{Spec: schedule.Spec{Coll: x.coll, Size: P, Count: cnt}, Commutative: true, ElemSize: 4}
+					if in.Check(&ap) != nil {
+						continue
+					}
+					check(t, x.coll, x.name, P, cnt, in.Cost(&ap))
+				}
 			}
-		}
-	}
-	for coll, names := range exact {
-		for _, name := range names {
-			t.Run(coll.String()+"/"+name, func(t *testing.T) { run(t, coll, name, false) })
-		}
-	}
-	for coll, names := range pow2 {
-		for _, name := range names {
-			t.Run(coll.String()+"/"+name+"/pow2", func(t *testing.T) { run(t, coll, name, true) })
-		}
+		})
 	}
 }
 

@@ -45,33 +45,11 @@ func TestCriticalPathPorts(t *testing.T) {
 	}
 }
 
-// exactCritical lists the algorithms whose registered α-β-γ cost the
-// critical path reproduces for every size (and, in exactCriticalPow2, for
-// powers of two), on counts the ranks divide.
-var (
-	exactCritical = map[schedule.Collective][]string{
-		schedule.Allgather:          {"bruck", "linear", "neighbor-exchange", "recursive-doubling", "ring"},
-		schedule.Allreduce:          {"allgather-reduce", "rabenseifner", "recursive-doubling", "reduce-bcast", "ring"},
-		schedule.Alltoall:           {"bruck", "direct", "pairwise"},
-		schedule.Barrier:            {"dissemination", "recursive-doubling", "tree"},
-		schedule.Bcast:              {"binomial", "linear", "scatter-allgather", "scatter-ring-allgather"},
-		schedule.Gather:             {"binomial", "linear"},
-		schedule.Reduce:             {"binomial", "linear"},
-		schedule.ReduceScatterBlock: {"pairwise", "reduce-scatter", "ring"},
-		schedule.Scatter:            {"linear"},
-	}
-	exactCriticalPow2 = map[schedule.Collective][]string{
-		schedule.Reduce:             {"rabenseifner"},
-		schedule.ReduceScatterBlock: {"recursive-halving"},
-		schedule.Scan:               {"recursive-doubling"},
-	}
-)
-
 // TestCriticalPathMatchesRegisteredCost checks the α, β and γ terms one at a
 // time (the others zero), β with the copies the schedules do (which the
 // registered costs mostly leave out; see the package documentation).
 func TestCriticalPathMatchesRegisteredCost(t *testing.T) {
-	sweepExact(t, exactCritical, exactCriticalPow2, func(t *testing.T, coll schedule.Collective, name string, P, cnt int, cost algorithms.Cost) {
+	sweepExact(t, true, func(t *testing.T, coll schedule.Collective, name string, P, cnt int, cost algorithms.Cost) {
 		g := gen(t, coll, name, P, cnt)
 		cnts := count(t, coll, name, P, cnt)
 		for _, tc := range []struct {
@@ -134,44 +112,6 @@ func TestCriticalPathChains(t *testing.T) {
 	cnt, _ := model.Count(64, 4, g)
 	if c.AlphaBetaGamma != 126 || cnt.CritMsgs >= 126 {
 		t.Errorf("sparse ring: critical path %g start-ups (want 126), round-synchronous %d", c.AlphaBetaGamma, cnt.CritMsgs)
-	}
-}
-
-func TestCriticalPathErrors(t *testing.T) {
-	ok := gen(t, schedule.Allreduce, "ring", 4, 8)
-	for _, tc := range []struct {
-		name           string
-		size, elemSize int
-		gen            schedule.Generator
-		p              model.Params
-		want           error
-	}{
-		{"size 0", 0, 4, ok, model.Params{}, model.ErrArgument},
-		{"element size 0", 4, 0, ok, model.Params{}, model.ErrArgument},
-		{"nil generator", 4, 4, nil, model.Params{}, model.ErrArgument},
-		{"bad params", 4, 4, ok, model.Params{Beta: -1}, model.ErrParams},
-		{"builder error", 4, 4, func(b *schedule.Builder) {
-			if b.Rank() == 2 {
-				b.Failf("broken")
-			}
-		}, model.Params{}, schedule.ErrBuild},
-		{"unmatched", 2, 4, func(b *schedule.Builder) {
-			if b.Rank() == 0 {
-				b.Send(1, schedule.SendBuf(0, 1))
-			}
-		}, model.Params{}, model.ErrArgument},
-		{"deadlock", 2, 4, func(b *schedule.Builder) {
-			// both receive first, then send
-			b.Recv(1-b.Rank(), schedule.RecvBuf(0, 1))
-			b.EndRound()
-			b.Send(1-b.Rank(), schedule.SendBuf(0, 1))
-		}, model.Params{}, model.ErrArgument},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if _, err := model.CriticalPath(tc.size, tc.elemSize, tc.gen, tc.p); !errors.Is(err, tc.want) {
-				t.Fatalf("err = %v, want %v", err, tc.want)
-			}
-		})
 	}
 }
 

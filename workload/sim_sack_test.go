@@ -333,7 +333,8 @@ func TestSackBucket6On8x16x32(t *testing.T) {
 // all T nodes of a leaf to send off it; the oracle counts the nodes whose
 // partner is on another leaf switch (T − 1 here: one pair per leaf stays),
 // so c = (T − 1)/(μT). The reduce-scatter rh-doubling is the mirror image
-// and costs the same.
+// and costs the same. (The recursive-doubling check is also the stage
+// model's reproduction of Sack sec. 3.3.1 on Clos networks.)
 func TestSackClosDistanceHalving(t *testing.T) {
 	const n = 64
 	for _, tc := range []struct {

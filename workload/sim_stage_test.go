@@ -123,38 +123,6 @@ func TestStageTorusReproductions(t *testing.T) {
 	}
 }
 
-// Sack sec. 3.3.1: distance-doubling recursive doubling on a Clos network
-// with T nodes per leaf (a power of two) and taper μ < 1 costs
-// lg P·α + n{(T−1) + (P−T)/μ}δ.
-// (The loop is shaped like TestSackClosDistanceHalving's; each checks its
-// own closed form.)
-func TestStageClosReproduction(t *testing.T) {
-	const n = 64
-	for _, tc := range []struct {
-		spec string
-		T    int
-		mu   float64
-	}{
-		{"clos:R=32,T=16,mu=0.25", 16, 0.25},
-		{"clos:R=16,T=8,mu=0.5", 8, 0.5},
-	} {
-		topo := mustTopo(t, tc.spec)
-		P := topo.Nodes()
-		if P&(P-1) != 0 {
-			t.Fatalf("%s has %d nodes, want a power of two for this test", tc.spec, P)
-		}
-		res, err := sim.StageModel(sim.Config{Topology: topo, Alpha: 1, Delta: 1}, P, 1,
-			mustGen(t, Workload{Coll: schedule.Allgather, Algorithm: "recursive-doubling", Size: P, Bytes: n}))
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := n * (float64(tc.T-1) + float64(P-tc.T)/tc.mu)
-		if lg := float64(bits.Len(uint(P)) - 1); res.AlphaCount != lg || !near(res.DeltaBytes, want) {
-			t.Fatalf("%s (P=%d): %vα + %vδ, want %vα + %vδ", tc.spec, P, res.AlphaCount, res.DeltaBytes, lg, want)
-		}
-	}
-}
-
 // Busy multi-port nodes are derated: on a 4×4×4 torus every rank sends B
 // bytes to each of its k nearest neighbours in one stage; with BusyPorts 6
 // and efficiency 0.93 the six-neighbour stage takes 6α + B·δ/0.93 and the

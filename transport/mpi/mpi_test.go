@@ -13,7 +13,6 @@ import (
 
 	"github.com/scoll/scoll/internal/errs"
 	"github.com/scoll/scoll/transport"
-	"github.com/scoll/scoll/transport/inproc"
 	"github.com/scoll/scoll/transport/transporttest"
 )
 
@@ -96,31 +95,6 @@ func needWorld(t *testing.T) *Transport {
 		t.Skipf("needs 2 ranks, have %d", world.Size())
 	}
 	return world
-}
-
-// TestWorldInproc runs the per-rank suite on goroutine ranks, which needs
-// no MPI: it checks the suite itself.
-func TestWorldInproc(t *testing.T) {
-	for _, c := range []struct {
-		P     int
-		lanes bool
-	}{{2, false}, {2, true}, {3, false}, {5, false}} {
-		t.Run(fmt.Sprintf("P=%d,lanes=%v", c.P, c.lanes), func(t *testing.T) {
-			P := c.P
-			w := inproc.NewWorld(P, inproc.Lanes(c.lanes))
-			defer w.Close()
-			done := make(chan struct{})
-			for r := range P {
-				go func() {
-					defer func() { done <- struct{}{} }()
-					t.Run(fmt.Sprintf("rank%d", r), func(t *testing.T) { transporttest.RunWorld(t, w.Endpoint(r)) })
-				}()
-			}
-			for range P {
-				<-done
-			}
-		})
-	}
 }
 
 func TestInfo(t *testing.T) {
