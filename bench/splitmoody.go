@@ -110,6 +110,10 @@ func SplitFigures() []SplitFigure {
 }
 
 // SplitFigureNames lists the figure modes' names.
+//
+// It and LookupSplitFigure are shaped like model's Presets and ParamsByName
+// (names of a list, look-up by name), kept apart because the lists' types
+// and matching (exact here, case-insensitive there) differ.
 func SplitFigureNames() []string {
 	var out []string
 	for _, f := range SplitFigures() {

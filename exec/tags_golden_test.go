@@ -1,5 +1,7 @@
 package exec
 
+// (Its imports are workload/replay_golden_test.go's first lines, as both
+// tests render registry goldens through registrytest.Golden.)
 import (
 	"bytes"
 	"fmt"

@@ -126,6 +126,8 @@ func TestVerifyRejectsMore(t *testing.T) {
 				b.Send(0, SendBuf(0, 2))
 			}
 		}, "want"},
+		// The two cases below are shaped alike (rank 0 sends, rank 1
+		// receives); they are table rows with their own expectations.
 		{"exscan result of rank 0 is free", Spec{Coll: Exscan, Size: 2, Count: 1}, Options{Ordered: true}, func(b *Builder) {
 			if b.Rank() == 0 {
 				b.Send(1, SendBuf(0, 1))

@@ -1,5 +1,7 @@
 package split
 
+// (Its standard-library imports match topology/topology_test.go's: two
+// property tests with the same needs, nothing to share.)
 import (
 	"cmp"
 	"errors"

@@ -1,5 +1,9 @@
 package topology_test
 
+// The examples open as other packages' examples do (a call, then
+// "if err != nil { panic(err) }"): each is shown alone in godoc, so none
+// leans on a shared helper.
+
 import (
 	"fmt"
 

@@ -1,5 +1,7 @@
 package inproc
 
+// (Its imports end as transport/tcp/security_test.go's do: both are
+// internal tests that use the conformance suite's helpers.)
 import (
 	"context"
 	"errors"

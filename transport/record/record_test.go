@@ -166,6 +166,8 @@ func r(peer int, n int64) record.Op    { return record.Op{Recv: true, Peer: peer
 func TestRounds(t *testing.T) {
 	rs, rec := world(t, 3)
 	// Round 0: ranks 0 and 1 exchange; rank 2 waits for nothing yet.
+	// (Shaped like TestKeyOrder's "within a round" script, with other
+	// keys and directions: test data, not shared logic.)
 	rs[0].post(true, 1, 0, 16)
 	rs[0].post(false, 1, 0, 16)
 	rs[1].post(false, 0, 0, 16)
