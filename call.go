@@ -3,6 +3,7 @@ package scoll
 import (
 	"context"
 	"fmt"
+	"github.com/scoll/scoll/internal/cid"
 
 	"github.com/scoll/scoll/algorithms"
 	"github.com/scoll/scoll/exec"
@@ -249,7 +250,7 @@ func (c *Comm) abandonIn(err error, splits bool) {
 		seq := c.seq.Add(1)
 		a.AbortCall(c.id, seq, err)
 		if splits {
-			a.AbortCall(c.id|splitBit, seq, err)
+			a.AbortCall(c.id|cid.SplitBit, seq, err)
 		}
 	}
 }

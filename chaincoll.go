@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/scoll/scoll/internal/cid"
+	"github.com/scoll/scoll/internal/wire"
 	"sync"
 	"time"
 
@@ -184,25 +186,25 @@ func chainSig(coll uint64, count, root, elemSize int, opID uint64) uint64 {
 // another call: the returned context is then cancelled with the mismatch.
 // end must be called when the call is over.
 func (c *Comm) chainStart(ctx context.Context, sig uint64, k exec.Kernel) (*chainX, context.Context, error) {
-	l, err := c.links(ctx)
+	l, err := c.endpoint().Links(ctx)
 	if err != nil {
 		c.chainAbandon(err)
 		return nil, ctx, err
 	}
-	conn := c.splitConn(sig)
+	conn := c.conn(sig)
 	x := &chainX{Call: chain.New(conn, l, k), c: c, conn: conn}
 	ck := c.checker
 	if ck == nil || c.size == 1 {
 		return x, ctx, nil
 	}
-	seq := x.conn.seq
+	seq := x.conn.Seq()
 	// The communicator's record, which the executor's calls share (they
 	// number their calls from the same sequence). Transports whose ranks
 	// cannot see each other find mismatches as messages arrive, by the
 	// key they carry: the call's own message space is recorded there too.
 	ck.RecordCall(c.id, seq, sig)
 	if _, ok := c.t.(transport.CallAborter); ok {
-		x.space = c.id | splitBit
+		x.space = c.id | cid.SplitBit
 		ck.RecordCall(x.space, seq, sig)
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -230,7 +232,7 @@ func (c *Comm) chainStart(ctx context.Context, sig uint64, k exec.Kernel) (*chai
 // check asks the Checker whether another rank recorded this call with
 // another signature.
 func (x *chainX) check(full bool) error {
-	c, seq, sig := x.c, x.conn.seq, x.conn.sig
+	c, seq, sig := x.c, x.conn.Seq(), x.conn.Sig()
 	if err := c.checker.CheckCall(c.id, seq, sig, full); err != nil || x.space == 0 {
 		return err
 	}
@@ -520,7 +522,7 @@ func doubleScan[T Number](ctx context.Context, c *Comm, send, fromLeft, fromRigh
 type chainX struct {
 	*chain.Call
 	c    *Comm
-	conn *splitConn
+	conn *wire.Conn
 
 	// The watch of chainStart (nil cancel: none) and the second message
 	// space it records the call in (0: none).
@@ -529,6 +531,3 @@ type chainX struct {
 	mu     sync.Mutex
 	timer  *time.Timer // nil once the call is over
 }
-
-// Abort implements chain.Conn.
-func (s *splitConn) Abort(err error) { s.abort(nil, err) }

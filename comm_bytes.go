@@ -2,8 +2,9 @@ package scoll
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
+	"github.com/scoll/scoll/internal/cid"
+	"github.com/scoll/scoll/internal/wire"
 	"os"
 	"strings"
 
@@ -90,7 +91,7 @@ func (c *Comm) SplitByNode(ctx context.Context) (*Comm, error) {
 		if c.startable(ctx) != nil {
 			return nil, bad
 		}
-		_, err := c.agree(ctx, agreement{sig: sigSplit, bad: bad})
+		_, err := c.agree(ctx, cid.Agreement{Sig: sigSplit, Bad: bad})
 		return nil, fmt.Errorf("split by node: %w", err)
 	}
 	cfg := &splitConfig{}
@@ -99,10 +100,6 @@ func (c *Comm) SplitByNode(ctx context.Context) (*Comm, error) {
 	hs.Add(0x6e6f6465) // "node"
 	return c.splitItem(ctx, split.Item{Color: []byte(h)}, cfg, hs)
 }
-
-// postBit marks the context of the service that takes a sorting split's
-// replies to contributors (split.Poster).
-const postBit = 1 << 60
 
 // servePosts starts taking c's posts (once; every rank does so before the
 // agreement of a split, so before any rank can post).
@@ -113,17 +110,7 @@ func (c *Comm) servePosts() bool {
 	}
 	c.postOnce.Do(func() {
 		c.posts = &postbox.Box{}
-		svc := c.id | postBit
-		rs.Serve(svc, func(_ int, req []byte) []byte {
-			if len(req) < 8 {
-				return nil
-			}
-			if !c.posts.Put(binary.LittleEndian.Uint64(req), append([]byte(nil), req[8:]...)) {
-				return nil // a second post: refused
-			}
-			return []byte{1}
-		})
-		c.addUnserve(func() { rs.Unserve(svc) })
+		c.addUnserve(wire.ServePosts(c.endpoint(), rs, c.posts))
 	})
 	return true
 }
@@ -137,126 +124,8 @@ func (c *Comm) addUnserve(f func()) {
 	c.unserve = f
 }
 
-// postConn is a splitConn that also posts (split.Poster).
-type postConn struct{ *splitConn }
-
-// Post implements split.Poster.
-func (p postConn) Post(ctx context.Context, to int32, data []byte) error {
-	c := p.c
-	req := binary.LittleEndian.AppendUint64(make([]byte, 0, 8+len(data)), p.seq)
-	req = append(req, data...)
-	if int(to) == c.t.Rank() {
-		if !c.posts.Put(p.seq, req[8:]) {
-			return fmt.Errorf("%w: split: two replies posted to one rank", ErrMismatch)
-		}
-		return nil
-	}
-	a := asker{c: c, service: c.id | postBit}
-	rep := [][]byte{make([]byte, 1)}
-	if err := a.Ask(ctx, []int32{to}, [][]byte{req}, rep); err != nil {
-		return err
-	}
-	if len(rep[0]) != 1 {
-		return fmt.Errorf("%w: split: transport address %d refused a reply", ErrMismatch, to)
-	}
-	return nil
-}
-
-// Take implements split.Poster. It waits, as for any message (polling
-// transports keep progressing), for the post, the context, or — on
-// transports whose ranks tell each other of abandoned calls
-// (transport.CallAborter) — another rank giving the split up: a receive
-// from itself that no message matches is posted in the split's message
-// space for that.
-func (p postConn) Take(ctx context.Context, buf []byte) (int, error) {
-	c := p.c
-	w := c.newWaiter()
-	if _, ok := c.posts.Await(p.seq, w); !ok {
-		var sentinel *transport.Msg
-		if _, ok := c.t.(transport.CallAborter); ok && c.size > 1 {
-			// From itself: a peer that has its reply may leave before
-			// this rank has its own, and its leaving must not end the wait.
-			// Its completion, like the post's, ends the wait.
-			sentinel = &transport.Msg{Peer: c.t.Rank(), W: w, Sig: p.sig, Buf: make([]byte, 1),
-				Key: transport.Key{Comm: c.id | splitBit, Seq: p.seq, Tag: takeTag}}
-			if c.t.Irecv(sentinel) != nil {
-				sentinel = nil
-			}
-		}
-		err := w.Wait(ctx)
-		if sentinel != nil && !c.t.Cancel(sentinel) && err == nil {
-			if _, got := c.posts.Take(p.seq); !got {
-				err = sentinel.Err
-				if err == nil {
-					err = fmt.Errorf("%w: split: unexpected message", ErrMismatch)
-				}
-				return 0, err
-			}
-		}
-		if err != nil {
-			c.posts.Take(p.seq)
-			return 0, err
-		}
-	}
-	m, _ := c.posts.Take(p.seq)
-	if len(m) > len(buf) {
-		return 0, fmt.Errorf("%w: split: reply of %d bytes", ErrMismatch, len(m))
-	}
-	return copy(buf, m), nil
-}
-
-// takeTag is the tag of Take's sentinel receive (no algorithm uses it).
-const takeTag = 1 << 40
-
-// links returns this rank's place in c seen as a chain.
-func (c *Comm) links(ctx context.Context) (split.Links, error) {
-	if ch, ok := c.grp.(*split.Chain); ok {
-		return ch.Links, nil
-	}
-	l := split.Links{Rank: c.rank, Size: c.size, Left: split.None, Right: split.None}
-	want := []int{c.rank, 0}
-	if c.rank > 0 {
-		want = append(want, c.rank-1)
-	}
-	if c.rank+1 < c.size {
-		want = append(want, c.rank+1)
-	}
-	addrs := make([]int32, len(want))
-	for i, r := range want {
-		addrs[i] = int32(r)
-	}
-	if c.grp != nil {
-		if err := c.grp.Resolve(ctx, want, addrs); err != nil {
-			return l, err
-		}
-	}
-	l.Self, l.First = addrs[0], addrs[1]
-	for i, r := range want[2:] {
-		if r < c.rank {
-			l.Left = addrs[2+i]
-		} else {
-			l.Right = addrs[2+i]
-		}
-	}
-	return l, nil
-}
-
-// learnMembers makes a chain communicator hold every member's address,
-// gathered along the chain (collective over c; ⌈lg n⌉ rounds and n
-// addresses per rank, once).
+// learnMembers makes a chain communicator hold every member's address
+// (collective over c, once).
 func (c *Comm) learnMembers(ctx context.Context) error {
-	ch, ok := c.grp.(*split.Chain)
-	if !ok || ch.Learnt() {
-		return nil
-	}
-	all, err := split.ChainAllgather(ctx, c.splitConn(0x6c6561726e), ch.Links, binary.LittleEndian.AppendUint32(nil, uint32(ch.Self)))
-	if err != nil {
-		return fmt.Errorf("resolving a chain's members: %w", err)
-	}
-	m := make([]int32, c.size)
-	for i := range m {
-		m[i] = int32(binary.LittleEndian.Uint32(all[4*i:]))
-	}
-	ch.Learn(m)
-	return nil
+	return wire.LearnMembers(ctx, c.endpoint(), func() uint64 { return c.seq.Add(1) })
 }

@@ -3,6 +3,8 @@ package scoll
 import (
 	"context"
 	"fmt"
+	"github.com/scoll/scoll/internal/cid"
+	"github.com/scoll/scoll/internal/wire"
 	"slices"
 	"time"
 
@@ -158,12 +160,12 @@ func (c *Comm) splitItem(ctx context.Context, it split.Item, cfg *splitConfig, h
 	if it.Color != nil {
 		lens[0] = int64(len(it.Color))
 	}
-	cid, err := c.agree(ctx, agreement{sig: uint64(h), bad: bad, max: lens})
+	id, err := c.agree(ctx, cid.Agreement{Sig: uint64(h), Bad: bad, Max: lens})
 	if err != nil {
 		return nil, fmt.Errorf("split: %w", err)
 	}
 	fail := func(err error) (*Comm, error) {
-		c.rs.cids.Release(cid)
+		c.rs.cids.Release(id)
 		return nil, fmt.Errorf("split: %w", err)
 	}
 	if in, _ := split.Lookup(name); in.Items == nil {
@@ -173,20 +175,20 @@ func (c *Comm) splitItem(ctx context.Context, it split.Item, cfg *splitConfig, h
 			return fail(err)
 		}
 	}
-	l, err := c.links(ctx)
+	l, err := c.endpoint().Links(ctx)
 	if err != nil {
 		return fail(err)
 	}
 	it.Rank, it.Addr = int32(c.rank), l.Self
 	sh := split.Shape{ColorLen: int(max(lens[0], 0)), KeyLen: int(lens[1])}
-	sc := c.splitConn(uint64(h))
+	sc := c.conn(uint64(h))
 	var conn split.Conn = sc
 	if posting {
-		conn = postConn{sc}
+		conn = wire.PostConn{Conn: sc, Box: c.posts}
 	}
-	res, err := runItems(ctx, conn, it, l, sh, *o)
+	res, err := wire.RunItems(ctx, conn, it, l, sh, *o)
 	if err != nil {
-		sc.abort(nil, err) // tell the ranks still waiting for this one
+		sc.Abort(err) // tell the ranks still waiting for this one
 		return fail(err)
 	}
 	if st := cfg.stats; st != nil {
@@ -197,13 +199,13 @@ func (c *Comm) splitItem(ctx context.Context, it split.Item, cfg *splitConfig, h
 	}
 	var d *Comm
 	if res.Group == nil {
-		c.rs.cids.Release(cid)
+		c.rs.cids.Release(id)
 	} else {
 		leader, err := c.leaderOf(ctx, res.Group)
 		if err != nil {
 			return fail(err)
 		}
-		d = c.derive(cid, leader, res.Group)
+		d = c.derive(id, leader, res.Group)
 	}
 	if st := cfg.stats; st != nil {
 		st.Total = time.Since(start)
@@ -254,7 +256,7 @@ func (c *Comm) Dup(ctx context.Context) (*Comm, error) {
 	if err := c.startable(ctx); err != nil {
 		return nil, err
 	}
-	cid, err := c.agree(ctx, agreement{sig: sigDup})
+	id, err := c.agree(ctx, cid.Agreement{Sig: sigDup})
 	if err != nil {
 		return nil, fmt.Errorf("dup: %w", err)
 	}
@@ -274,7 +276,7 @@ func (c *Comm) Dup(ctx context.Context) (*Comm, error) {
 		g = worldGroup(c.rank, c.size)
 		leader = 0
 	}
-	d := c.derive(cid, leader, g)
+	d := c.derive(id, leader, g)
 	d.grid = c.grid
 	if c.place != nil {
 		d.place = c.place
@@ -322,12 +324,12 @@ func (c *Comm) Create(ctx context.Context, ranks []int) (*Comm, error) {
 			me = i
 		}
 	}
-	cid, err := c.agree(ctx, agreement{sig: uint64(h), bad: bad})
+	id, err := c.agree(ctx, cid.Agreement{Sig: uint64(h), Bad: bad})
 	if err != nil {
 		return nil, fmt.Errorf("create: %w", err)
 	}
 	if me < 0 {
-		c.rs.cids.Release(cid)
+		c.rs.cids.Release(id)
 		return nil, nil
 	}
 	addrs := make([]int32, len(ranks))
@@ -336,10 +338,10 @@ func (c *Comm) Create(ctx context.Context, ranks []int) (*Comm, error) {
 			addrs[i] = int32(r)
 		}
 	} else if err := c.grp.Resolve(ctx, ranks, addrs); err != nil {
-		c.rs.cids.Release(cid)
+		c.rs.cids.Release(id)
 		return nil, fmt.Errorf("create: %w", err)
 	}
-	return c.derive(cid, addrs[0], split.NewTable(me, addrs)), nil
+	return c.derive(id, addrs[0], split.NewTable(me, addrs)), nil
 }
 
 // TranslateRanks returns the ranks in other of the ranks of c listed in
@@ -444,7 +446,7 @@ func (c *Comm) SplitGrid(ctx context.Context, dims []int, keep []bool) (*Comm, e
 	}
 	if bad != nil {
 		// Fail on every rank: the agreement carries the error.
-		_, err := c.agree(ctx, agreement{sig: sigSplit, bad: bad})
+		_, err := c.agree(ctx, cid.Agreement{Sig: sigSplit, Bad: bad})
 		return nil, fmt.Errorf("split grid: %w", err)
 	}
 	// Row-major coordinates of this rank; color from the dropped
@@ -490,155 +492,4 @@ func (c *Comm) SplitGrid(ctx context.Context, dims []int, keep []bool) (*Comm, e
 		d.place.Machine = m
 	}
 	return d, nil
-}
-
-// splitConn carries a split's messages on c's point-to-point layer, in a
-// message space of their own: (c's id with the split bit, the call's
-// sequence number on c).
-type splitConn struct {
-	c     *Comm
-	seq   uint64
-	sig   uint64
-	w     *transport.Waiter
-	round int // rounds run so far
-
-	msgs  []transport.Msg
-	ranks []int   // the parent ranks of a round's messages
-	idx   []int   // where each goes in addrs
-	res   []int32 // their addresses
-	addrs []int32 // every message's transport address
-}
-
-// splitConn claims the next sequence number of c for a split.
-func (c *Comm) splitConn(sig uint64) *splitConn {
-	w := c.newWaiter()
-	return &splitConn{c: c, seq: c.seq.Add(1), sig: sig, w: w}
-}
-
-func (s *splitConn) Rank() int { return s.c.rank }
-func (s *splitConn) Size() int { return s.c.size }
-
-// Round implements split.Conn.
-func (s *splitConn) Round(ctx context.Context, sends []split.Send, recvs []split.Recv) error {
-	c := s.c
-	if c.splitHook != nil {
-		c.splitHook(s.round)
-	}
-	s.round++
-	if c.isClosed() {
-		err := error(ErrClosed)
-		s.abort(nil, err)
-		return err
-	}
-	n := len(sends) + len(recvs)
-	// Parent ranks are translated (all at once: one lookup round on a
-	// distributed parent); direct ones are transport addresses already.
-	s.ranks, s.idx = s.ranks[:0], s.idx[:0]
-	s.addrs = slices.Grow(s.addrs[:0], n)[:n]
-	peer := func(i, r int, direct bool) {
-		if direct {
-			s.addrs[i] = int32(r)
-			return
-		}
-		s.ranks = append(s.ranks, r)
-		s.idx = append(s.idx, i)
-	}
-	for i, m := range sends {
-		peer(i, m.To, m.Direct)
-	}
-	for i, m := range recvs {
-		peer(len(sends)+i, m.From, m.Direct)
-	}
-	for _, r := range s.ranks {
-		if r < 0 || r >= c.size {
-			return fmt.Errorf("%w: split: message to rank %d of %d", ErrInvalidArgument, r, c.size)
-		}
-	}
-	if c.grp == nil {
-		for k, r := range s.ranks {
-			s.addrs[s.idx[k]] = int32(r)
-		}
-	} else if len(s.ranks) > 0 {
-		s.res = slices.Grow(s.res[:0], len(s.ranks))[:len(s.ranks)]
-		if err := c.grp.Resolve(ctx, s.ranks, s.res); err != nil {
-			return err
-		}
-		for k, a := range s.res {
-			s.addrs[s.idx[k]] = a
-		}
-	}
-	for _, a := range s.addrs {
-		if a < 0 || int(a) >= c.t.Size() {
-			return fmt.Errorf("%w: split: message to transport address %d", ErrInvalidArgument, a)
-		}
-	}
-	if cap(s.msgs) < n {
-		s.msgs = make([]transport.Msg, n)
-	}
-	msgs := s.msgs[:n]
-	comm := c.id | splitBit
-	posted := 0
-	var err error
-	for i := range n {
-		m := &msgs[i]
-		*m = transport.Msg{Peer: int(s.addrs[i]), W: s.w, Sig: s.sig, Key: transport.Key{Comm: comm, Seq: s.seq}}
-		s.w.Add(1)
-		if i < len(sends) {
-			m.Key.Tag, m.Buf = int64(sends[i].Tag), sends[i].Data
-			err = c.t.Isend(m)
-		} else {
-			r := &recvs[i-len(sends)]
-			m.Key.Tag, m.Buf = int64(r.Tag), r.Buf
-			err = c.t.Irecv(m)
-		}
-		if err != nil {
-			s.w.Done()
-			break
-		}
-		posted++
-	}
-	if err == nil {
-		err = s.w.Wait(ctx)
-	}
-	if err != nil {
-		s.abort(msgs[:posted], err)
-		return err
-	}
-	transport.EndRound(c.t, s.w)
-	for i := range msgs {
-		if msgs[i].Err != nil {
-			s.abort(nil, msgs[i].Err)
-			return msgs[i].Err
-		}
-		if i >= len(sends) {
-			recvs[i-len(sends)].N = msgs[i].N
-		}
-	}
-	return nil
-}
-
-// abort withdraws posted operations, waits for those it could not, and
-// tells the other ranks that this rank gave up the split.
-func (s *splitConn) abort(posted []transport.Msg, err error) {
-	c := s.c
-	if a, ok := c.t.(transport.CallAborter); ok {
-		a.AbortCall(c.id|splitBit, s.seq, err)
-	}
-	for i := range posted {
-		if c.t.Cancel(&posted[i]) {
-			s.w.Done()
-		}
-	}
-	s.w.WaitAll()
-}
-
-// runItems runs split.RunItems and turns a panic of a user comparator into
-// an error.
-func runItems(ctx context.Context, c split.Conn, it split.Item, l split.Links, sh split.Shape, o split.Options) (res *split.Result, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			res, err = nil, fmt.Errorf("%w: split: a comparator panicked: %v", ErrInvalidArgument, p)
-		}
-	}()
-	return split.RunItems(ctx, c, it, l, sh, o)
 }

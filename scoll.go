@@ -28,6 +28,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"github.com/scoll/scoll/internal/cid"
 	"log/slog"
 	"runtime/debug"
 	"sync"
@@ -261,7 +262,7 @@ func (c *Comm) usable(ctx context.Context) error {
 
 // p2p keys live on their own context id so they never match collectives.
 func (c *Comm) p2pKey(tag int) transport.Key {
-	return transport.Key{Comm: c.id | 1<<63, Tag: int64(tag)}
+	return transport.Key{Comm: c.id | cid.P2PBit, Tag: int64(tag)}
 }
 
 // Send sends buf to rank dst with a tag ≥ 0 and returns when buf may be reused.

@@ -7,9 +7,10 @@ package cid
 
 import "sync"
 
-// Max is the largest context id (29 bits: the message keys keep the bits
-// above for point-to-point, split and lookup traffic).
-const Max = 1<<29 - 1
+// Max is the largest context id (28 bits, which an id holds in bits 32 to
+// 59: the message keys keep the four bits above for point-to-point, split,
+// lookup and post traffic).
+const Max = 1<<28 - 1
 
 // Pool is one rank's context ids. The zero Pool is empty and ready.
 type Pool struct {
@@ -68,3 +69,18 @@ func (p *Pool) Release(id uint32) {
 	delete(p.used, id)
 	p.mu.Unlock()
 }
+
+// The bits a communicator's context id carries into message keys. id =
+// cid<<32 | (leader+1), where cid is a number every member had free when
+// the communicator was made and leader is the transport address of its
+// rank 0; the world is cid 0, leader 0: id 1. The bits above mark the
+// message spaces of one communicator beside its collectives' own.
+const (
+	P2PBit     = 1 << 63 // point-to-point messages
+	SplitBit   = 1 << 62 // the rounds of a split or chain call running on it
+	ServiceBit = 1 << 61 // the lookups of its distributed table or chain
+	PostBit    = 1 << 60 // the replies a sorting split posts to contributors
+)
+
+// ID returns the communicator id of context id c with the given leader.
+func ID(c uint32, leader int32) uint64 { return uint64(c)<<32 | (uint64(uint32(leader)) + 1) }

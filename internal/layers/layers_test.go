@@ -21,7 +21,7 @@ const module = "github.com/scoll/scoll"
 // them; exec and the transports below the public API, knowing nothing of
 // algorithms.
 var allowed = map[string][]string{
-	"":                        {"algorithms", "exec", "internal/chain", "internal/cid", "internal/jobenv", "internal/postbox", "internal/errs", "internal/kernels", "internal/plan", "schedule", "split", "transport", "transport/inproc", "transport/record", "transport/tcp", "transport/mpi"},
+	"":                        {"algorithms", "exec", "internal/chain", "internal/cid", "internal/jobenv", "internal/postbox", "internal/errs", "internal/kernels", "internal/plan", "internal/wire", "schedule", "split", "transport", "transport/inproc", "transport/record", "transport/tcp", "transport/mpi"},
 	"schedule":                {},
 	"topology":                {},
 	"algorithms":              {"internal/errs", "schedule"},
@@ -40,7 +40,8 @@ var allowed = map[string][]string{
 	"internal/plan":           {"algorithms", "exec", "internal/errs", "schedule"},
 	"internal/registrytest":   {"algorithms", "internal/golden", "schedule", "workload"},
 	"internal/clock":          {},
-	"internal/cid":            {},
+	"internal/cid":            {"internal/errs"},
+	"internal/wire":           {"internal/cid", "internal/errs", "internal/postbox", "split", "transport"},
 	"internal/jobenv":         {"internal/errs"},
 	"internal/postbox":        {"transport"},
 	"internal/errs":           {},
