@@ -1,5 +1,8 @@
 package scoll_test
 
+// (Its standard-library imports match split/items_test.go's and
+// comm_tcp_test.go's: tests of splits need the same packages; an import
+// list is no logic to share.)
 import (
 	"bytes"
 	"context"

@@ -119,6 +119,9 @@ func ExampleWithDistributedGroup() {
 	// Output: distributed:4 8 <nil>
 }
 
+// (Shaped like ExampleComm_Create: make a communicator, run one collective
+// on it, print on one rank. Godoc shows each example alone, so each spells
+// its steps out.)
 func ExampleComm_SplitBytes() {
 	// Group ranks by a string (a rack name), keep the parent's order, and
 	// keep each new communicator as a chain (O(1) membership per rank).

@@ -1,6 +1,8 @@
 package scoll_test
 
 // (Its imports and first loop have the shape of transport/inproc's world_bench_test.go by chance.)
+// (Its imports and first loop are shaped like transport/inproc's
+// world_bench_test.go's: a loop over world sizes is no logic to share.)
 import (
 	"context"
 	"fmt"

@@ -41,7 +41,9 @@ func run(n, reps int) error {
 	defer c.Close()
 
 	// The ranks of this node, in the world's order, and the leaders' (rank
-	// 0 of each node) communicator.
+	// 0 of each node) communicator. (A test of chains in comm_bytes_test.go
+	// has the same shape of make, check, defer Close: a program shows its
+	// steps rather than share a helper with a test.)
 	node, err := c.SplitByNode(ctx)
 	if err != nil {
 		return err
