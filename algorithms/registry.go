@@ -51,6 +51,16 @@ type Params struct {
 	// Radix is the fan-out or radix of tree and k-nomial algorithms; 0 means
 	// the algorithm's default.
 	Radix int
+	// RadixVector is radix-k's radix vector k (its product is Size); nil
+	// means the algorithm's default.
+	RadixVector []int
+	// Segments is the number of segments of segmented algorithms that take
+	// a count (clairvoyant); 0 means the algorithm's default.
+	Segments int
+	// Arrivals are the ranks' arrival times at the call in units of the
+	// round time (the earliest may be nonzero), for arrival-aware
+	// algorithms (clairvoyant); nil means balanced arrivals.
+	Arrivals []float64
 	// Segment is the segment length in elements of pipelined algorithms; 0
 	// means the algorithm's default.
 	Segment int
