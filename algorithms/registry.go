@@ -146,6 +146,10 @@ type Info struct {
 	// default rule picks it ("" for Messages: the default rule picks by
 	// Cost).
 	When string
+	// Explicit algorithms run only when named (WithAlgorithm): the default
+	// rule skips them (their schedule is made for circumstances the call
+	// states, such as arrival times).
+	Explicit bool
 	// Build emits the schedule of p.Rank into b.
 	Build func(b *schedule.Builder, p *Params)
 	// Cost returns the α-β-γ cost for p (bytes from p.ElemSize).
@@ -203,8 +207,8 @@ func Lookup(c schedule.Collective, name string) (*Info, bool) {
 	return nil, false
 }
 
-// Check reports why the algorithm cannot run p: a grid that does not fit
-// (errs.InvalidArgument) or an unmet requirement (errs.Unsupported).
+// Check reports why the algorithm cannot run p: a grid, placement or radix
+// vector that does not fit (errs.InvalidArgument) or an unmet requirement (errs.Unsupported).
 func (in *Info) Check(p *Params) error {
 	if p.Grid != nil {
 		if err := CheckGrid(p.Grid, p.Size); err != nil {
@@ -213,6 +217,11 @@ func (in *Info) Check(p *Params) error {
 	}
 	if p.Placement != nil {
 		if err := CheckPlacement(p.Placement, p.Size); err != nil {
+			return err
+		}
+	}
+	if p.RadixVector != nil {
+		if err := CheckRadixVector(p.RadixVector, p.Size); err != nil {
 			return err
 		}
 	}
@@ -262,7 +271,7 @@ func SelectExcept(p *Params, m Machine, skip func(name string) bool) *Info {
 	var best *Info
 	bestT := 0.0
 	for _, in := range List(p.Coll) {
-		if in.Path != Messages || (skip != nil && skip(in.Name)) || in.Check(p) != nil {
+		if in.Path != Messages || in.Explicit || (skip != nil && skip(in.Name)) || in.Check(p) != nil {
 			continue
 		}
 		t := in.Cost(p).Time(m.Alpha, m.Beta, m.Gamma)

@@ -1,0 +1,516 @@
+package algorithms
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"slices"
+
+	"github.com/scoll/scoll/internal/errs"
+	"github.com/scoll/scoll/schedule"
+)
+
+// Clairvoyant schedule generation (Marendic, Lemeire, Vucinic and
+// Schelkens, Algorithm 1): a segmented reduction that starts with the ranks
+// that have arrived and lets the late ones join when they come, so that the
+// early ones work while the late ones still compute.
+//
+// Time runs in rounds of length d = α + B(β + γ) (receiving and combining
+// one segment of B bytes) on one global clock: round k starts k·d after the
+// earliest arrival, and a rank takes part from the first round that starts
+// at or after its arrival. In a round each rank receives and combines at
+// most one segment and sends at most one. The ranks of a round are taken in
+// order — the root first once it has arrived, then the others by arrival
+// and rank — and each, as a receiver, greedily takes the lowest segment it
+// still holds (the sink: any segment) from the first rank of the round that
+// holds that segment, has not sent yet in this round, and did not receive
+// that segment in this round. The sink is the root once it has arrived,
+// before that the earliest rank. A rank that has sent every segment is
+// done; the schedule ends when only the root holds data.
+//
+// This is what the printed algorithm means, with its errors fixed: the
+// rounds follow one clock (the printed grouping, aᵢ ≤ a_Q0 + d and then
+// aᵢ += d, lets a rank act up to d before it arrives and loops forever
+// when arrivals are off the d grid); the receiver's segment becomes partial
+// (line 33 writes M(j, z)); a receiver that finds no sender for segment j
+// tries j + 1 (the printed i = i + 1) and is idle when none is left; and a
+// rank never forwards a segment in the round it receives it (which would
+// lose the contribution it receives).
+
+// ClairvoyantMsg is one message of a Clairvoyant schedule: the peer rank
+// and the segment. Peer is −1 for none.
+type ClairvoyantMsg struct{ Peer, Segment int }
+
+// ClairvoyantStep is what one rank does in one round: at most one receive,
+// whose segment it combines into its own, and at most one send.
+type ClairvoyantStep struct {
+	Round      int
+	Send, Recv ClairvoyantMsg
+}
+
+// ClairvoyantPlan is a generated Clairvoyant schedule.
+type ClairvoyantPlan struct {
+	P, N, Root int
+	// Rounds is the schedule's length R: rounds from the earliest arrival
+	// to the end of the last one in which a message moves.
+	Rounds int
+	// Start is each rank's first round (the first that starts at or after
+	// its arrival).
+	Start []int
+	// Ranks holds each rank's steps in round order, only the rounds in
+	// which it sends or receives.
+	Ranks [][]ClairvoyantStep
+}
+
+// Segment states of the generator (the paper's M): the rank holds its own
+// contribution (available), a combination (partial), or nothing (empty).
+const (
+	segAvailable uint8 = iota
+	segPartial
+	segEmpty
+)
+
+// arrivalSlack absorbs rounding in arrival times given in units of d: a
+// rank that arrives within it of a round's start takes part in that round.
+const arrivalSlack = 1e-9
+
+// GenerateClairvoyant returns the Clairvoyant schedule of P ranks reducing N
+// segments to root, with the ranks' arrival times in units of the round
+// time d (any origin; nil means balanced arrivals). Arrivals must be finite
+// and not negative.
+func GenerateClairvoyant(P, N, root int, arrivals []float64) (*ClairvoyantPlan, error) {
+	switch {
+	case P < 1:
+		return nil, fmt.Errorf("%w: clairvoyant: %d ranks", errs.InvalidArgument, P)
+	case N < 1:
+		return nil, fmt.Errorf("%w: clairvoyant: %d segments (need at least 1)", errs.InvalidArgument, N)
+	case root < 0 || root >= P:
+		return nil, fmt.Errorf("%w: clairvoyant: root %d of %d ranks", errs.InvalidArgument, root, P)
+	case arrivals != nil && len(arrivals) != P:
+		return nil, fmt.Errorf("%w: clairvoyant: %d arrival times for %d ranks", errs.InvalidArgument, len(arrivals), P)
+	}
+	first := math.Inf(1)
+	for r, a := range arrivals {
+		if math.IsNaN(a) || math.IsInf(a, 0) || a < 0 {
+			return nil, fmt.Errorf("%w: clairvoyant: arrival time %v of rank %d", errs.InvalidArgument, a, r)
+		}
+		first = min(first, a)
+	}
+	g := newClairvoyantGen(P, N, root)
+	for r := range P {
+		if arrivals != nil {
+			g.start[r] = int(math.Ceil(arrivals[r] - first - arrivalSlack))
+		}
+	}
+	g.run(arrivals, first)
+	return &g.plan, nil
+}
+
+// clairvoyantGen is the generator's state. Ranks are kept at positions:
+// the root first, then the others by arrival and rank (the order of a
+// round's group). Bit sets over positions find a round's senders, and bit
+// sets over segments a receiver's candidates, without scanning.
+type clairvoyantGen struct {
+	plan   ClairvoyantPlan
+	p, n   int
+	words  int // of a bit set over positions
+	swords int // of a bit set over segments
+
+	start   []int    // first round of each rank
+	rankAt  []int    // position → rank
+	state   []uint8  // state[r*n+j]
+	left    []int    // segments rank r does not hold empty
+	holders []uint64 // holders[j*words:]: positions that hold segment j and may send it in this round
+	held    []uint64 // held[pos*swords:]: the segments position pos may send in this round
+	free    []uint64 // positions that have not sent in this round
+	active  []uint64 // positions that have arrived and are not done
+	nfree   []int32  // per segment: free positions holding it
+	segFree []uint64 // segments with a free holder
+	msgs    []clairvoyantMsg
+}
+
+// clairvoyantMsg is one generated message.
+type clairvoyantMsg struct{ round, from, to, seg int32 }
+
+func newClairvoyantGen(P, N, root int) *clairvoyantGen {
+	w, sw := (P+63)/64, (N+63)/64
+	g := &clairvoyantGen{
+		p: P, n: N, words: w, swords: sw,
+		start:   make([]int, P),
+		rankAt:  make([]int, 0, P),
+		state:   make([]uint8, P*N),
+		left:    make([]int, P),
+		holders: make([]uint64, N*w),
+		held:    make([]uint64, P*sw),
+		free:    make([]uint64, w),
+		active:  make([]uint64, w),
+		nfree:   make([]int32, N),
+		segFree: make([]uint64, sw),
+	}
+	g.plan = ClairvoyantPlan{P: P, N: N, Root: root, Start: g.start, Ranks: make([][]ClairvoyantStep, P)}
+	for r := range P {
+		g.left[r] = N
+	}
+	return g
+}
+
+func (g *clairvoyantGen) run(arrivals []float64, first float64) {
+	P, N, root, w, sw := g.p, g.n, g.plan.Root, g.words, g.swords
+	g.rankAt = append(g.rankAt, root)
+	for r := range P {
+		if r != root {
+			g.rankAt = append(g.rankAt, r)
+		}
+	}
+	if arrivals != nil {
+		rest := g.rankAt[1:]
+		slices.SortStableFunc(rest, func(a, b int) int {
+			if c := compareFloat(arrivals[a], arrivals[b]); c != 0 {
+				return c
+			}
+			return a - b
+		})
+	}
+	// Positions in order of arrival round, to activate ranks as their
+	// rounds come.
+	byStart := make([]int, P)
+	for i := range byStart {
+		byStart[i] = i
+	}
+	slices.SortStableFunc(byStart, func(a, b int) int { return g.start[g.rankAt[a]] - g.start[g.rankAt[b]] })
+	next := 0 // in byStart
+	undone := P - 1
+	var restore []int // (position, segment): received in this round, sendable from the next
+	for k := 0; undone > 0; k++ {
+		for next < P && g.start[g.rankAt[byStart[next]]] <= k {
+			pos := byStart[next]
+			g.active[pos/64] |= 1 << (pos % 64)
+			for j := range N {
+				g.holders[j*w+pos/64] |= 1 << (pos % 64)
+				g.held[pos*sw+j/64] |= 1 << (j % 64)
+			}
+			next++
+		}
+		if popcount(g.active) < 2 {
+			// Nobody to exchange with: skip to the next arrival.
+			if next == P {
+				break // cannot happen: the root has arrived and another holds data
+			}
+			k = g.start[g.rankAt[byStart[next]]] - 1
+			continue
+		}
+		copy(g.free, g.active)
+		clear(g.segFree)
+		for j := range N {
+			c := 0
+			for _, x := range g.holders[j*w : (j+1)*w] {
+				c += bits.OnesCount64(x)
+			}
+			g.nfree[j] = int32(c)
+			if c > 0 {
+				g.segFree[j/64] |= 1 << (j % 64)
+			}
+		}
+		sink := firstBit(g.active)
+		restore = restore[:0]
+		for wi, word := range g.active {
+			for word != 0 {
+				pos := wi*64 + bits.TrailingZeros64(word)
+				word &= word - 1
+				if j, zpos := g.sender(pos, pos == sink); zpos >= 0 {
+					g.move(k, pos, zpos, j)
+					restore = append(restore, pos, j)
+				}
+			}
+		}
+		for x := 0; x < len(restore); x += 2 {
+			pos, j := restore[x], restore[x+1]
+			g.holders[j*w+pos/64] |= 1 << (pos % 64)
+			g.held[pos*sw+j/64] |= 1 << (j % 64)
+		}
+		for wi, word := range g.active {
+			for word != 0 {
+				pos := wi*64 + bits.TrailingZeros64(word)
+				word &= word - 1
+				if r := g.rankAt[pos]; r != root && g.left[r] == 0 {
+					g.active[wi] &^= 1 << (pos % 64)
+					undone--
+				}
+			}
+		}
+	}
+	g.steps()
+}
+
+// sender finds what the receiver at position pos takes in this round: the
+// lowest segment it holds (the sink: any segment) that a free position
+// other than its own holds, and the first such position. zpos is −1 when
+// there is none.
+func (g *clairvoyantGen) sender(pos int, sink bool) (j, zpos int) {
+	sw := g.swords
+	mine := g.held[pos*sw : (pos+1)*sw]
+	for wi, word := range g.segFree {
+		if !sink {
+			word &= mine[wi]
+		}
+		for word != 0 {
+			j := wi*64 + bits.TrailingZeros64(word)
+			word &= word - 1
+			if z := g.firstSender(j, pos); z >= 0 {
+				return j, z
+			}
+		}
+	}
+	return -1, -1
+}
+
+// move records segment j going from position zpos to position pos in
+// round k and updates the state: the sender is no longer free and holds
+// the segment no more; the receiver combines it (or, holding it empty,
+// takes it) and does not forward it in this round.
+func (g *clairvoyantGen) move(k, pos, zpos, j int) {
+	N, w, sw := g.n, g.words, g.swords
+	i, z := g.rankAt[pos], g.rankAt[zpos]
+	g.msgs = append(g.msgs, clairvoyantMsg{int32(k), int32(z), int32(i), int32(j)})
+	// z leaves the free senders of every segment it holds.
+	g.free[zpos/64] &^= 1 << (zpos % 64)
+	for wi, word := range g.held[zpos*sw : (zpos+1)*sw] {
+		for word != 0 {
+			x := wi*64 + bits.TrailingZeros64(word)
+			word &= word - 1
+			if g.nfree[x]--; g.nfree[x] == 0 {
+				g.segFree[x/64] &^= 1 << (x % 64)
+			}
+		}
+	}
+	g.holders[j*w+zpos/64] &^= 1 << (zpos % 64)
+	g.held[zpos*sw+j/64] &^= 1 << (j % 64)
+	g.state[z*N+j] = segEmpty
+	g.left[z]--
+	if g.state[i*N+j] == segEmpty {
+		g.left[i]++
+	} else {
+		// i keeps the segment but must not send it in this round.
+		if g.free[pos/64]&(1<<(pos%64)) != 0 {
+			if g.nfree[j]--; g.nfree[j] == 0 {
+				g.segFree[j/64] &^= 1 << (j % 64)
+			}
+		}
+		g.holders[j*w+pos/64] &^= 1 << (pos % 64)
+		g.held[pos*sw+j/64] &^= 1 << (j % 64)
+	}
+	g.state[i*N+j] = segPartial
+}
+
+// steps turns the generated messages into each rank's steps.
+func (g *clairvoyantGen) steps() {
+	n := make([]int, g.p) // steps per rank
+	last := make([]int32, g.p)
+	for i := range last {
+		last[i] = -1
+	}
+	bump := func(r, k int32) {
+		if last[r] != k {
+			n[r]++
+			last[r] = k
+		}
+	}
+	for _, m := range g.msgs {
+		bump(m.from, m.round)
+		bump(m.to, m.round)
+	}
+	all := make([]ClairvoyantStep, 0, 2*len(g.msgs))
+	for r := range g.plan.Ranks {
+		g.plan.Ranks[r] = all[len(all) : len(all) : len(all)+n[r]]
+		all = all[:len(all)+n[r]]
+	}
+	step := func(r, k int32) *ClairvoyantStep {
+		st := g.plan.Ranks[r]
+		l := len(st)
+		if l > 0 && st[l-1].Round == int(k) {
+			return &st[l-1]
+		}
+		g.plan.Ranks[r] = append(st, ClairvoyantStep{Round: int(k), Send: ClairvoyantMsg{-1, -1}, Recv: ClairvoyantMsg{-1, -1}})
+		return &g.plan.Ranks[r][l]
+	}
+	for _, m := range g.msgs {
+		step(m.to, m.round).Recv = ClairvoyantMsg{int(m.from), int(m.seg)}
+		step(m.from, m.round).Send = ClairvoyantMsg{int(m.to), int(m.seg)}
+	}
+	if len(g.msgs) > 0 {
+		g.plan.Rounds = int(g.msgs[len(g.msgs)-1].round) + 1
+	}
+}
+
+// firstSender returns the first position that holds segment j, has not
+// sent in this round and is not the receiver's position me; −1 if none.
+func (g *clairvoyantGen) firstSender(j, me int) int {
+	h := g.holders[j*g.words : (j+1)*g.words]
+	for wi := range h {
+		word := h[wi] & g.free[wi]
+		if wi == me/64 {
+			word &^= 1 << (me % 64)
+		}
+		if word != 0 {
+			return wi*64 + bits.TrailingZeros64(word)
+		}
+	}
+	return -1
+}
+
+// firstSet returns the first position set in s; −1 if none.
+func firstBit(s []uint64) int {
+	for wi, word := range s {
+		if word != 0 {
+			return wi*64 + bits.TrailingZeros64(word)
+		}
+	}
+	return -1
+}
+
+func popcount(s []uint64) int {
+	n := 0
+	for _, word := range s {
+		n += bits.OnesCount64(word)
+	}
+	return n
+}
+
+func compareFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// clairvoyantPlans holds the plans the ranks of a call build their
+// schedules from (every rank of a call asks for the same one).
+var clairvoyantPlans = newMemo[string, clairvoyantResult](32)
+
+type clairvoyantResult struct {
+	plan *ClairvoyantPlan
+	err  error
+}
+
+// clairvoyantPlanOf returns the plan of p, generated once for all ranks.
+func clairvoyantPlanOf(p *Params, n int) (*ClairvoyantPlan, error) {
+	key := fmt.Sprint(p.Size, n, p.Root, p.Arrivals)
+	res := clairvoyantPlans.get(key, func() clairvoyantResult {
+		pl, err := GenerateClairvoyant(p.Size, n, p.Root, p.Arrivals)
+		return clairvoyantResult{pl, err}
+	})
+	return res.plan, res.err
+}
+
+// ClairvoyantSegments returns the number of segments the clairvoyant
+// reduce uses for p: p.Segments when set, else the optimal count of an
+// equi-segmenting reduction (Marendic et al. sec. 5.2), N = √((n−1)·m(β+γ)/α)
+// with n = ⌈lg P⌉ and m the bytes per rank under the machine model m0; at
+// least 1 and at most the count of elements (at least 1).
+// A segment length (p.Segment, elements) gives ⌈count/Segment⌉ segments.
+func ClairvoyantSegments(p *Params, m0 Machine) int {
+	n := p.Segments
+	switch {
+	case n > 0:
+	case p.Segment > 0:
+		n = (p.Count + p.Segment - 1) / p.Segment
+	default:
+		bytes := float64(p.Count * max(p.ElemSize, 1))
+		hops := float64(max(ceilLog2(p.Size)-1, 0))
+		n = int(math.Round(math.Sqrt(hops * bytes * (m0.Beta + m0.Gamma) / m0.Alpha)))
+	}
+	return max(1, min(n, p.Count))
+}
+
+// reduceClairvoyant builds p.Rank's part of the Clairvoyant plan of p: a
+// round per step, receiving and combining one segment and sending one. A
+// segment still holding the rank's own contribution is sent from (and
+// combined with) the input; a segment it sent away is replaced by what it
+// receives (the sink's case); the others are combined in the rank's work
+// buffer (the receive buffer at the root, scratch elsewhere).
+func reduceClairvoyant(b *schedule.Builder, p *Params) {
+	cnt, in := p.Count, p.input()
+	if cnt == 0 {
+		return
+	}
+	n := ClairvoyantSegments(p, InProcess)
+	pl, err := clairvoyantPlanOf(p, n)
+	if err != nil {
+		b.Fail(err)
+		return
+	}
+	steps := pl.Ranks[p.Rank]
+	work := schedule.RecvBuf(0, cnt)
+	if p.Rank != p.Root && slices.ContainsFunc(steps, func(s ClairvoyantStep) bool { return s.Recv.Peer >= 0 }) {
+		work = b.Alloc(cnt)
+	}
+	seg := func(r schedule.Region, j int) schedule.Region {
+		lo, hi := j*cnt/n, (j+1)*cnt/n
+		return r.Sub(lo, hi-lo)
+	}
+	state := make([]uint8, n) // segAvailable: the input holds it
+	for _, st := range steps {
+		if m := st.Recv; m.Peer >= 0 {
+			j := m.Segment
+			switch state[j] {
+			case segAvailable:
+				b.RecvReduce(m.Peer, seg(work, j), seg(in, j), false)
+			case segPartial:
+				b.RecvReduce(m.Peer, seg(work, j), seg(work, j), false)
+			default:
+				b.Recv(m.Peer, seg(work, j))
+			}
+		}
+		if m := st.Send; m.Peer >= 0 {
+			j := m.Segment
+			if state[j] == segAvailable {
+				b.Send(m.Peer, seg(in, j))
+			} else {
+				b.Send(m.Peer, seg(work, j))
+			}
+			state[j] = segEmpty
+		}
+		if m := st.Recv; m.Peer >= 0 {
+			state[m.Segment] = segPartial
+		}
+		b.EndRound()
+	}
+	if p.Rank == p.Root {
+		// Segments never received hold the root's input alone (one rank).
+		for j, s := range state {
+			if s == segAvailable && in.Space != work.Space {
+				b.Copy(seg(work, j), seg(in, j))
+			}
+		}
+		b.EndRound()
+	}
+}
+
+// costClairvoyant is Table 3's row for the segment count used, with
+// balanced arrivals: R(α + B(β + γ)) for R = ⌈lg P⌉ + N − 1 rounds of
+// segments of B bytes (the generator's length for P a power of two; at
+// other P it can need a round more).
+func costClairvoyant(p *Params) Cost {
+	if p.Size <= 1 || p.Count == 0 {
+		return Cost{}
+	}
+	n := ClairvoyantSegments(p, InProcess)
+	rounds := float64(ceilLog2(p.Size) + n - 1)
+	seg := float64(p.Count*max(p.ElemSize, 1)) / float64(n)
+	return Cost{Alpha: rounds, Beta: rounds * seg, Gamma: rounds * seg}
+}
+
+func init() {
+	Register(Info{
+		Coll: schedule.Reduce, Name: Clairvoyant,
+		Doc:      "segmented reduction scheduled for the ranks' arrival times (WithArrivals): early ranks reduce while late ones compute; commutative only, picked by name",
+		Source:   "Marendic, Lemeire, Vucinic, Schelkens 2016, Algorithm 1 (errata fixed, see algorithms/clairvoyant.go)",
+		Requires: NeedsCommutative,
+		Explicit: true,
+		Build:    reduceClairvoyant,
+		Cost:     costClairvoyant,
+	})
+}
