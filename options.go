@@ -40,6 +40,19 @@ func WithSegmentSize(bytes int) CallOption { return func(o *plan.Options) { o.Se
 // of k-ary trees (at least 2).
 func WithRadix(k int) CallOption { return func(o *plan.Options) { o.Radix = k } }
 
+// WithRadixVector sets the radix vector k = [k_1, …, k_r] of the radix-k
+// reduce: round i exchanges among groups of k_i ranks, k_1·…·k_(i−1) apart
+// (Marendic et al. sec. 5.5.4; {4, 4, 8} on 128 ranks in their runs).
+// Without it radix-k factors the communicator size (see its Doc in
+// Algorithms). Every entry must be at least 2 and their product the
+// communicator size, and WithRadix must not be given too; otherwise the
+// call fails with ErrInvalidArgument on every rank. Every rank must pass the
+// same vector; other algorithms ignore it.
+func WithRadixVector(ks ...int) CallOption {
+	ks = append([]int(nil), ks...)
+	return func(o *plan.Options) { o.RadixVector = ks }
+}
+
 // WithGrid sets the process grid of the topology-aware algorithms (rd-optimal,
 // rh-optimal, bucket, bucket3, bucket6): the sizes of its dimensions, ranks
 // numbered with the first dimension varying fastest (XYZ order), as on a

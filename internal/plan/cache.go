@@ -19,6 +19,7 @@ type Key struct {
 	inPlace     bool
 	commutative bool
 	radix, seg  int
+	radixVector string // the radix vector, rendered ("" without one)
 	elemSize    int
 	opID        uint64
 	grid        string // the call's own grid, rendered ("" without one)
@@ -30,7 +31,7 @@ type Key struct {
 func KeyOf(c *Call, o *Options) Key {
 	s := &c.Spec
 	return Key{coll: s.Coll, alg: o.Alg, root: s.Root, count: s.Count, inPlace: s.InPlaceAt(c.Rank),
-		commutative: c.Commutative, radix: o.Radix, seg: o.Segment(c.ElemSize), elemSize: c.ElemSize,
+		commutative: c.Commutative, radix: o.Radix, radixVector: gridKey(o.RadixVector), seg: o.Segment(c.ElemSize), elemSize: c.ElemSize,
 		opID: c.OpID, grid: gridKey(o.Grid), place: placeKey(o.Place), exclude: excludeKey(o.Exclude)}
 }
 

@@ -32,6 +32,8 @@ func TestCacheHitMiss(t *testing.T) {
 		key(11, Options{}),
 		key(10, Options{Alg: "ring"}),
 		key(10, Options{Radix: 4}),
+		key(10, Options{RadixVector: []int{2, 2}}),
+		key(10, Options{RadixVector: []int{4}}),
 		key(10, Options{SegBytes: 64}),
 		key(10, Options{Grid: []int{2, 2}}),
 	}

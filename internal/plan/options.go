@@ -22,6 +22,9 @@ type Options struct {
 	SegBytes int
 	// Radix is the radix of k-nomial and k-ary algorithms (0: default).
 	Radix int
+	// RadixVector is radix-k's radix vector (nil: its default); its
+	// product must be the number of ranks, and it excludes Radix.
+	RadixVector []int
 	// Grid is the call's own process grid (nil: the communicator's).
 	Grid []int
 	// Place is the call's own placement (nil: the communicator's).
@@ -32,7 +35,9 @@ type Options struct {
 // algorithm's name (which New checks against the registry): an excluded
 // name no collective has, or the chosen algorithm excluded, a negative
 // segment size or a radix below 2 fails with errs.InvalidArgument, and so
-// do a grid or placement that does not fit size ranks. Only the call's own
+// do a radix vector with an entry below 2, a product other than size or
+// set together with Radix, and a grid or placement that does not fit size
+// ranks. Only the call's own
 // grid and placement are checked; a communicator's were checked when it
 // was made.
 func (o *Options) Check(coll fmt.Stringer, size int) error {
@@ -44,6 +49,14 @@ func (o *Options) Check(coll fmt.Stringer, size int) error {
 	}
 	if o.Radix != 0 && o.Radix < 2 {
 		return Invalid(coll, "radix %d (want ≥ 2)", o.Radix)
+	}
+	if o.RadixVector != nil {
+		if o.Radix != 0 {
+			return Invalid(coll, "radix %d together with radix vector %v (give one)", o.Radix, o.RadixVector)
+		}
+		if err := algorithms.CheckRadixVector(o.RadixVector, size); err != nil {
+			return fmt.Errorf("%s: %w", coll, err)
+		}
 	}
 	if o.Grid != nil {
 		if err := algorithms.CheckGrid(o.Grid, size); err != nil {

@@ -26,6 +26,13 @@ func TestOptionsCheck(t *testing.T) {
 		{Options{Alg: "chain"}, "chain", ""},
 		{Options{Alg: "ring"}, "chain", `scoll: invalid argument: bcast: unknown algorithm "ring" (have chain)`},
 		{Options{Radix: 1}, "chain", "scoll: invalid argument: bcast: radix 1 (want ≥ 2)"},
+		{Options{RadixVector: []int{2, 2}}, "", ""},
+		{Options{RadixVector: []int{4}}, "", ""},
+		{Options{RadixVector: []int{2, 2}, Radix: 2}, "", "scoll: invalid argument: bcast: radix 2 together with radix vector [2 2] (give one)"},
+		{Options{RadixVector: []int{2, 3}}, "", "bcast: scoll: invalid argument: radix vector [2 3]: product 6, want 4 ranks"},
+		{Options{RadixVector: []int{1, 4}}, "", "bcast: scoll: invalid argument: radix vector [1 4]: entry 1 (want ≥ 2)"},
+		{Options{RadixVector: []int{}}, "", "bcast: scoll: invalid argument: radix vector []: product 1, want 4 ranks"},
+		{Options{RadixVector: []int{1 << 40, 1 << 40}}, "", "bcast: scoll: invalid argument: radix vector [1099511627776 1099511627776]: product overflows, want 4 ranks"},
 	}
 	for _, c := range cases {
 		var err error

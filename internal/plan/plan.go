@@ -78,7 +78,7 @@ func New(c *Call, o *Options, d *Defaults) (*Entry, error) {
 	}
 	seg := o.Segment(c.ElemSize)
 	p := algorithms.Params{Spec: c.Spec, Rank: c.Rank, Commutative: c.Commutative, Radix: o.Radix,
-		Segment: seg, ElemSize: c.ElemSize, Grid: grid, Placement: place}
+		RadixVector: o.RadixVector, Segment: seg, ElemSize: c.ElemSize, Grid: grid, Placement: place}
 	info, err := choose(&p, o, d.Machine)
 	if err != nil {
 		return nil, err
@@ -87,6 +87,7 @@ func New(c *Call, o *Options, d *Defaults) (*Entry, error) {
 	h := NewHash()
 	h.Add(uint64(coll), uint64(c.Spec.Count), uint64(c.Spec.Root), uint64(c.ElemSize), c.OpID, uint64(o.Radix), uint64(seg))
 	h.Str(info.Name)
+	h.Ints(o.RadixVector)
 	h.Ints(grid)
 	if place != nil {
 		h.Ints(place.Machine)
