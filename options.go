@@ -2,6 +2,7 @@ package scoll
 
 import (
 	"strings"
+	"time"
 
 	"github.com/scoll/scoll/algorithms"
 	"github.com/scoll/scoll/internal/plan"
@@ -35,6 +36,39 @@ func WithoutAlgorithm(names ...string) CallOption {
 // (ring allreduce, pipeline bcast and reduce). It is rounded down to whole
 // elements (at least one).
 func WithSegmentSize(bytes int) CallOption { return func(o *plan.Options) { o.SegBytes = bytes } }
+
+// WithSegments sets the number of segments of segmented algorithms: the
+// clairvoyant reduce's N (its default: the optimal count of an
+// equi-segmenting reduction under the round model, Marendic et al. sec.
+// 5.2), and for the pipelined ones a segment length of ⌈count/n⌉ elements.
+// n must be at least 1, and WithSegmentSize must not be given too;
+// otherwise the call fails with ErrInvalidArgument on every rank.
+func WithSegments(n int) CallOption {
+	return func(o *plan.Options) { o.Segments, o.SegmentsSet = n, true }
+}
+
+// WithArrivals gives the clairvoyant reduce the ranks' arrival times at the
+// call: one per rank (any origin, none negative), equal on every rank. Its
+// schedule lets the early ranks reduce while the late ones still compute:
+// a rank takes part from the first round that starts after its arrival,
+// rounds lasting the round time (WithRoundTime). A vector of the wrong
+// length or with a negative time fails with ErrInvalidArgument on every
+// rank; ranks that pass different vectors fail with ErrMismatch where the
+// transport checks calls. Other algorithms ignore it.
+func WithArrivals(a []time.Duration) CallOption {
+	a = append([]time.Duration(nil), a...)
+	return func(o *plan.Options) { o.Arrivals = a }
+}
+
+// WithRoundTime sets the clairvoyant reduce's round time d, the time to
+// receive and combine one segment, which converts WithArrivals' times into
+// rounds. Without it d = α + B(β + γ) for segments of B bytes, from the
+// parameters file SCOLL_PARAMS names (scoll calibrate's output), else from
+// the transport's α and β and this machine's measured γ. d must be
+// positive (ErrInvalidArgument otherwise).
+func WithRoundTime(d time.Duration) CallOption {
+	return func(o *plan.Options) { o.RoundTime, o.RoundTimeSet = d, true }
+}
 
 // WithRadix sets the radix of k-nomial algorithms, which is also the fan-out
 // of k-ary trees (at least 2).

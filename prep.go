@@ -84,7 +84,7 @@ func prepare[T Number](cl *call, ctx context.Context, c *Comm, a plan.Args, send
 // c's defaults) and, on a derived communicator, resolves its peers into
 // transport addresses.
 func (c *Comm) newPlan(ctx context.Context, pc *plan.Call, o *plan.Options) (*plan.Entry, error) {
-	e, err := plan.New(pc, o, &plan.Defaults{Grid: c.grid, Place: c.place, Machine: c.machine})
+	e, err := plan.New(pc, o, &plan.Defaults{Grid: c.grid, Place: c.place, Machine: c.machine, Rounds: c.roundModel})
 	if err != nil || c.grp == nil {
 		return e, err
 	}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
-	"reflect"
 	"time"
 
 	"github.com/scoll/scoll"
@@ -90,7 +88,7 @@ func Calibrate(ctx context.Context, budget time.Duration) (*Calibration, error) 
 		return nil, err
 	}
 	cal.fit()
-	cal.Gamma = measureGamma(budget)
+	cal.Gamma = kernels.MeasureGamma(budget)
 	return cal, nil
 }
 
@@ -116,25 +114,6 @@ func (cal *Calibration) fit() {
 	if m > 0 {
 		cal.Alpha = max(0, a/m)
 	}
-}
-
-// measureGamma times the float32 sum kernel on 1 MiB operands.
-func measureGamma(budget time.Duration) float64 {
-	const n = 1 << 20
-	dst, src := make([]byte, n), make([]byte, n)
-	f := kernels.Get(reflect.Float32, kernels.Sum)
-	f(dst, src)
-	best := math.Inf(1)
-	start := time.Now()
-	for i := 0; i < 5 || time.Since(start) < budget/4; i++ {
-		t := time.Now()
-		f(dst, src)
-		best = min(best, time.Since(t).Seconds())
-		if i > 10000 {
-			break
-		}
-	}
-	return best / n
 }
 
 // String summarises the calibration.

@@ -25,6 +25,8 @@ type Key struct {
 	grid        string // the call's own grid, rendered ("" without one)
 	place       string // the call's own placement, rendered
 	exclude     string // the names the default choice skips, sorted
+	segments    int    // the segment count (-1: none given)
+	arrivals    string // the arrival times and round time, rendered ("" without)
 }
 
 // KeyOf returns the key of call c with options o.
@@ -32,7 +34,25 @@ func KeyOf(c *Call, o *Options) Key {
 	s := &c.Spec
 	return Key{coll: s.Coll, alg: o.Alg, root: s.Root, count: s.Count, inPlace: s.InPlaceAt(c.Rank),
 		commutative: c.Commutative, radix: o.Radix, radixVector: gridKey(o.RadixVector), seg: o.Segment(c.ElemSize), elemSize: c.ElemSize,
-		opID: c.OpID, grid: gridKey(o.Grid), place: placeKey(o.Place), exclude: excludeKey(o.Exclude)}
+		opID: c.OpID, grid: gridKey(o.Grid), place: placeKey(o.Place), exclude: excludeKey(o.Exclude),
+		segments: o.segmentCount(), arrivals: arrivalsKey(o)}
+}
+
+// segmentCount returns the segment count option (-1 when not given).
+func (o *Options) segmentCount() int {
+	if !o.SegmentsSet {
+		return -1
+	}
+	return o.Segments
+}
+
+// arrivalsKey renders the arrival times and round time for a key ("" with
+// neither).
+func arrivalsKey(o *Options) string {
+	if o.Arrivals == nil && !o.RoundTimeSet {
+		return ""
+	}
+	return fmt.Sprint(o.Arrivals, o.RoundTime, o.RoundTimeSet)
 }
 
 // gridKey renders a process grid for a key ("" without one).

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/scoll/scoll/algorithms"
 	"github.com/scoll/scoll/internal/errs"
@@ -25,6 +26,19 @@ type Options struct {
 	// RadixVector is radix-k's radix vector (nil: its default); its
 	// product must be the number of ranks, and it excludes Radix.
 	RadixVector []int
+	// Segments is the number of segments of segmented algorithms, when
+	// SegmentsSet (it must then be at least 1, and SegBytes unset).
+	Segments    int
+	SegmentsSet bool
+	// Arrivals are the ranks' arrival times at the call, for the
+	// arrival-aware algorithms (clairvoyant): one per rank, none negative,
+	// any origin (nil: balanced, or predicted).
+	Arrivals []time.Duration
+	// RoundTime is the time of one round of the arrival-aware algorithms
+	// (receive and combine one segment), when RoundTimeSet (it must then be
+	// positive); otherwise the round time comes from the machine model.
+	RoundTime    time.Duration
+	RoundTimeSet bool
 	// Grid is the call's own process grid (nil: the communicator's).
 	Grid []int
 	// Place is the call's own placement (nil: the communicator's).
@@ -58,6 +72,9 @@ func (o *Options) Check(coll fmt.Stringer, size int) error {
 			return fmt.Errorf("%s: %w", coll, err)
 		}
 	}
+	if err := o.checkArrivals(coll, size); err != nil {
+		return err
+	}
 	if o.Grid != nil {
 		if err := algorithms.CheckGrid(o.Grid, size); err != nil {
 			return fmt.Errorf("%s: %w", coll, err)
@@ -66,6 +83,32 @@ func (o *Options) Check(coll fmt.Stringer, size int) error {
 	if o.Place != nil {
 		if err := algorithms.CheckPlacement(o.Place, size); err != nil {
 			return fmt.Errorf("%s: %w", coll, err)
+		}
+	}
+	return nil
+}
+
+// checkArrivals checks the options of the arrival-aware algorithms.
+func (o *Options) checkArrivals(coll fmt.Stringer, size int) error {
+	if o.SegmentsSet {
+		if o.Segments < 1 {
+			return Invalid(coll, "%d segments (want ≥ 1)", o.Segments)
+		}
+		if o.SegBytes != 0 {
+			return Invalid(coll, "a segment count (%d) together with a segment size (%d B): give one", o.Segments, o.SegBytes)
+		}
+	}
+	if o.RoundTimeSet && o.RoundTime <= 0 {
+		return Invalid(coll, "round time %v (want > 0)", o.RoundTime)
+	}
+	if o.Arrivals != nil {
+		if len(o.Arrivals) != size {
+			return Invalid(coll, "%d arrival times for %d ranks", len(o.Arrivals), size)
+		}
+		for r, a := range o.Arrivals {
+			if a < 0 {
+				return Invalid(coll, "negative arrival time %v of rank %d", a, r)
+			}
 		}
 	}
 	return nil

@@ -44,6 +44,9 @@ type Defaults struct {
 	Place *algorithms.Placement
 	// Machine is the cost model of the default algorithm choice.
 	Machine algorithms.Machine
+	// Rounds returns the model of the arrival-aware algorithms' round time
+	// (nil: Machine).
+	Rounds func() algorithms.Machine
 }
 
 // Entry is a built plan: the algorithm chosen for a call, its plan and the
@@ -83,11 +86,16 @@ func New(c *Call, o *Options, d *Defaults) (*Entry, error) {
 	if err != nil {
 		return nil, err
 	}
+	segments(&p, info, o, d)
 	// The signature every rank must agree on (in-place-ness may differ).
 	h := NewHash()
-	h.Add(uint64(coll), uint64(c.Spec.Count), uint64(c.Spec.Root), uint64(c.ElemSize), c.OpID, uint64(o.Radix), uint64(seg))
+	h.Add(uint64(coll), uint64(c.Spec.Count), uint64(c.Spec.Root), uint64(c.ElemSize), c.OpID, uint64(o.Radix), uint64(p.Segment),
+		uint64(p.Segments), uint64(o.RoundTime))
 	h.Str(info.Name)
 	h.Ints(o.RadixVector)
+	for _, a := range o.Arrivals {
+		h.Add(uint64(a))
+	}
 	h.Ints(grid)
 	if place != nil {
 		h.Ints(place.Machine)
@@ -102,6 +110,40 @@ func New(c *Call, o *Options, d *Defaults) (*Entry, error) {
 		return nil, fmt.Errorf("%w: %s/%s: %w", errs.InvalidArgument, coll, info.Name, err)
 	}
 	return &Entry{Info: info, Plan: exec.NewPlan(s), Sig: uint64(h)}, nil
+}
+
+// segments sets the segmentation of p from the options: for clairvoyant
+// the segment count (given, or its default under the round model) and the
+// arrival times in units of the round time d = α + B(β + γ) (given by
+// RoundTime, or from the round model, for segments of B bytes); for other
+// segmented algorithms a segment count becomes a segment length.
+func segments(p *algorithms.Params, info *algorithms.Info, o *Options, d *Defaults) {
+	m := d.Machine
+	if d.Rounds != nil && info.Name == algorithms.Clairvoyant && (o.Arrivals != nil && !o.RoundTimeSet || !o.SegmentsSet) {
+		m = d.Rounds()
+	}
+	if info.Name != algorithms.Clairvoyant {
+		if o.SegmentsSet && p.Count > 0 {
+			p.Segment = (p.Count + o.Segments - 1) / o.Segments
+		}
+		return
+	}
+	if o.SegmentsSet {
+		p.Segments = o.Segments
+	}
+	p.Segments = algorithms.ClairvoyantSegments(p, m)
+	if o.Arrivals == nil {
+		return
+	}
+	round := o.RoundTime.Seconds()
+	if !o.RoundTimeSet {
+		b := float64(p.Count*p.ElemSize) / float64(p.Segments)
+		round = m.Alpha + b*(m.Beta+m.Gamma)
+	}
+	p.Arrivals = make([]float64, len(o.Arrivals))
+	for r, a := range o.Arrivals {
+		p.Arrivals[r] = a.Seconds() / round
+	}
 }
 
 // Choose returns the algorithm that runs a call with parameters p: the

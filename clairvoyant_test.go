@@ -1,0 +1,151 @@
+package scoll_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/scoll/scoll"
+	"github.com/scoll/scoll/transport/tcp"
+)
+
+// arrivalsFor returns an arrival vector of p ranks: some late, by up to
+// late.
+func arrivalsFor(rng *rand.Rand, p int, late time.Duration) []time.Duration {
+	a := make([]time.Duration, p)
+	for r := range a {
+		if rng.IntN(3) == 0 {
+			a[r] = time.Duration(rng.Int64N(int64(late)))
+		}
+	}
+	return a
+}
+
+// TestClairvoyantReduce checks the clairvoyant reduce against the naive
+// reduction in process, for every P from 1 to 130 (a random count,
+// segment count — sometimes above the count — root and arrival vector
+// each), and for every operator case and both element types on a few P.
+func TestClairvoyantReduce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 8))
+	sum := opCases[int32]()[0]
+	maxP := 130
+	if testing.Short() {
+		maxP = 40
+	}
+	for p := 1; p <= maxP; p++ {
+		n := rng.IntN(50)
+		segs := 1 + rng.IntN(12)
+		opts := []scoll.CallOption{scoll.WithSegments(segs), scoll.WithArrivals(arrivalsFor(rng, p, 20*time.Microsecond)),
+			scoll.WithRoundTime(time.Microsecond)}
+		if p%4 == 0 {
+			opts = opts[:1] // predicted (balanced) arrivals, default round time
+		}
+		root := rng.IntN(p)
+		if err := runCaseWith(opts, "reduce", "clairvoyant", p, n, root, p%3 == 0, sum); err != nil {
+			t.Fatalf("P=%d n=%d N=%d root=%d: %v", p, n, segs, root, err)
+		}
+	}
+	for _, p := range []int{2, 5, 16} {
+		for _, n := range []int{0, 1, 7, 1000} {
+			opts := []scoll.CallOption{scoll.WithArrivals(arrivalsFor(rng, p, 50*time.Microsecond))}
+			for _, oc := range opCases[int32]() {
+				err := runCaseWith(opts, "reduce", "clairvoyant", p, n, p-1, false, oc)
+				if oc.op.Commutative() && err != nil {
+					t.Fatalf("int32 %s P=%d n=%d: %v", oc.name, p, n, err)
+				}
+				if !oc.op.Commutative() && !errors.Is(err, scoll.ErrUnsupported) {
+					t.Fatalf("int32 %s (not commutative) P=%d: %v, want ErrUnsupported", oc.name, p, err)
+				}
+			}
+			for _, oc := range opCases[float64]()[:2] {
+				if err := runCaseWith(opts, "reduce", "clairvoyant", p, n, 0, true, oc); err != nil {
+					t.Fatalf("float64 %s P=%d n=%d: %v", oc.name, p, n, err)
+				}
+			}
+		}
+	}
+}
+
+// TestClairvoyantReduceTCP runs it over loopback TCP.
+func TestClairvoyantReduceTCP(t *testing.T) {
+	skipShort(t, "TCP case skipped in -short mode")
+	rng := rand.New(rand.NewPCG(9, 9))
+	for _, p := range []int{1, 3, 8} {
+		comms := tcpComms(t, p, tcp.Config{EagerLimit: 256})
+		for _, n := range []int{0, 5, 4097} {
+			a := arrivalsFor(rng, p, 200*time.Microsecond)
+			err := onAll(comms, func(ctx context.Context, c *scoll.Comm) error {
+				return checkCase(ctx, c, []scoll.CallOption{scoll.WithArrivals(a), scoll.WithSegments(6)}, "reduce", "clairvoyant", n, p/2, false, opCases[int32]()[0])
+			})
+			if err != nil {
+				t.Fatalf("P=%d n=%d: %v", p, n, err)
+			}
+		}
+	}
+}
+
+// TestClairvoyantBadInput: every rank gets the error, none hangs.
+func TestClairvoyantBadInput(t *testing.T) {
+	const p = 4
+	alg := scoll.WithAlgorithm("clairvoyant")
+	cases := []struct {
+		name string
+		opts func(r int) []scoll.CallOption
+		want error
+	}{
+		{"short arrival vector", func(int) []scoll.CallOption {
+			return []scoll.CallOption{scoll.WithArrivals(make([]time.Duration, p-1))}
+		}, scoll.ErrInvalidArgument},
+		{"negative arrival", func(int) []scoll.CallOption {
+			return []scoll.CallOption{scoll.WithArrivals([]time.Duration{0, -time.Millisecond, 0, 0})}
+		}, scoll.ErrInvalidArgument},
+		{"no segments", func(int) []scoll.CallOption { return []scoll.CallOption{scoll.WithSegments(0)} }, scoll.ErrInvalidArgument},
+		{"segments and segment size", func(int) []scoll.CallOption {
+			return []scoll.CallOption{scoll.WithSegments(2), scoll.WithSegmentSize(64)}
+		}, scoll.ErrInvalidArgument},
+		{"zero round time", func(int) []scoll.CallOption { return []scoll.CallOption{scoll.WithRoundTime(0)} }, scoll.ErrInvalidArgument},
+		{"arrivals differ between ranks", func(r int) []scoll.CallOption {
+			return []scoll.CallOption{scoll.WithArrivals([]time.Duration{0, 0, 0, time.Duration(r) * time.Millisecond})}
+		}, scoll.ErrMismatch},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			errs := make([]error, p)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			scoll.Run(ctx, p, func(ctx context.Context, c *scoll.Comm) error {
+				send, recv := make([]int32, 16), make([]int32, 16)
+				errs[c.Rank()] = scoll.Reduce(ctx, c, send, recv, scoll.Sum, 0, append(tc.opts(c.Rank()), alg)...)
+				return nil
+			})
+			for r, err := range errs {
+				if !errors.Is(err, tc.want) {
+					t.Errorf("rank %d: %v, want %v", r, err, tc.want)
+				}
+			}
+		})
+	}
+}
+
+func ExampleWithArrivals() {
+	// Rank 3 reaches the reduction 1 ms after the others: the clairvoyant
+	// reduce lets ranks 0-2 combine their data meanwhile.
+	arrivals := []time.Duration{0, 0, 0, time.Millisecond}
+	scoll.Run(context.Background(), 4, func(ctx context.Context, c *scoll.Comm) error {
+		if c.Rank() == 3 {
+			time.Sleep(time.Millisecond) // its late work
+		}
+		send := []int32{int32(c.Rank()), 1, 2, 3, 4, 5, 6, 7}
+		recv := make([]int32, len(send))
+		err := scoll.Reduce(ctx, c, send, recv, scoll.Sum, 0, scoll.WithAlgorithm("clairvoyant"),
+			scoll.WithArrivals(arrivals), scoll.WithSegments(4), scoll.WithRoundTime(100*time.Microsecond))
+		if err == nil && c.Rank() == 0 {
+			fmt.Println(recv)
+		}
+		return err
+	})
+	// Output: [6 4 8 12 16 20 24 28]
+}
