@@ -124,8 +124,7 @@ type clairvoyantGen struct {
 	held    []uint64 // held[pos*swords:]: the segments position pos may send in this round
 	free    []uint64 // positions that have not sent in this round
 	active  []uint64 // positions that have arrived and are not done
-	nfree   []int32  // per segment: free positions holding it
-	segFree []uint64 // segments with a free holder
+	segFree []uint64 // segments that may have a free holder in this round
 	msgs    []clairvoyantMsg
 }
 
@@ -144,13 +143,14 @@ func newClairvoyantGen(P, N, root int) *clairvoyantGen {
 		held:    make([]uint64, P*sw),
 		free:    make([]uint64, w),
 		active:  make([]uint64, w),
-		nfree:   make([]int32, N),
 		segFree: make([]uint64, sw),
 	}
 	g.plan = ClairvoyantPlan{P: P, N: N, Root: root, Start: g.start, Ranks: make([][]ClairvoyantStep, P)}
 	for r := range P {
 		g.left[r] = N
 	}
+	// Every contribution but the root's moves at least once.
+	g.msgs = make([]clairvoyantMsg, 0, (P-1)*N+P)
 	return g
 }
 
@@ -202,13 +202,11 @@ func (g *clairvoyantGen) run(arrivals []float64, first float64) {
 		copy(g.free, g.active)
 		clear(g.segFree)
 		for j := range N {
-			c := 0
 			for _, x := range g.holders[j*w : (j+1)*w] {
-				c += bits.OnesCount64(x)
-			}
-			g.nfree[j] = int32(c)
-			if c > 0 {
-				g.segFree[j/64] |= 1 << (j % 64)
+				if x != 0 {
+					g.segFree[j/64] |= 1 << (j % 64)
+					break
+				}
 			}
 		}
 		sink := firstBit(g.active)
@@ -245,19 +243,36 @@ func (g *clairvoyantGen) run(arrivals []float64, first float64) {
 // sender finds what the receiver at position pos takes in this round: the
 // lowest segment it holds (the sink: any segment) that a free position
 // other than its own holds, and the first such position. zpos is −1 when
-// there is none.
+// there is none. A segment found without any free holder leaves segFree
+// for the rest of the round (free positions and holders only shrink
+// within a round).
 func (g *clairvoyantGen) sender(pos int, sink bool) (j, zpos int) {
-	sw := g.swords
+	sw, w := g.swords, g.words
 	mine := g.held[pos*sw : (pos+1)*sw]
-	for wi, word := range g.segFree {
+	for wi := range g.segFree {
+		word := g.segFree[wi]
 		if !sink {
 			word &= mine[wi]
 		}
 		for word != 0 {
 			j := wi*64 + bits.TrailingZeros64(word)
 			word &= word - 1
-			if z := g.firstSender(j, pos); z >= 0 {
-				return j, z
+			h := g.holders[j*w : (j+1)*w]
+			none := true // no free position holds j
+			for x := range h {
+				c := h[x] & g.free[x]
+				if x == pos/64 {
+					c &^= 1 << (pos % 64)
+				}
+				if c != 0 {
+					return j, x*64 + bits.TrailingZeros64(c)
+				}
+				if h[x]&g.free[x] != 0 {
+					none = false
+				}
+			}
+			if none {
+				g.segFree[wi] &^= 1 << (j % 64)
 			}
 		}
 	}
@@ -272,17 +287,7 @@ func (g *clairvoyantGen) move(k, pos, zpos, j int) {
 	N, w, sw := g.n, g.words, g.swords
 	i, z := g.rankAt[pos], g.rankAt[zpos]
 	g.msgs = append(g.msgs, clairvoyantMsg{int32(k), int32(z), int32(i), int32(j)})
-	// z leaves the free senders of every segment it holds.
 	g.free[zpos/64] &^= 1 << (zpos % 64)
-	for wi, word := range g.held[zpos*sw : (zpos+1)*sw] {
-		for word != 0 {
-			x := wi*64 + bits.TrailingZeros64(word)
-			word &= word - 1
-			if g.nfree[x]--; g.nfree[x] == 0 {
-				g.segFree[x/64] &^= 1 << (x % 64)
-			}
-		}
-	}
 	g.holders[j*w+zpos/64] &^= 1 << (zpos % 64)
 	g.held[zpos*sw+j/64] &^= 1 << (j % 64)
 	g.state[z*N+j] = segEmpty
@@ -291,11 +296,6 @@ func (g *clairvoyantGen) move(k, pos, zpos, j int) {
 		g.left[i]++
 	} else {
 		// i keeps the segment but must not send it in this round.
-		if g.free[pos/64]&(1<<(pos%64)) != 0 {
-			if g.nfree[j]--; g.nfree[j] == 0 {
-				g.segFree[j/64] &^= 1 << (j % 64)
-			}
-		}
 		g.holders[j*w+pos/64] &^= 1 << (pos % 64)
 		g.held[pos*sw+j/64] &^= 1 << (j % 64)
 	}
@@ -304,61 +304,57 @@ func (g *clairvoyantGen) move(k, pos, zpos, j int) {
 
 // steps turns the generated messages into each rank's steps.
 func (g *clairvoyantGen) steps() {
-	n := make([]int, g.p) // steps per rank
-	last := make([]int32, g.p)
+	P := g.p
+	// Each rank's steps are a run of one array: count them first.
+	off := make([]int32, P+1)
+	last := make([]int32, P)
 	for i := range last {
 		last[i] = -1
 	}
-	bump := func(r, k int32) {
-		if last[r] != k {
-			n[r]++
-			last[r] = k
+	for _, m := range g.msgs {
+		if last[m.from] != m.round {
+			off[m.from+1]++
+			last[m.from] = m.round
+		}
+		if last[m.to] != m.round {
+			off[m.to+1]++
+			last[m.to] = m.round
 		}
 	}
+	for r := range P {
+		off[r+1] += off[r]
+	}
+	all := make([]ClairvoyantStep, off[P])
+	fill := append([]int32(nil), off[:P]...)
+	none := ClairvoyantMsg{-1, -1}
 	for _, m := range g.msgs {
-		bump(m.from, m.round)
-		bump(m.to, m.round)
-	}
-	all := make([]ClairvoyantStep, 0, 2*len(g.msgs))
-	for r := range g.plan.Ranks {
-		g.plan.Ranks[r] = all[len(all) : len(all) : len(all)+n[r]]
-		all = all[:len(all)+n[r]]
-	}
-	step := func(r, k int32) *ClairvoyantStep {
-		st := g.plan.Ranks[r]
-		l := len(st)
-		if l > 0 && st[l-1].Round == int(k) {
-			return &st[l-1]
+		k := int(m.round)
+		i := fill[m.to]
+		if i == off[m.to] || all[i-1].Round != k {
+			all[i] = ClairvoyantStep{Round: k, Send: none}
+			fill[m.to]++
+		} else {
+			i--
 		}
-		g.plan.Ranks[r] = append(st, ClairvoyantStep{Round: int(k), Send: ClairvoyantMsg{-1, -1}, Recv: ClairvoyantMsg{-1, -1}})
-		return &g.plan.Ranks[r][l]
+		all[i].Recv = ClairvoyantMsg{int(m.from), int(m.seg)}
+		i = fill[m.from]
+		if i == off[m.from] || all[i-1].Round != k {
+			all[i] = ClairvoyantStep{Round: k, Recv: none}
+			fill[m.from]++
+		} else {
+			i--
+		}
+		all[i].Send = ClairvoyantMsg{int(m.to), int(m.seg)}
 	}
-	for _, m := range g.msgs {
-		step(m.to, m.round).Recv = ClairvoyantMsg{int(m.from), int(m.seg)}
-		step(m.from, m.round).Send = ClairvoyantMsg{int(m.to), int(m.seg)}
+	for r := range P {
+		g.plan.Ranks[r] = all[off[r]:off[r+1]:off[r+1]]
 	}
 	if len(g.msgs) > 0 {
 		g.plan.Rounds = int(g.msgs[len(g.msgs)-1].round) + 1
 	}
 }
 
-// firstSender returns the first position that holds segment j, has not
-// sent in this round and is not the receiver's position me; −1 if none.
-func (g *clairvoyantGen) firstSender(j, me int) int {
-	h := g.holders[j*g.words : (j+1)*g.words]
-	for wi := range h {
-		word := h[wi] & g.free[wi]
-		if wi == me/64 {
-			word &^= 1 << (me % 64)
-		}
-		if word != 0 {
-			return wi*64 + bits.TrailingZeros64(word)
-		}
-	}
-	return -1
-}
-
-// firstSet returns the first position set in s; −1 if none.
+// firstBit returns the first bit set in s; −1 if none.
 func firstBit(s []uint64) int {
 	for wi, word := range s {
 		if word != 0 {
