@@ -138,6 +138,15 @@ func badCases() []badCase {
 		{"radix 1", 2, all, inv, func(ctx context.Context, c *scoll.Comm) error {
 			return scoll.Bcast(ctx, c, f64(2), 0, scoll.WithRadix(1))
 		}},
+		{"radix vector product not the size", 6, all, inv, func(ctx context.Context, c *scoll.Comm) error {
+			return scoll.Reduce(ctx, c, f64(4), f64(4), scoll.Sum, 0, scoll.WithAlgorithm("radix-k"), scoll.WithRadixVector(2, 2))
+		}},
+		{"radix vector entry 1", 4, all, inv, func(ctx context.Context, c *scoll.Comm) error {
+			return scoll.Reduce(ctx, c, f64(4), f64(4), scoll.Sum, 0, scoll.WithAlgorithm("radix-k"), scoll.WithRadixVector(1, 4))
+		}},
+		{"radix vector with radix", 4, all, inv, func(ctx context.Context, c *scoll.Comm) error {
+			return scoll.Reduce(ctx, c, f64(4), f64(4), scoll.Sum, 0, scoll.WithRadix(2), scoll.WithRadixVector(2, 2))
+		}},
 		{"cancelled context", 3, all, scoll.ErrCanceled, func(ctx context.Context, c *scoll.Comm) error {
 			cctx, cancel := context.WithCancel(ctx)
 			cancel()

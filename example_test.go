@@ -126,6 +126,24 @@ func ExampleWithGrid() {
 	// Output: [0 1 4 9 16 25 36 49] <nil>
 }
 
+// Marendic et al.'s radix-k reduce on 8 ranks with radix vector {2, 4}:
+// pairs exchange halves, then groups of four exchange quarters, and the
+// quarters are gathered at the root. The product of the vector must be the
+// communicator size.
+func ExampleWithRadixVector() {
+	scoll.Run(context.Background(), 8, func(ctx context.Context, c *scoll.Comm) error {
+		send := []int64{int64(c.Rank()), 1, 10, 100}
+		recv := make([]int64, len(send))
+		err := scoll.Reduce(ctx, c, send, recv, scoll.Sum, 0,
+			scoll.WithAlgorithm("radix-k"), scoll.WithRadixVector(2, 4))
+		if c.Rank() == 0 {
+			fmt.Println(recv, err)
+		}
+		return err
+	})
+	// Output: [28 8 80 800] <nil>
+}
+
 func ExampleWithPlacement() {
 	// Six ranks on scattered nodes of a 4×4 torus (an irregular
 	// partition): rd-path orders them along a snake path through all 16

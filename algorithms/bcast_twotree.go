@@ -89,16 +89,7 @@ func bcastTwoTree(b *schedule.Builder, p *Params) {
 	A := buf.Sub(0, (n+1)/2)
 	B := buf.Sub(A.Len, n-A.Len)
 	ident := func(j int) int { return j }
-	sig, inv := func(j int) int { return m + 1 - j }, func(x int) int { return m + 1 - x }
-	if m%2 == 1 {
-		sig = func(j int) int { return j%m + 1 }
-		inv = func(x int) int {
-			if x == 1 {
-				return m
-			}
-			return x - 1
-		}
-	}
+	sig, inv := twoTreeSecond(m)
 	v := mod(p.Rank-p.Root, P)
 	stream := func(sig, inv func(int) int, data schedule.Region) rtStream {
 		if v == 0 {
@@ -115,6 +106,23 @@ func bcastTwoTree(b *schedule.Builder, p *Params) {
 		return st
 	}
 	rtBcastStreams(b, []rtStream{stream(ident, ident, A), stream(sig, inv, B)}, rtSegment(p))
+}
+
+// twoTreeSecond returns the map sig from positions of the first tree over
+// 1..m to positions of the second, and its inverse: the mirror j → m+1−j
+// for m even, the shift j → j mod m + 1 for m odd, either making every
+// position interior in at most one tree.
+func twoTreeSecond(m int) (sig, inv func(int) int) {
+	if m%2 == 0 {
+		mirror := func(j int) int { return m + 1 - j }
+		return mirror, mirror
+	}
+	return func(j int) int { return j%m + 1 }, func(x int) int {
+		if x == 1 {
+			return m
+		}
+		return x - 1
+	}
 }
 
 func bcastTwoTreeCost(p *Params) Cost {

@@ -22,6 +22,16 @@ import "github.com/scoll/scoll/schedule"
 //
 // Cost: 2 lg P'·α + 2((P'−1)/P')nβ + ((P'−1)/P')nγ, plus α + nβ + nγ when P
 // is not a power of two.
+//
+// It is Marendic et al.'s Butterfly (sec. 5.5.3: recursive-halving
+// reduce-scatter, then a gather), and on a power of two ranks its cost is
+// their Table 3 row 2αn + 2((P−1)/P)mβ + ((P−1)/P)mγ (model.MarendicButterfly;
+// TestMarendicButterflyIsRabenseifner). Where it differs: their
+// implementation needs P a power of two and gathers with the library's
+// MPI_Gather, while this one folds the P − P' extra ranks first (the α + nβ
+// + nγ above, which the row does not have) and gathers along the halving
+// steps reversed, so the blocks arrive in place; its critical path also
+// carries the copies of the kept halves, which the row leaves out.
 // Source: Rabenseifner 2004; Thakur, Rabenseifner, Gropp 2005 (MPICH
 // reduce_scatter_gather); Heath–Solomonik notes sec. 5.2.2.
 func reduceRabenseifner(b *schedule.Builder, p *Params) {
@@ -126,6 +136,6 @@ func reduceRabenseifnerCost(p *Params) Cost { return halvingCost(p, 1) }
 
 func init() {
 	register(Info{Name: Rabenseifner, Build: reduceRabenseifner, Cost: reduceRabenseifnerCost,
-		Doc:    "reduce-scatter by recursive halving, then binomial gather; for long vectors",
+		Doc:    "reduce-scatter by recursive halving, then binomial gather; for long vectors (Marendic et al.'s Butterfly)",
 		Source: "Rabenseifner 2004; Thakur, Rabenseifner, Gropp 2005"}, schedule.Reduce)
 }

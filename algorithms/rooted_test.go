@@ -19,7 +19,8 @@ var rootedAlgs = map[schedule.Collective][]string{
 	schedule.Gatherv:  {"linear"},
 	schedule.Scatter:  {"linear", "binomial"},
 	schedule.Scatterv: {"linear"},
-	schedule.Reduce:   {"linear", "binomial", "k-nomial", "pipeline", "in-order-binary", "rabenseifner"},
+	schedule.Reduce: {"linear", "binomial", "k-nomial", "pipeline", "in-order-binary", "rabenseifner",
+		"radix-k", "two-tree", "linear-pipeline"},
 }
 
 // rootedVerify verifies in on one call; reductions with a non-commutative
@@ -57,6 +58,7 @@ func TestRootedSegmented(t *testing.T) {
 	algs := []algRef{
 		{schedule.Bcast, Pipeline}, {schedule.Bcast, Binary}, {schedule.Bcast, SplitBinary},
 		{schedule.Bcast, TwoTree}, {schedule.Reduce, Pipeline}, {schedule.Reduce, InOrderBinary},
+		{schedule.Reduce, TwoTree}, {schedule.Reduce, LinearPipeline},
 	}
 	eachAlg(t, algs, func(t *testing.T, in *Info) {
 		for _, P := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 17, 31} {

@@ -456,87 +456,133 @@ func rtSegRegion(r schedule.Region, s, seg int) schedule.Region {
 
 // rtReduce emits a segmented tree reduction for node with segments of seg
 // elements; the result lands in the root's receive buffer.
+func rtReduce(b *schedule.Builder, p *Params, n rtNode, seg int) {
+	rtReduceStreams(b, []rtRedStream{{node: n, in: p.input(), out: schedule.RecvBuf(0, p.Count)}}, seg)
+}
+
+// rtRedStream is one rank's part in one tree of rtReduceStreams: its node,
+// the part of its input the tree reduces (in), and at the tree's root where
+// the result goes (out). A relay root (relay) adds no input of its own: it
+// receives its kids' segments straight into out (it must have one kid).
+type rtRedStream struct {
+	node    rtNode
+	in, out schedule.Region
+	relay   bool
+}
+
+// rtReduceStreams emits segmented tree reductions over several trees at
+// once (each stream its own data), with segments of seg elements.
 //
 // Steps are global labels shared by both ends of every message: a node sends
 // segment s to its parent at step s+level, so the parent receives it at that
-// step too. Every rank handles its steps in increasing order and every
-// message has the same label at both ends, so the schedule cannot deadlock;
-// since a child's level is below its parent's, a segment is complete before
-// it is forwarded. Within a step the pieces are combined in the kids' order
-// (nearest first per side), a left kid as left operand, so contributions stay
-// in rank order when the tree's subtrees are contiguous rank ranges.
-func rtReduce(b *schedule.Builder, p *Params, n rtNode, seg int) {
-	if !n.member {
-		return
+// step too. Every rank handles its steps in increasing order, one round a
+// step, and every message has the same label at both ends, so the schedule
+// cannot deadlock; since a child's level is below its parent's, a segment
+// is complete before it is forwarded. Within a step the streams are emitted
+// in order (so two messages between the same pair of ranks match) and a
+// stream's pieces are combined (after every stream's messages are posted)
+// in the kids' order, a left kid as left
+// operand: contributions stay in rank order when every subtree is a
+// contiguous rank range and, per side, nearer kids have lower levels (or
+// come first on the same level).
+func rtReduceStreams(b *schedule.Builder, streams []rtRedStream, seg int) {
+	type state struct {
+		rtRedStream
+		acc  schedule.Region
+		tmp  []schedule.Region
+		seg  int
+		nseg int
 	}
-	cnt := p.Count
-	in := p.input()
-	root := n.parent < 0
-	if cnt == 0 {
-		return
-	}
-	seg = max(min(seg, cnt), 1)
-	nseg := rtSegs(cnt, seg)
-	acc := in
-	switch {
-	case root:
-		acc = schedule.RecvBuf(0, cnt)
-	case len(n.kids) > 0:
-		acc = b.Alloc(cnt)
-	}
-	if len(n.kids) == 0 {
-		if root {
-			b.Copy(acc, in)
-		} else {
-			for s := range nseg {
-				b.Send(n.parent, rtSegRegion(in, s, seg))
-				b.EndRound()
+	var ss []state
+	first, last := 0, -1
+	for _, st := range streams {
+		n := st.node
+		cnt := st.in.Len
+		if st.relay {
+			cnt = st.out.Len
+		}
+		if !n.member || cnt == 0 {
+			continue
+		}
+		x := state{rtRedStream: st, seg: max(min(seg, cnt), 1)}
+		x.nseg = rtSegs(cnt, x.seg)
+		root := n.parent < 0
+		x.acc = st.in
+		switch {
+		case root:
+			x.acc = st.out
+		case len(n.kids) > 0:
+			x.acc = b.Alloc(cnt)
+		}
+		lo, hi := n.level, x.nseg-1+n.level
+		if len(n.kids) > 0 {
+			lo = n.kids[0].level
+			if root {
+				hi = x.nseg - 1 + n.kids[len(n.kids)-1].level
+			}
+		} else if root {
+			b.Copy(x.acc, st.in)
+			lo, hi = first, first
+		}
+		if !st.relay {
+			// Receive buffers: one per kid when pipelining; unsegmented,
+			// kids of different levels never arrive in the same step and
+			// share.
+			x.tmp = make([]schedule.Region, len(n.kids))
+			var slots []schedule.Region
+			for i, c := range n.kids {
+				slot := i
+				if x.nseg == 1 {
+					slot = 0
+					for j := i - 1; j >= 0 && n.kids[j].level == c.level; j-- {
+						slot++
+					}
+				}
+				for len(slots) <= slot {
+					slots = append(slots, b.Alloc(x.seg))
+				}
+				x.tmp[i] = slots[slot]
 			}
 		}
-		b.EndRound()
-		return
-	}
-	// Receive buffers: one per kid when pipelining; unsegmented, kids of
-	// different levels never arrive in the same step and share.
-	tmp := make([]schedule.Region, len(n.kids))
-	var slots []schedule.Region
-	for i, c := range n.kids {
-		slot := i
-		if nseg == 1 {
-			slot = 0
-			for j := i - 1; j >= 0 && n.kids[j].level == c.level; j-- {
-				slot++
-			}
+		if last < first || lo < first {
+			first = lo
 		}
-		for len(slots) <= slot {
-			slots = append(slots, b.Alloc(seg))
-		}
-		tmp[i] = slots[slot]
-	}
-	first := n.kids[0].level
-	last := nseg - 1 + n.kids[len(n.kids)-1].level
-	if !root {
-		last = nseg - 1 + n.level
+		last = max(last, hi)
+		ss = append(ss, x)
 	}
 	for t := first; t <= last; t++ {
-		for i, c := range n.kids {
-			if s := t - c.level; s >= 0 && s < nseg {
-				b.Recv(c.rank, tmp[i].Sub(0, rtSegRegion(acc, s, seg).Len))
+		for i := range ss {
+			x := &ss[i]
+			n := x.node
+			for j, c := range n.kids {
+				if s := t - c.level; s >= 0 && s < x.nseg {
+					dst := rtSegRegion(x.acc, s, x.seg)
+					if !x.relay {
+						dst = x.tmp[j].Sub(0, dst.Len)
+					}
+					b.Recv(c.rank, dst)
+				}
+			}
+			if s := t - n.level; n.parent >= 0 && s >= 0 && s < x.nseg {
+				b.Send(n.parent, rtSegRegion(x.acc, s, x.seg))
 			}
 		}
-		if s := t - n.level; !root && s >= 0 && s < nseg {
-			b.Send(n.parent, rtSegRegion(acc, s, seg))
-		}
-		for i, c := range n.kids {
-			s := t - c.level
-			if s < 0 || s >= nseg {
+		for i := range ss {
+			x := &ss[i]
+			if x.relay {
 				continue
 			}
-			dst := rtSegRegion(acc, s, seg)
-			if i == 0 {
-				b.Copy(dst, rtSegRegion(in, s, seg))
+			for j, c := range x.node.kids {
+				s := t - c.level
+				if s < 0 || s >= x.nseg {
+					continue
+				}
+				dst := rtSegRegion(x.acc, s, x.seg)
+				if j == 0 {
+					b.Copy(dst, rtSegRegion(x.in, s, x.seg))
+				}
+				b.ReduceOrdered(dst, x.tmp[j].Sub(0, dst.Len), c.left)
 			}
-			b.ReduceOrdered(dst, tmp[i].Sub(0, dst.Len), c.left)
 		}
 		b.EndRound()
 	}

@@ -59,7 +59,7 @@
 //	bcast          binomial, linear, scatter-allgather, scatter-ring-allgather,
 //	               pipeline (when the segments are full)
 //	gather         binomial, linear
-//	reduce         binomial, linear
+//	reduce         binomial, linear, parallel-ring, radix-k
 //	reducescatter  pairwise, reduce-scatter, ring
 //	scatter        linear
 //
@@ -164,11 +164,15 @@
 // MarendicBinomialTree, MarendicButterfly, MarendicParallelRing,
 // MarendicRadixK, MarendicLinearPipeline, MarendicTwoTree and
 // MarendicClairvoyant are the rows of their Table 3 (reduction time in the
-// α-β-γ model, n = ⌈log2 P⌉); Marendic maps reduce/binomial,
-// reduce/rabenseifner (butterfly) and reduce/pipeline (linear pipeline, at
-// the optimal segment count) to them. NOpt is their optimal number of
-// segments √((n−1)m(β+γ)/α), at which their Eq. (1) equals the Clairvoyant
-// row.
+// α-β-γ model, n = ⌈log2 P⌉); Marendic maps the registered reduce
+// algorithms binomial, rabenseifner (butterfly), parallel-ring, radix-k,
+// linear-pipeline and two-tree to them (the segmented rows at the optimal
+// segment count). On a power of two ranks the registered costs of
+// rabenseifner, parallel-ring and radix-k are their rows, and so is
+// linear-pipeline's at the optimal segment count; two-tree's row is a
+// bound of another shape (see MarendicTwoTree). NOpt is their optimal
+// number of segments √((n−1)m(β+γ)/α), at which their Eq. (1) equals the
+// Clairvoyant row.
 //
 // # Broadcast lower bound
 //

@@ -229,16 +229,19 @@ func TestMarendicTable3(t *testing.T) {
 	if got := model.NOpt(3, 8, 0, 0.5, 1); !math.IsInf(got, 1) {
 		t.Errorf("NOpt with α = 0: %g, want +Inf", got)
 	}
-	for alg, row := range map[string]string{"binomial": "Binomial Tree", "rabenseifner": "Butterfly", "pipeline": "Linear pipeline"} {
-		if got, _, ok := model.Marendic(alg, p, 8, 8); !ok || got != row {
+	for alg, row := range map[string]string{"binomial": "Binomial Tree", "rabenseifner": "Butterfly",
+		"parallel-ring": "Parallel Ring", "radix-k": "Radix-k", "linear-pipeline": "Linear pipeline", "two-tree": "Two-tree"} {
+		if got, _, ok := model.Marendic(alg, p, 8, 8, 2, 4); !ok || got != row {
 			t.Errorf("Marendic(%q) = %q, %v; want %q", alg, got, ok, row)
 		}
 		if _, ok := algorithms.Lookup(schedule.Reduce, alg); !ok {
 			t.Errorf("reduce/%s is not registered", alg)
 		}
 	}
-	if _, _, ok := model.Marendic("linear", p, 8, 8); ok {
-		t.Error("reduce/linear has no Table 3 row")
+	for _, alg := range []string{"linear", "pipeline", "radix-k"} { // radix-k: no vector
+		if _, _, ok := model.Marendic(alg, p, 8, 8); ok {
+			t.Errorf("reduce/%s: a Table 3 row without a vector or with none", alg)
+		}
 	}
 }
 

@@ -73,7 +73,12 @@ func MarendicLinearPipeline(p Params, P int, m float64) float64 {
 }
 
 // MarendicTwoTree is the two-tree row, optimally segmented:
-// 4(n−1)α + 4√((n−1)α)·√(βm/2) + mβ + 2mγ.
+// 4(n−1)α + 4√((n−1)α)·√(βm/2) + mβ + 2mγ. It is the bound of their source
+// (Sanders, Speck, Träff), not the time of a schedule: the registered
+// reduce two-tree takes (D + S − 1)·2(α + sβ + sγ) for S segments of s
+// bytes a half and trees of depth D = n on a power of two ranks, which at
+// its best S is 2(n−1)α + 2√(2(n−1)α·m(β+γ)) + m(β+γ): below the row in α
+// and γ, above it in the root term, which carries γ too.
 func MarendicTwoTree(p Params, P int, m float64) float64 {
 	if P <= 1 {
 		return 0
@@ -94,18 +99,32 @@ func MarendicClairvoyant(p Params, P int, m float64) float64 {
 }
 
 // Marendic returns the Table 3 row that models the registered reduce
-// algorithm alg (binomial: binomial tree; rabenseifner: butterfly; pipeline:
-// linear pipeline, which Table 3 charges with the optimal segment count
-// rather than the algorithm's segment length) for P processes and m bytes;
-// ok is false for other algorithms.
-func Marendic(alg string, p Params, P int, m float64) (row string, t float64, ok bool) {
+// algorithm alg for P processes and m bytes: binomial (Binomial Tree),
+// rabenseifner (Butterfly: the same schedule on a power of two ranks),
+// parallel-ring (Parallel Ring), radix-k (Radix-k, for the radix vector k,
+// which the caller passes: algorithms.RadixVector gives the algorithm's),
+// linear-pipeline (Linear pipeline) and two-tree (Two-tree); the segmented
+// rows are charged with the optimal segment count, as in the paper. ok is
+// false for other algorithms, and for radix-k without a vector. (The
+// registered reduce pipeline runs two chains, one from each end; no row
+// models it.)
+func Marendic(alg string, p Params, P int, m float64, k ...int) (row string, t float64, ok bool) {
 	switch alg {
 	case "binomial":
 		return "Binomial Tree", MarendicBinomialTree(p, P, m), true
 	case "rabenseifner":
 		return "Butterfly", MarendicButterfly(p, P, m), true
-	case "pipeline":
+	case "parallel-ring":
+		return "Parallel Ring", MarendicParallelRing(p, P, m), true
+	case "radix-k":
+		if len(k) == 0 {
+			return "", 0, false
+		}
+		return "Radix-k", MarendicRadixK(p, P, m, k), true
+	case "linear-pipeline":
 		return "Linear pipeline", MarendicLinearPipeline(p, P, m), true
+	case "two-tree":
+		return "Two-tree", MarendicTwoTree(p, P, m), true
 	}
 	return "", 0, false
 }
