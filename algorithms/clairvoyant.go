@@ -405,7 +405,8 @@ func clairvoyantPlanOf(p *Params, n int) (*ClairvoyantPlan, error) {
 // reduce uses for p: p.Segments when set, else the optimal count of an
 // equi-segmenting reduction (Marendic et al. sec. 5.2), N = √((n−1)·m(β+γ)/α)
 // with n = ⌈lg P⌉ and m the bytes per rank under the machine model m0; at
-// least 1 and at most the count of elements (at least 1).
+// least 1 and at most the count of elements (at least 1) and, by default,
+// maxDefaultSegments.
 // A segment length (p.Segment, elements) gives ⌈count/Segment⌉ segments.
 func ClairvoyantSegments(p *Params, m0 Machine) int {
 	n := p.Segments
@@ -416,9 +417,42 @@ func ClairvoyantSegments(p *Params, m0 Machine) int {
 	default:
 		bytes := float64(p.Count * max(p.ElemSize, 1))
 		hops := float64(max(ceilLog2(p.Size)-1, 0))
-		n = int(math.Round(math.Sqrt(hops * bytes * (m0.Beta + m0.Gamma) / m0.Alpha)))
+		opt := math.Sqrt(hops * bytes * (m0.Beta + m0.Gamma) / m0.Alpha)
+		n = int(math.Round(min(opt, maxDefaultSegments))) // α = 0: +Inf; 0/0: NaN, then 1
+		if math.IsNaN(opt) {
+			n = 1
+		}
 	}
 	return max(1, min(n, p.Count))
+}
+
+// maxDefaultSegments bounds the default segment count (reached only where
+// α is tiny against the bytes: the generator's time grows with N).
+const maxDefaultSegments = 1024
+
+// ClairvoyantRound returns the clairvoyant reduce's round time under the
+// machine model m: d = α + B(β + γ) for its segments of B bytes (p.Segments
+// of them, or ClairvoyantSegments' count when unset).
+func ClairvoyantRound(p *Params, m Machine) float64 {
+	n := p.Segments
+	if n <= 0 {
+		n = ClairvoyantSegments(p, m)
+	}
+	b := float64(p.Count*max(p.ElemSize, 1)) / float64(n)
+	return m.Alpha + b*(m.Beta+m.Gamma)
+}
+
+// InRounds returns arrival times in seconds as multiples of the round time
+// d (seconds), as Params.Arrivals holds them; nil stays nil.
+func InRounds(arrivals []float64, d float64) []float64 {
+	if arrivals == nil {
+		return nil
+	}
+	out := make([]float64, len(arrivals))
+	for r, a := range arrivals {
+		out[r] = a / d
+	}
+	return out
 }
 
 // reduceClairvoyant builds p.Rank's part of the Clairvoyant plan of p: a

@@ -18,6 +18,10 @@ type Row struct {
 	// thousands of ranks) do all their work in one round, which the
 	// round-synchronous times charge exactly.
 	Critical, CriticalLogGP float64
+	// Arrival is the α-β-γ critical-path time from the earliest arrival
+	// to the last rank's end when the ranks arrive at given times
+	// (CriticalPathArrivals); with balanced arrivals it is Critical.
+	Arrival float64
 	// Form names the Hoefler–Moor form that models the algorithm ("" when
 	// none does) and FormTime is that form's LogGP time (0 when Form is "").
 	Form     string

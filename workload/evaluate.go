@@ -3,6 +3,7 @@ package workload
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/scoll/scoll/algorithms"
@@ -29,6 +30,26 @@ import (
 // ring at 4096. Vector collectives are not evaluated (model their regular
 // form). Bad arguments are errors wrapping model.ErrArgument.
 func Evaluate(coll schedule.Collective, size, bytes int, p model.Params) ([]model.Row, error) {
+	return EvaluateArrivals(coll, size, bytes, p, nil)
+}
+
+// EvaluateArrivals is Evaluate with the ranks arriving at the collective at
+// the given times in seconds (one per rank, none negative; nil: together):
+// each row's Arrival is the critical-path time from the earliest arrival
+// to the last rank's end (model.CriticalPathArrivals), and the clairvoyant
+// reduce is scheduled for these arrivals with its round time under p.
+func EvaluateArrivals(coll schedule.Collective, size, bytes int, p model.Params, arrivals []float64) ([]model.Row, error) {
+	if arrivals != nil && len(arrivals) != size {
+		return nil, fmt.Errorf("%w: %d arrival times for %d ranks", model.ErrArgument, len(arrivals), size)
+	}
+	first := 0.0
+	if len(arrivals) > 0 {
+		first = slices.Min(arrivals)
+		arrivals = slices.Clone(arrivals)
+		for r := range arrivals {
+			arrivals[r] -= first
+		}
+	}
 	if coll >= schedule.NumCollectives {
 		return nil, fmt.Errorf("%w: unknown collective %d", model.ErrArgument, coll)
 	}
@@ -70,7 +91,7 @@ func Evaluate(coll schedule.Collective, size, bytes int, p model.Params) ([]mode
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			rows[i], errs[i] = evaluate(in, &ap, p)
+			rows[i], errs[i] = evaluate(in, &ap, p, arrivals)
 		})
 	}
 	wg.Wait()
@@ -82,14 +103,28 @@ func Evaluate(coll schedule.Collective, size, bytes int, p model.Params) ([]mode
 	return rows, nil
 }
 
-// evaluate computes the row of one algorithm.
-func evaluate(in *algorithms.Info, ap *algorithms.Params, p model.Params) (model.Row, error) {
-	r, err := model.EvaluateGenerator(in.Name, ap.Size, ap.ElemSize, Generator(in, *ap), p)
+// evaluate computes the row of one algorithm. The clairvoyant reduce is
+// segmented and scheduled under p (its optimal segment count for p's α, β
+// and γ, and the arrivals in its rounds).
+func evaluate(in *algorithms.Info, ap *algorithms.Params, p model.Params, arrivals []float64) (model.Row, error) {
+	q := *ap
+	if in.Name == algorithms.Clairvoyant {
+		arrivalAware(&q, Workload{Arrivals: arrivals, Machine: algorithms.Machine{Alpha: p.Alpha, Beta: p.Beta, Gamma: p.Gamma}})
+	}
+	r, err := model.EvaluateGenerator(in.Name, q.Size, q.ElemSize, Generator(in, q), p)
 	if err != nil {
 		return model.Row{}, err
 	}
-	r.Cost = in.Cost(ap).Time(p.Alpha, p.Beta, p.Gamma)
-	if form, e, ok := model.HoeflerMoor(in.Name, Call(ap), p); ok {
+	r.Arrival = r.Critical
+	if arrivals != nil {
+		c, err := model.CriticalPathArrivals(q.Size, q.ElemSize, Generator(in, q), p, arrivals)
+		if err != nil {
+			return model.Row{}, err
+		}
+		r.Arrival = c.AlphaBetaGamma
+	}
+	r.Cost = in.Cost(&q).Time(p.Alpha, p.Beta, p.Gamma)
+	if form, e, ok := model.HoeflerMoor(in.Name, Call(&q), p); ok {
 		r.Form, r.FormTime = form, e.Time
 	}
 	return r, nil

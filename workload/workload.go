@@ -28,6 +28,16 @@ type Workload struct {
 	// Placement tells the path algorithms where the ranks sit on the
 	// machine (nil: the grid, rank r on node r); see PlacementFor.
 	Placement *algorithms.Placement
+	// Arrivals are the ranks' arrival times in seconds, for the
+	// arrival-aware algorithms (clairvoyant; nil: balanced). Segments is
+	// their segment count (0: the default under Machine) and RoundTime
+	// their round time in seconds (0: α + B(β + γ) under Machine).
+	Arrivals  []float64
+	Segments  int
+	RoundTime float64
+	// Machine is the α-β-γ model of those defaults (zero:
+	// algorithms.InProcess).
+	Machine algorithms.Machine
 }
 
 // PlacementFor returns the placement of ranks ranks mapped by m (nil: rank r
@@ -83,6 +93,9 @@ func (w Workload) Generator() (schedule.Generator, error) {
 	if err := in.Check(&p); err != nil {
 		return nil, err
 	}
+	if in.Name == algorithms.Clairvoyant {
+		arrivalAware(&p, w)
+	}
 	gen := in.Generator(p)
 	if w.Coll != schedule.Barrier {
 		return gen, nil
@@ -130,4 +143,20 @@ func GoldenParams(in *algorithms.Info) (algorithms.Params, bool) {
 		}
 	}
 	return algorithms.Params{}, false
+}
+
+// arrivalAware sets the segments and arrival times of an arrival-aware
+// algorithm's parameters from w.
+func arrivalAware(p *algorithms.Params, w Workload) {
+	m := w.Machine
+	if m == (algorithms.Machine{}) {
+		m = algorithms.InProcess
+	}
+	p.Segments = w.Segments
+	p.Segments = algorithms.ClairvoyantSegments(p, m)
+	d := w.RoundTime
+	if d <= 0 {
+		d = algorithms.ClairvoyantRound(p, m)
+	}
+	p.Arrivals = algorithms.InRounds(w.Arrivals, d)
 }

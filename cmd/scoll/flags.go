@@ -149,3 +149,30 @@ func parseBandwidth(s string) (float64, error) {
 	}
 	return v * m, nil
 }
+
+// parseArrivals parses per-rank arrival times (comma-separated times as
+// parseSeconds reads them) for np ranks and shifts them so that the
+// earliest is 0; "" gives nil.
+func parseArrivals(s string, np int) ([]float64, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	fields := strings.Split(s, ",")
+	if len(fields) != np {
+		return nil, fmt.Errorf("--arrivals: %d times for %d ranks", len(fields), np)
+	}
+	out := make([]float64, np)
+	first := math.Inf(1)
+	for r, f := range fields {
+		v, err := parseSeconds(f)
+		if err != nil {
+			return nil, fmt.Errorf("--arrivals: rank %d: %w", r, err)
+		}
+		out[r] = v
+		first = min(first, v)
+	}
+	for r := range out {
+		out[r] -= first
+	}
+	return out, nil
+}

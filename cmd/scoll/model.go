@@ -28,10 +28,11 @@ type modelRow struct {
 	FormS     float64 `json:"form_s,omitempty"`
 	EnergyJ   float64 `json:"energy_j"`
 	MemoryB   float64 `json:"memory_bytes"`
+	ArrivalS  float64 `json:"arrival_s"`
 }
 
 func newModelCmd() *cobra.Command {
-	var op, nps, sizes, params, format, plotFile, traceFile string
+	var op, nps, sizes, params, format, plotFile, traceFile, arrivals string
 	cmd := &cobra.Command{
 		Use:   "model",
 		Short: "Runtime, energy and memory of each algorithm under analytic models",
@@ -44,6 +45,10 @@ and size, by counting its schedules (scoll's model package):
   form, form_s  the Hoefler–Moor LogGP closed form that models it, if any
   energy_j   e per message + E per byte + static power × P × time (Hoefler–Moor)
   memory_bytes  d bytes per sent-message descriptor, maximum over processes
+  arrival_s  the α-β-γ time along the schedules' dependencies (critical
+             path) from the earliest arrival to the last rank's end, the
+             ranks arriving at the --arrivals times (default: together);
+             the clairvoyant reduce is scheduled for those arrivals
 
 --params names a preset (` + "PRESETS" + `) or a JSON file (as written by
 scoll calibrate). --plot draws runtime, energy and memory against the rank
@@ -81,14 +86,18 @@ memory_bytes.`,
 			var rows []modelRow
 			for _, n := range sz {
 				for _, p := range ranks {
-					res, err := workload.Evaluate(coll, p, n, par)
+					arr, err := parseArrivals(arrivals, p)
+					if err != nil {
+						return err
+					}
+					res, err := workload.EvaluateArrivals(coll, p, n, par, arr)
 					if err != nil {
 						return fmt.Errorf("np=%d, %d B: %w", p, n, err)
 					}
 					for _, r := range res {
 						rows = append(rows, modelRow{Op: coll.String(), Algorithm: r.Algorithm, NP: p, Bytes: n,
 							CostS: r.Cost, CountedS: r.Counted, LogGPS: r.LogGP, Form: r.Form, FormS: r.FormTime,
-							EnergyJ: r.Energy, MemoryB: r.Memory})
+							EnergyJ: r.Energy, MemoryB: r.Memory, ArrivalS: r.Arrival})
 					}
 				}
 			}
@@ -110,6 +119,7 @@ memory_bytes.`,
 	addFormatFlag(f, &format)
 	f.StringVar(&plotFile, "plot", "", "plot runtime, energy and memory against ranks into this .svg or .png file")
 	f.StringVar(&traceFile, "trace", "", "evaluate the recorded trace in this file instead of registry algorithms")
+	f.StringVar(&arrivals, "arrivals", "", "the ranks' arrival times, comma-separated durations (0,0,0,5ms), for one --np")
 	return cmd
 }
 
@@ -147,12 +157,12 @@ func parseRanks(s string) ([]int, error) {
 
 // modelFormat is how scoll model writes its rows.
 var modelFormat = rowFormat[modelRow]{
-	columns: []string{"op", "algorithm", "np", "bytes", "cost_s", "counted_s", "loggp_s", "form", "form_s", "energy_j", "memory_bytes"},
+	columns: []string{"op", "algorithm", "np", "bytes", "cost_s", "counted_s", "loggp_s", "form", "form_s", "energy_j", "memory_bytes", "arrival_s"},
 	csv: func(r modelRow) []string {
-		return []string{r.Op, r.Algorithm, strconv.Itoa(r.NP), strconv.Itoa(r.Bytes), g8(r.CostS), g8(r.CountedS), g8(r.LogGPS), r.Form, g8(r.FormS), g8(r.EnergyJ), g8(r.MemoryB)}
+		return []string{r.Op, r.Algorithm, strconv.Itoa(r.NP), strconv.Itoa(r.Bytes), g8(r.CostS), g8(r.CountedS), g8(r.LogGPS), r.Form, g8(r.FormS), g8(r.EnergyJ), g8(r.MemoryB), g8(r.ArrivalS)}
 	},
 	cells: func(r modelRow) string {
-		return fmt.Sprintf("%s\t%s\t%d\t%d\t%.4g\t%.4g\t%.4g\t%s\t%.4g\t%.4g\t%.0f\t", r.Op, r.Algorithm, r.NP, r.Bytes, r.CostS, r.CountedS, r.LogGPS, cmp.Or(r.Form, "-"), r.FormS, r.EnergyJ, r.MemoryB)
+		return fmt.Sprintf("%s\t%s\t%d\t%d\t%.4g\t%.4g\t%.4g\t%s\t%.4g\t%.4g\t%.0f\t%.4g\t", r.Op, r.Algorithm, r.NP, r.Bytes, r.CostS, r.CountedS, r.LogGPS, cmp.Or(r.Form, "-"), r.FormS, r.EnergyJ, r.MemoryB, r.ArrivalS)
 	},
 }
 

@@ -42,7 +42,7 @@ func newSimCmd() *cobra.Command {
 		stages                                                                                         bool
 		network                                                                                        networkFlags
 	)
-	var traceFile string
+	var traceFile, arrivals string
 	cmd := &cobra.Command{
 		Use:   "sim",
 		Short: "Simulate collective algorithms on a network topology (stage or flow model)",
@@ -135,7 +135,17 @@ max_congestion the largest link load of any stage.
 			if format, err = checkFormat(format); err != nil {
 				return err
 			}
+			arrival, err := parseArrivals(arrivals, np)
+			if err != nil {
+				return err
+			}
+			if arrival != nil && model != "flow" {
+				return fmt.Errorf("--arrivals needs --model flow (the stage model has no clock per rank)")
+			}
 			if tr != nil {
+				if arrival != nil {
+					return fmt.Errorf("--arrivals applies to registry algorithms, not to --trace")
+				}
 				return simTrace(cmd.OutOrStdout(), tr, traceFile, cfg, model, h, format, stages)
 			}
 			names, err := pickAlgorithms(coll, algs)
@@ -164,7 +174,8 @@ max_congestion the largest link load of any stage.
 						fmt.Fprintf(stderr, "\r\x1b[K%s [%d/%d] %s %s B", progressBar(done, total, 20), done+1, total, name, bench.FormatSize(n))
 					}
 					done++
-					gen, err := workload.Workload{Coll: coll, Algorithm: name, Size: np, Bytes: n, Grid: grid, Placement: place}.Generator()
+					gen, err := workload.Workload{Coll: coll, Algorithm: name, Size: np, Bytes: n, Grid: grid, Placement: place,
+						Arrivals: arrival, Machine: algorithms.Machine{Alpha: cfg.Alpha, Beta: cfg.Delta}}.Generator()
 					if err != nil {
 						if algs == "all" {
 							fmt.Fprintf(stderr, "\r\x1b[Kscoll sim: skipping %s: %v\n", name, err)
@@ -176,7 +187,7 @@ max_congestion the largest link load of any stage.
 					if model == "stage" {
 						res, err = sim.StageModel(cfg, np, 1, gen)
 					} else {
-						res, err = sim.FlowModel(sim.FlowConfig{Config: cfg, HopLatency: h}, np, 1, gen)
+						res, err = sim.FlowModel(sim.FlowConfig{Config: cfg, HopLatency: h, Arrival: arrival}, np, 1, gen)
 					}
 					if err != nil {
 						return fmt.Errorf("%s at %d B: %w", name, n, err)
@@ -213,6 +224,7 @@ max_congestion the largest link load of any stage.
 	f.StringVar(&traceFile, "trace", "", "simulate the recorded trace in this file instead of registry algorithms")
 	// How the messages are charged.
 	f.StringVar(&model, "model", "stage", "network model: stage or flow")
+	f.StringVar(&arrivals, "arrivals", "", "flow model: the ranks' arrival times, comma-separated durations (0,0,0,5ms); time then runs from the earliest")
 	f.StringVar(&ports, "ports", "1", "node model: 1 (single-port) or all (multi-port)")
 	f.StringVar(&hopLat, "hop-latency", "0", "flow model: latency per link crossed")
 	network.add(f, "", "multi-port stage model: K:E derates nodes with K or more messages in a stage to E of the link bandwidth (Sack's Blue Gene/P: 6:0.93)")

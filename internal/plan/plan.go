@@ -137,13 +137,13 @@ func segments(p *algorithms.Params, info *algorithms.Info, o *Options, d *Defaul
 	}
 	round := o.RoundTime.Seconds()
 	if !o.RoundTimeSet {
-		b := float64(p.Count*p.ElemSize) / float64(p.Segments)
-		round = m.Alpha + b*(m.Beta+m.Gamma)
+		round = algorithms.ClairvoyantRound(p, m)
 	}
-	p.Arrivals = make([]float64, len(o.Arrivals))
+	secs := make([]float64, len(o.Arrivals))
 	for r, a := range o.Arrivals {
-		p.Arrivals[r] = a.Seconds() / round
+		secs[r] = a.Seconds()
 	}
+	p.Arrivals = algorithms.InRounds(secs, round)
 }
 
 // Choose returns the algorithm that runs a call with parameters p: the
