@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -64,5 +66,24 @@ func TestClairvoyantBadInput(t *testing.T) {
 		if _, _, err := run(t, append([]string{"clairvoyant"}, args...)...); err == nil {
 			t.Errorf("%v: no error", args)
 		}
+	}
+}
+
+func TestMarendicFigures(t *testing.T) {
+	dir := t.TempDir()
+	out, _, err := run(t, "marendic", "--out", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "Butterfly        least ratio 0.99") || !strings.Contains(out, "at most Clairvoyant's in [") {
+		t.Fatalf("no Butterfly range:\n%s", out)
+	}
+	for _, f := range []string{"marendic-fig10.csv", "marendic-fig10.svg", "marendic-fig6.csv", "marendic-fig6.svg"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	if _, _, err := run(t, "marendic", "--out", dir, "--radix-vector", "4,4,4"); err == nil {
+		t.Error("a radix vector of product 64 for 128 processes: no error")
 	}
 }

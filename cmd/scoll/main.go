@@ -47,6 +47,6 @@ library (github.com/scoll/scoll).`,
 		SilenceErrors: true,
 	}
 	root.CompletionOptions.DisableDefaultCmd = true
-	root.AddCommand(newBenchCmd(), newAlgorithmsCmd(), newSimCmd(), newScheduleCmd(), newCalibrateCmd(), newPredictCmd(), newModelCmd(), newFiguresCmd(), newRunCmd(), newSplitCmd(), newSplitPhasesCmd(), newClairvoyantCmd())
+	root.AddCommand(newBenchCmd(), newAlgorithmsCmd(), newSimCmd(), newScheduleCmd(), newCalibrateCmd(), newPredictCmd(), newModelCmd(), newFiguresCmd(), newRunCmd(), newSplitCmd(), newSplitPhasesCmd(), newClairvoyantCmd(), newMarendicCmd())
 	return root
 }
