@@ -3,10 +3,12 @@ package scoll
 import (
 	"context"
 	"fmt"
-	"github.com/scoll/scoll/internal/cid"
+	"time"
 
 	"github.com/scoll/scoll/algorithms"
 	"github.com/scoll/scoll/exec"
+	"github.com/scoll/scoll/internal/arrival"
+	"github.com/scoll/scoll/internal/cid"
 	"github.com/scoll/scoll/internal/plan"
 	"github.com/scoll/scoll/schedule"
 	"github.com/scoll/scoll/split"
@@ -31,6 +33,10 @@ type call struct {
 	// exch: run a blocking call as a shared-memory exchange (shm.go).
 	exch bool
 	root int
+	// site is the call site (WithCallSite) and at this rank's arrival
+	// there (callsite.go); nil without one.
+	site *arrival.Site
+	at   time.Duration
 }
 
 // marked returns the call's signature with mark mixed in: the signature
@@ -218,10 +224,17 @@ func nonblocking(ctx context.Context, c *Comm, cl *call, err error) (*Request, e
 
 func blocking(ctx context.Context, c *Comm, cl *call, err error) error {
 	if err != nil {
+		if cl.site != nil {
+			cl.site.Failed()
+		}
 		c.abandon(err)
 		return err
 	}
-	return cl.run(ctx)
+	err = cl.run(ctx)
+	if cl.site != nil {
+		err = c.arrived(ctx, cl.site, cl.at, err)
+	}
+	return err
 }
 
 // abandon tells the other ranks, on transports whose ranks cannot see each

@@ -2,6 +2,7 @@ package scoll
 
 import (
 	"context"
+	"time"
 
 	"github.com/scoll/scoll/schedule"
 	"github.com/scoll/scoll/transport/inproc"
@@ -82,3 +83,21 @@ func PathForTest(c *Comm, coll string, count int, opts ...CallOption) (string, e
 	}
 	return "plan:" + cl.info.Name, nil
 }
+
+// PredictionForTest returns the arrival times call site id of c predicts
+// for its next call (nil: none).
+func PredictionForTest(c *Comm, id string) []time.Duration {
+	c.sitesMu.Lock()
+	defer c.sitesMu.Unlock()
+	if s := c.sites[id]; s != nil {
+		return s.Prediction()
+	}
+	return nil
+}
+
+// ClockOffsetForTest returns c's estimated clock offset to rank 0 and
+// whether it was estimated.
+func ClockOffsetForTest(c *Comm) (time.Duration, bool) { return c.clockOff, c.clockSynced }
+
+// PlansForTest returns the number of plans c keeps.
+func PlansForTest(c *Comm) int { return c.plans.Len() }

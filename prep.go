@@ -66,6 +66,9 @@ func prepare[T Number](cl *call, ctx context.Context, c *Comm, a plan.Args, send
 	if err := o.Check(coll, c.size); err != nil {
 		return err
 	}
+	if cl.site, cl.at, err = c.atSite(ctx, &pc, &o); err != nil {
+		return err
+	}
 	key := plan.KeyOf(&pc, &o)
 	e := c.plans.Get(key)
 	if e == nil {
@@ -75,7 +78,7 @@ func prepare[T Number](cl *call, ctx context.Context, c *Comm, a plan.Args, send
 		c.plans.Put(key, e)
 	}
 	*cl = call{c: c, coll: coll, info: e.Info, plan: e.Plan, kernel: kernel, sig: e.Sig, peers: e.Peers,
-		send: kernels.Bytes(send), recv: kernels.Bytes(recv), root: spec.Root}
+		send: kernels.Bytes(send), recv: kernels.Bytes(recv), root: spec.Root, site: cl.site, at: cl.at}
 	cl.choosePath(&o, spec.Count*kernel.ElemSize)
 	return nil
 }

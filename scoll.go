@@ -28,6 +28,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"github.com/scoll/scoll/internal/arrival"
 	"github.com/scoll/scoll/internal/cid"
 	"log/slog"
 	"runtime/debug"
@@ -157,6 +158,13 @@ type Comm struct {
 	machine algorithms.Machine
 
 	plans plan.Cache
+
+	// Call sites (callsite.go): their records, and the offset of this
+	// rank's clock to rank 0's, estimated at the first site's first call.
+	sitesMu     sync.Mutex
+	sites       map[string]*arrival.Site
+	clockOff    time.Duration
+	clockSynced bool
 }
 
 // Rank returns the caller's rank in [0, Size()).

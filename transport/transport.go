@@ -142,6 +142,13 @@ type Modeler interface {
 	Model() (alpha, beta float64)
 }
 
+// ClockSharer is implemented by transports whose ranks read one clock (the
+// ranks of one process): a time one rank reads is comparable with
+// another's without correcting for clock offsets.
+type ClockSharer interface {
+	SharesClock() bool
+}
+
 // Combiner is implemented by transports that accept combining receives
 // (Msg.Combine). Executors emulate them on other transports.
 type Combiner interface {

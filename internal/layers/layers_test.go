@@ -21,7 +21,7 @@ const module = "github.com/scoll/scoll"
 // them; exec and the transports below the public API, knowing nothing of
 // algorithms.
 var allowed = map[string][]string{
-	"":                        {"algorithms", "exec", "internal/chain", "internal/cid", "internal/jobenv", "internal/postbox", "internal/errs", "internal/kernels", "internal/plan", "internal/wire", "schedule", "split", "transport", "transport/inproc", "transport/record", "transport/tcp", "transport/mpi"},
+	"":                        {"algorithms", "exec", "internal/arrival", "internal/chain", "internal/cid", "internal/jobenv", "internal/postbox", "internal/errs", "internal/kernels", "internal/plan", "internal/wire", "schedule", "split", "transport", "transport/inproc", "transport/record", "transport/tcp", "transport/mpi"},
 	"schedule":                {},
 	"topology":                {},
 	"algorithms":              {"internal/errs", "schedule"},
@@ -37,7 +37,8 @@ var allowed = map[string][]string{
 	"transport/record":        {"schedule", "transport"},
 	"transport/transporttest": {"internal/errs", "transport"},
 	"internal/chain":          {"exec", "internal/errs", "internal/kernels", "split"},
-	"internal/plan":           {"algorithms", "exec", "internal/errs", "schedule"},
+	"internal/plan":           {"algorithms", "exec", "internal/arrival", "internal/errs", "schedule"},
+	"internal/arrival":        {},
 	"internal/registrytest":   {"algorithms", "internal/golden", "schedule", "workload"},
 	"internal/clock":          {},
 	"internal/cid":            {"internal/errs"},

@@ -129,3 +129,10 @@ func (c *Cache) Clear() {
 	c.mu.Unlock()
 	c.last.Store(nil)
 }
+
+// Len returns the number of plans kept.
+func (c *Cache) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.plans)
+}

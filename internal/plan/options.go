@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/scoll/scoll/algorithms"
+	"github.com/scoll/scoll/internal/arrival"
 	"github.com/scoll/scoll/internal/errs"
 )
 
@@ -39,6 +40,13 @@ type Options struct {
 	// positive); otherwise the round time comes from the machine model.
 	RoundTime    time.Duration
 	RoundTimeSet bool
+	// CallSite names the call site whose arrivals are measured and
+	// predicted ("": none); ShareEvery is how many of its calls pass
+	// between two sharings of the measurements (0: 1), and NewPredictor
+	// makes its predictor at its first call (nil: SMA over 5 calls).
+	CallSite     string
+	ShareEvery   int
+	NewPredictor func() arrival.Predictor
 	// Grid is the call's own process grid (nil: the communicator's).
 	Grid []int
 	// Place is the call's own placement (nil: the communicator's).
@@ -97,6 +105,9 @@ func (o *Options) checkArrivals(coll fmt.Stringer, size int) error {
 		if o.SegBytes != 0 {
 			return Invalid(coll, "a segment count (%d) together with a segment size (%d B): give one", o.Segments, o.SegBytes)
 		}
+	}
+	if o.ShareEvery < 0 {
+		return Invalid(coll, "arrivals shared every %d calls (want ≥ 1)", o.ShareEvery)
 	}
 	if o.RoundTimeSet && o.RoundTime <= 0 {
 		return Invalid(coll, "round time %v (want > 0)", o.RoundTime)

@@ -12,6 +12,7 @@ package plan
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/scoll/scoll/algorithms"
 	"github.com/scoll/scoll/exec"
@@ -110,6 +111,25 @@ func New(c *Call, o *Options, d *Defaults) (*Entry, error) {
 		return nil, fmt.Errorf("%w: %s/%s: %w", errs.InvalidArgument, coll, info.Name, err)
 	}
 	return &Entry{Info: info, Plan: exec.NewPlan(s), Sig: uint64(h)}, nil
+}
+
+// RoundTime returns the clairvoyant reduce's round time for call c with
+// options o on a communicator with defaults d: o.RoundTime when set, else
+// α + B(β + γ) under the round model for its segments of B bytes.
+func RoundTime(c *Call, o *Options, d *Defaults) time.Duration {
+	if o.RoundTimeSet {
+		return o.RoundTime
+	}
+	p := algorithms.Params{Spec: c.Spec, Rank: c.Rank, Commutative: c.Commutative, ElemSize: c.ElemSize}
+	m := d.Machine
+	if d.Rounds != nil {
+		m = d.Rounds()
+	}
+	if o.SegmentsSet {
+		p.Segments = o.Segments
+	}
+	p.Segments = algorithms.ClairvoyantSegments(&p, m)
+	return time.Duration(algorithms.ClairvoyantRound(&p, m) * float64(time.Second))
 }
 
 // segments sets the segmentation of p from the options: for clairvoyant

@@ -307,6 +307,10 @@ func (e *Endpoint) Size() int { return e.w.size }
 // SpinHint returns how many times a waiter should poll before parking.
 func (e *Endpoint) SpinHint() int { return e.w.spin }
 
+// SharesClock implements transport.ClockSharer: the ranks are goroutines
+// of one process.
+func (e *Endpoint) SharesClock() bool { return true }
+
 // Close marks this rank as exited.
 func (e *Endpoint) Close() error {
 	e.w.Exit(e.rank)
