@@ -45,7 +45,8 @@ import (
 // uncertainty reported). Arrivals and exits are gathered to rank 0 with
 // scoll.Gather after the level, outside the timed part.
 //
-// Waiting blocks on a timer (time.Sleep) for goroutine ranks: spinning
+// Waiting blocks (time.Sleep, then nanosleep(2) for the last 1.5 ms on
+// Linux: Go's timers alone wake up to a millisecond late) for goroutine ranks: spinning
 // would take a CPU from the ranks that work. Ranks that are processes with
 // a CPU each may spin (Wait "spin", the default "auto" when the machine has
 // a CPU per rank): they sleep until 1 ms before the target and then poll
@@ -509,11 +510,11 @@ func (k *rankClock) waitUntil(target float64, spin bool) bool {
 		return false
 	}
 	if !spin {
-		time.Sleep(time.Duration(d * 1e9))
+		blockFor(time.Duration(d * 1e9))
 		return true
 	}
 	if d > 1e-3 {
-		time.Sleep(time.Duration((d - 1e-3) * 1e9))
+		blockFor(time.Duration((d - 1e-3) * 1e9))
 	}
 	for k.now() < target {
 	}

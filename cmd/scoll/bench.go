@@ -21,6 +21,7 @@ func newBenchCmd() *cobra.Command {
 		format    string
 		progress  string
 		world     bool
+		imb       imbalanceFlags // bench_imbalance.go
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -48,9 +49,13 @@ run the same command, and rank 0 prints the results.`,
 		Example: `  scoll bench
   scoll bench --np 4 --op allgather --sizes 8,1K,64KiB,1M --format csv
   scoll bench --op alltoall --algorithm pairwise,bruck --sizes 8:64K:x8 --time 1s
-  scoll run --np 4 -- scoll bench --world --op allgather --sizes 1M,16M`,
+  scoll run --np 4 -- scoll bench --world --op allgather --sizes 1M,16M
+  scoll bench --np 16 --imbalance single:rank=P-1:delay=0..3x/6 --sizes 128K --plot imb.svg`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if imb.spec != "" {
+				return runImbalance(cmd, &imb, &cfg, sizes, format, progress, world)
+			}
 			if cfg.NP < 1 {
 				return fmt.Errorf("--np %d: want at least 1", cfg.NP)
 			}
@@ -135,6 +140,7 @@ run the same command, and rank 0 prints the results.`,
 	f.StringVar(&cfg.On, "on", "world", "the communicator measured: world, dup (a duplicate: the same ranks through a derived communicator) or split (the world split with reversed ranks)")
 	f.StringVar(&maxMemory, "max-memory", bench.FormatSize(bench.DefaultMaxMemory), "skip sizes whose buffers over all ranks exceed this (0: no limit)")
 	addProgressFlag(f, &progress)
+	imb.add(f)
 	f.BoolVar(&world, "world", false, "run as one rank of a job of processes (scoll run, mpirun, srun) instead of --np goroutines")
 	return cmd
 }

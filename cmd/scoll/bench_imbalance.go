@@ -1,0 +1,310 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"image/color"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/scoll/scoll/bench"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// scoll bench --imbalance: the reduce algorithms under imposed arrival
+// patterns (bench.RunImbalance), after Marendic et al., sec. 6 and 7.
+
+// imbalanceFlags are the flags of scoll bench that only --imbalance reads.
+type imbalanceFlags struct {
+	spec, sync, reference, wait, plot string
+	segments, resamples               int
+	roundTime                         time.Duration
+	seed                              uint64
+}
+
+// add registers the flags.
+func (im *imbalanceFlags) add(f *pflag.FlagSet) {
+	f.StringVar(&im.spec, "imbalance", "", "benchmark reduce under an arrival pattern instead (Marendic et al.): "+
+		"single:rank=P-1:delay=D, alternating:even=D:odd=D, uniform:max=D, normal:sd=D, gamma:k=K,theta=D, bernoulli:p=Q:delay=D or trace:FILE; "+
+		"the delay-like parameter takes lists and ranges: delay=0,100us,200us or delay=0..3x/6 (x: the balanced runtime of clairvoyant, else of --reference)")
+	f.StringVar(&im.sync, "sync", "barrier", "--imbalance: synchronisation before each measurement: barrier (two barriers) or window (common start times t0 + i·window)")
+	f.StringVar(&im.reference, "reference", "", "--imbalance: algorithm the others' median runtimes are divided by and tested against (default clairvoyant when it runs, else the first)")
+	f.StringVar(&im.wait, "wait", "auto", "--imbalance: how ranks wait for their delay: sleep (timers), spin, or auto (spin only for processes with a CPU each)")
+	f.StringVar(&im.plot, "plot", "", "--imbalance: also draw the runtime relative to the reference and the normalized absorption against the imbalance, per size, to this .svg or .png file")
+	f.IntVar(&im.segments, "segments", 0, "--imbalance: segments of the clairvoyant reduce (default its own)")
+	f.DurationVar(&im.roundTime, "round-time", 0, "--imbalance: round time of the clairvoyant reduce (default its own estimate)")
+	f.IntVar(&im.resamples, "resamples", bench.DefaultResamples, "--imbalance: relabellings of each permutation test")
+	f.Uint64Var(&im.seed, "seed", 1, "--imbalance: seed of random patterns and of the resampling")
+}
+
+// runImbalance is scoll bench with --imbalance: cfg holds the flags scoll
+// bench shares with it (np, algorithms, iterations, world).
+func runImbalance(cmd *cobra.Command, im *imbalanceFlags, cfg *bench.Config, sizes, format, progress string, world bool) error {
+	f := cmd.Flags()
+	for _, name := range []string{"op", "type", "time", "max-call", "root", "grid", "segment", "on", "max-memory"} {
+		if f.Changed(name) {
+			return fmt.Errorf("--%s does not apply to --imbalance (reduce of int32 with sum to root 0)", name)
+		}
+	}
+	if cfg.NP < 1 {
+		return fmt.Errorf("--np %d: want at least 1", cfg.NP)
+	}
+	ic := bench.ImbalanceConfig{
+		NP: cfg.NP, Algorithms: cfg.Algorithms, Reference: im.reference, Sync: im.sync, Wait: im.wait,
+		Reps: cfg.Iters, Warmup: cfg.Warmup, Segments: im.segments, RoundTime: im.roundTime,
+		Resamples: im.resamples, Seed: im.seed,
+	}
+	if f.Changed("warmup") && ic.Warmup == 0 {
+		ic.Warmup = -1
+	}
+	if f.Changed("iters") && ic.Reps < 1 {
+		return fmt.Errorf("--iters %d: want at least 1", ic.Reps)
+	}
+	var err error
+	if ic.Imbalance, err = bench.ParseImbalance(im.spec); err != nil {
+		return err
+	}
+	if ic.Imbalance.Kind == "trace" {
+		fh, err := os.Open(ic.Imbalance.File)
+		if err != nil {
+			return err
+		}
+		ic.Imbalance.Trace, err = bench.ReadTrace(fh)
+		fh.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %w", ic.Imbalance.File, err)
+		}
+	}
+	if f.Changed("sizes") {
+		if ic.Sizes, err = bench.ParseSizes(sizes); err != nil {
+			return err
+		}
+	}
+	if format, err = checkFormat(format); err != nil {
+		return err
+	}
+	stdout, stderr, leave, err := joinWorld(cmd, world, &ic.World)
+	if err != nil {
+		return err
+	}
+	defer leave()
+	show, err := showProgress(progress, stderr)
+	if err != nil {
+		return err
+	}
+	if show {
+		ic.Progress = func(p bench.ImbalanceProgress) {
+			if p.Done < p.Total {
+				fmt.Fprintf(stderr, "\r\x1b[K[%d/%d] %s B, imbalance %s", p.Done+1, p.Total, bench.FormatSize(p.Bytes), p.Level)
+			}
+		}
+	}
+	rep, err := bench.RunImbalance(cmd.Context(), ic)
+	if show {
+		fmt.Fprint(stderr, "\r\x1b[K")
+	}
+	if rep != nil {
+		for _, s := range rep.Skipped {
+			fmt.Fprintf(stderr, "scoll bench: %s\n", s)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if ic.World != nil && ic.World.Rank() != 0 {
+		return nil // rank 0 has the points
+	}
+	if err := writeImbalance(stdout, stderr, format, rep); err != nil {
+		return err
+	}
+	if im.plot != "" {
+		return plotImbalance(im.plot, rep)
+	}
+	return nil
+}
+
+// writeImbalance writes the report: JSON whole; the points as CSV or a
+// table, then the summary (on stdout after a table, on stderr after CSV).
+func writeImbalance(stdout, stderr io.Writer, format string, rep *bench.ImbalanceReport) error {
+	if format == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	if err := writeRows(stdout, format, rep.Points, imbalanceFormat); err != nil {
+		return err
+	}
+	sum := stdout
+	if format == "csv" {
+		sum = stderr
+	}
+	fmt.Fprint(sum, imbalanceSummary(rep))
+	return nil
+}
+
+// imbalanceSummary describes the run's conditions and checks: the
+// achieved delays, the clock, late windows, serial correlation.
+func imbalanceSummary(rep *bench.ImbalanceReport) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "pattern %s, %d ranks, sync %s, wait %s, reference %s\n", rep.Pattern, rep.NP, rep.Sync, rep.Wait, rep.Reference)
+	fmt.Fprintf(&b, "delay accuracy (achieved − requested): %s\n", rep.Delay)
+	if rep.ClockUncertaintyUs > 0 {
+		fmt.Fprintf(&b, "common clock: offsets by ping-pong, uncertainty up to ±%.1fus\n", rep.ClockUncertaintyUs)
+	}
+	if rep.Sync == "window" {
+		fmt.Fprintf(&b, "late window starts: %d\n", rep.LateStarts)
+	}
+	corr := 0
+	for _, p := range rep.Points {
+		if p.RunsP < 0.05 {
+			corr++
+		}
+	}
+	fmt.Fprintf(&b, "runs test: %d of %d samples serially correlated at 5%%\n", corr, len(rep.Points))
+	return b.String()
+}
+
+// imbalanceFormat is how the points are written as CSV and as a table.
+var imbalanceFormat = rowFormat[bench.ImbalancePoint]{
+	columns: []string{"bytes", "level", "level_us", "imbalance_us", "achieved_imbalance_us", "algorithm", "n", "median_us", "ci_lo_us", "ci_hi_us", "min_us",
+		"ratio", "p", "runs_z", "runs_p", "absorption_us", "absorption_norm", "imbalance_norm", "window_us"},
+	csv: func(p bench.ImbalancePoint) []string {
+		g := func(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }
+		return []string{strconv.Itoa(p.Bytes), p.Level, g(p.LevelUs), g(p.ImbalanceUs), g(p.AchievedUs), p.Algorithm, strconv.Itoa(p.N),
+			g(p.MedianUs), g(p.CILoUs), g(p.CIHiUs), g(p.MinUs), g(p.Ratio), g(p.P), g(p.RunsZ), g(p.RunsP),
+			g(p.AbsorptionUs), g(p.AbsorptionN), g(p.ImbalanceN), g(p.WindowUs)}
+	},
+	headings: []string{"size", "level", "I(us)", "achieved", "algorithm", "median(us)", "95% CI", "ratio", "p", "", "runs p", "A(us)", "A_N", "I_N"},
+	cells: func(p bench.ImbalancePoint) string {
+		return fmt.Sprintf("%s\t%s\t%.0f\t%.0f\t%s\t%.1f\t[%.1f, %.1f]\t%.3f\t%.4f\t%s\t%.2f\t%.1f\t%.3f\t%.3f\t",
+			bench.FormatSize(p.Bytes), p.Level, p.ImbalanceUs, p.AchievedUs, p.Algorithm, p.MedianUs, p.CILoUs, p.CIHiUs,
+			p.Ratio, p.P, stars(p.P), p.RunsP, p.AbsorptionUs, p.AbsorptionN, p.ImbalanceN)
+	},
+}
+
+// stars marks a p-value: *** ≤ 0.001, ** ≤ 0.01, * ≤ 0.05, "ns" above.
+func stars(p float64) string {
+	switch {
+	case p <= 0.001:
+		return "***"
+	case p <= 0.01:
+		return "**"
+	case p <= 0.05:
+		return "*"
+	}
+	return "ns"
+}
+
+// plotImbalance draws, for each size, Marendic et al.'s Fig. 12 (median
+// runtime relative to the reference against the absolute imbalance, with
+// the significance of the worst permutation test among the algorithms
+// marked on y = 1: circle p ≤ 0.001, triangle ≤ 0.01, diamond ≤ 0.05, red
+// downward triangle not significant) and Fig. 13 (normalized absorption
+// A/t(π) against the absolute imbalance).
+func plotImbalance(file string, rep *bench.ImbalanceReport) error {
+	var sizes []int
+	for _, p := range rep.Points {
+		if len(sizes) == 0 || sizes[len(sizes)-1] != p.Bytes {
+			sizes = append(sizes, p.Bytes)
+		}
+	}
+	var tiles [][]*plot.Plot
+	for _, size := range sizes {
+		rel, abs := plot.New(), plot.New()
+		rel.Title.Text = fmt.Sprintf("reduce %s B, %d ranks, %s: runtime relative to %s", bench.FormatSize(size), rep.NP, rep.Pattern, rep.Reference)
+		abs.Title.Text = fmt.Sprintf("reduce %s B: normalized absorption A/t(π)", bench.FormatSize(size))
+		rel.Y.Label.Text, abs.Y.Label.Text = "median runtime / reference's", "A_N"
+		for _, p := range []*plot.Plot{rel, abs} {
+			p.X.Label.Text = "absolute imbalance I (µs)"
+			p.X.Tick.Marker, p.Y.Tick.Marker = plainTicks{}, plainTicks{}
+			p.Legend.Top, p.Legend.Left = true, true
+		}
+		var ratios, absorption lineSet
+		worst := map[float64]float64{} // imbalance → largest p
+		for _, p := range rep.Points {
+			if p.Bytes != size {
+				continue
+			}
+			absorption.add(p.Algorithm, p.ImbalanceUs, p.AbsorptionN)
+			if p.Algorithm != rep.Reference {
+				ratios.add(p.Algorithm, p.ImbalanceUs, p.Ratio)
+				worst[p.ImbalanceUs] = max(worst[p.ImbalanceUs], p.P)
+			}
+		}
+		if err := ratios.draw(rel); err != nil {
+			return err
+		}
+		if err := absorption.draw(abs); err != nil {
+			return err
+		}
+		if err := addSignificance(rel, worst); err != nil {
+			return err
+		}
+		tiles = append(tiles, []*plot.Plot{rel}, []*plot.Plot{abs})
+	}
+	return savePlots(file, tiles, 8*vg.Inch, vg.Length(len(tiles))*3.5*vg.Inch)
+}
+
+// significance classes of a p-value, as Marendic et al.'s Fig. 12 marks them.
+var significance = []struct {
+	max   float64
+	label string
+	shape draw.GlyphDrawer
+	color color.Color
+}{
+	{0.001, "p ≤ 0.001", draw.CircleGlyph{}, color.Black},
+	{0.01, "p ≤ 0.01", draw.PyramidGlyph{}, color.Black},
+	{0.05, "p ≤ 0.05", diamondGlyph{}, color.Black},
+	{2, "p > 0.05", downTriangleGlyph{}, color.RGBA{R: 220, A: 255}},
+}
+
+// addSignificance marks on y = 1 each imbalance with the class of its
+// largest p-value.
+func addSignificance(p *plot.Plot, worst map[float64]float64) error {
+	for i, s := range significance {
+		var pts plotter.XYs
+		for x, pv := range worst {
+			if pv <= s.max && (i == 0 || pv > significance[i-1].max) {
+				pts = append(pts, plotter.XY{X: x, Y: 1})
+			}
+		}
+		if len(pts) == 0 {
+			continue
+		}
+		sc, err := plotter.NewScatter(pts)
+		if err != nil {
+			return err
+		}
+		sc.GlyphStyle = draw.GlyphStyle{Shape: s.shape, Color: s.color, Radius: vg.Points(3.5)}
+		p.Add(sc)
+		p.Legend.Add(s.label, sc)
+	}
+	return nil
+}
+
+// diamondGlyph is a filled rhombus; downTriangleGlyph a filled triangle
+// pointing down.
+type (
+	diamondGlyph      struct{}
+	downTriangleGlyph struct{}
+)
+
+// DrawGlyph implements draw.GlyphDrawer.
+func (diamondGlyph) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
+	r := sty.Radius * 1.3
+	c.FillPolygon(sty.Color, []vg.Point{{X: pt.X, Y: pt.Y + r}, {X: pt.X + r, Y: pt.Y}, {X: pt.X, Y: pt.Y - r}, {X: pt.X - r, Y: pt.Y}})
+}
+
+// DrawGlyph implements draw.GlyphDrawer.
+func (downTriangleGlyph) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
+	r := sty.Radius * 1.2
+	c.FillPolygon(sty.Color, []vg.Point{{X: pt.X - r, Y: pt.Y + r/2}, {X: pt.X + r, Y: pt.Y + r/2}, {X: pt.X, Y: pt.Y - r}})
+}
