@@ -476,8 +476,9 @@ func (c *imbConfig) points(ld *levelData, size int, lv level, scale time.Duratio
 // number of int32 elements.
 func (c *imbConfig) level(ctx context.Context, count int, arr, warm [][]time.Duration) (*levelData, error) {
 	var out *levelData
+	epoch := time.Now() // in process, the ranks' common clock
 	body := func(ctx context.Context, comm *scoll.Comm) error {
-		ld, err := c.rankLevel(ctx, comm, count, arr, warm)
+		ld, err := c.rankLevel(ctx, comm, epoch, count, arr, warm)
 		if comm.Rank() == 0 {
 			out = ld
 		}
@@ -584,10 +585,11 @@ const (
 	recLen
 )
 
-// rankLevel is one rank's part of a level.
-func (c *imbConfig) rankLevel(ctx context.Context, comm *scoll.Comm, count int, arr, warm [][]time.Duration) (*levelData, error) {
+// rankLevel is one rank's part of a level; epoch is the origin of the
+// clock (with World, adjusted to rank 0's by syncClock).
+func (c *imbConfig) rankLevel(ctx context.Context, comm *scoll.Comm, epoch time.Time, count int, arr, warm [][]time.Duration) (*levelData, error) {
 	me, np := comm.Rank(), comm.Size()
-	k := &rankClock{epoch: time.Now()}
+	k := &rankClock{epoch: epoch}
 	var clockUnc float64
 	if c.World != nil {
 		var err error
