@@ -7,8 +7,10 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/scoll/scoll/algorithms"
+	"github.com/scoll/scoll/bench"
 	"github.com/scoll/scoll/schedule"
 	"github.com/spf13/cobra"
 )
@@ -19,6 +21,9 @@ func newClairvoyantCmd() *cobra.Command {
 		arrivals, form     string
 		d                  float64
 		sweep              string
+		table5             bool
+		t5                 bench.PredictedConfig
+		t5size             string
 	)
 	cmd := &cobra.Command{
 		Use:   "clairvoyant",
@@ -40,6 +45,15 @@ rank z, ">i:j" sends it to rank i), json ({"p","segments","rounds",
 "send" and "recv" as [peer, segment] or null) and svg (a row per rank, a
 column per round, a line per message; at most 256 ranks).
 
+--table5 runs, instead, Marendic et al.'s Table 5 experiment in shape on
+--np in-process ranks: --iterations reductions of --size bytes, each after
+a work phase from a synthetic trace (four clusters of ranks by rank mod 4,
+each a slow wave over the iterations plus noise, up to --work), with the
+binomial tree, the clairvoyant reduce with the arrivals a call site predicts
+(SMA over 5 calls, shared every --share-every calls) and the clairvoyant reduce told
+the true arrivals; --reps runs each, alternating. It prints the median
+accumulated runtime (the sum over iterations of last exit − first arrival).
+
 --sweep FROM..TO prints, instead, R for balanced arrivals for every P in the
 range and the segment counts 1, 2, 4, 7, 8, 16, 32, 64, marking with * where R
 exceeds ⌈lg P⌉ + N − 1.`,
@@ -52,6 +66,14 @@ exceeds ⌈lg P⌉ + N − 1.`,
 			out := cmd.OutOrStdout()
 			if sweep != "" {
 				return clairvoyantSweep(out, sweep)
+			}
+			if table5 {
+				b, err := bench.ParseSize(t5size)
+				if err != nil {
+					return fmt.Errorf("--size: %w", err)
+				}
+				t5.Ranks, t5.Segments, t5.Bytes = np, segments, b
+				return clairvoyantTable5(cmd, t5)
 			}
 			if np < 1 || segments < 1 {
 				return fmt.Errorf("--np %d --segments %d: want at least 1 each", np, segments)
@@ -102,6 +124,14 @@ exceeds ⌈lg P⌉ + N − 1.`,
 	f.Float64Var(&d, "d", 1, "round time d, in the unit of --arrivals")
 	f.StringVar(&form, "format", "text", "output format: text, json or svg")
 	f.StringVar(&sweep, "sweep", "", "print R for balanced arrivals for P in FROM..TO instead")
+	f.BoolVar(&table5, "table5", false, "run the predicted-arrivals experiment (Table 5 in shape) instead")
+	f.StringVar(&t5size, "size", "1MiB", "--table5: bytes per rank")
+	f.IntVar(&t5.Iterations, "iterations", 100, "--table5: reductions per run")
+	f.IntVar(&t5.Reps, "reps", 5, "--table5: runs per variant")
+	f.IntVar(&t5.ShareEvery, "share-every", 10, "--table5: calls between two sharings of the measured arrivals")
+	f.DurationVar(&t5.Work, "work", 20*time.Millisecond, "--table5: the longest work phase")
+	f.Float64Var(&t5.Noise, "noise", 0.05, "--table5: noise of the work phases (standard deviation, relative)")
+	f.Uint64Var(&t5.Seed, "seed", 1, "--table5: seed of the trace")
 	return cmd
 }
 
@@ -255,6 +285,24 @@ func clairvoyantSweep(w io.Writer, rng string) error {
 			fmt.Fprintf(bw, "\t%d%s", pl.Rounds, mark)
 		}
 		fmt.Fprintln(bw)
+	}
+	return nil
+}
+
+// clairvoyantTable5 runs the predicted-arrivals experiment and prints the
+// medians.
+func clairvoyantTable5(cmd *cobra.Command, cfg bench.PredictedConfig) error {
+	res, err := bench.RunPredicted(cmd.Context(), cfg)
+	if err != nil {
+		return err
+	}
+	w := cmd.OutOrStdout()
+	fmt.Fprintf(w, "predicted arrivals: P=%d, %s per rank, N=%d, %d reductions per run, work up to %v (noise %.2g), arrivals shared every %d calls, median of %d runs\n",
+		cfg.Ranks, bench.FormatSize(cfg.Bytes), cfg.Segments, cfg.Iterations, cfg.Work, cfg.Noise, cfg.ShareEvery, cfg.Reps)
+	base := res.Median("binomial")
+	for _, v := range res.Variants {
+		m := res.Median(v)
+		fmt.Fprintf(w, "  %-20s %10.4f s  (%.3f of binomial)  runs %v\n", v, m.Seconds(), m.Seconds()/base.Seconds(), res.Runs[v])
 	}
 	return nil
 }
