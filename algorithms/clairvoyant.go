@@ -48,7 +48,9 @@ type ClairvoyantStep struct {
 	Send, Recv ClairvoyantMsg
 }
 
-// ClairvoyantPlan is a generated Clairvoyant schedule.
+// ClairvoyantPlan is a generated Clairvoyant schedule: every message of
+// every round, and each rank's inbound and outbound queue (the paper's I
+// and O) as indices into them.
 type ClairvoyantPlan struct {
 	P, N, Root int
 	// Rounds is the schedule's length R: rounds from the earliest arrival
@@ -57,9 +59,41 @@ type ClairvoyantPlan struct {
 	// Start is each rank's first round (the first that starts at or after
 	// its arrival).
 	Start []int
-	// Ranks holds each rank's steps in round order, only the rounds in
-	// which it sends or receives.
-	Ranks [][]ClairvoyantStep
+	msgs  []clairvoyantMsg // in round order
+	// Rank r's queues: in[inOff[r]:inOff[r+1]] and out[outOff[r]:...],
+	// indices of msgs in round order.
+	inOff, outOff []int32
+	in, out       []int32
+}
+
+// Messages returns the number of messages of the schedule.
+func (pl *ClairvoyantPlan) Messages() int { return len(pl.msgs) }
+
+// Steps returns rank r's steps in round order: only the rounds in which it
+// sends or receives.
+func (pl *ClairvoyantPlan) Steps(r int) []ClairvoyantStep {
+	in, out := pl.in[pl.inOff[r]:pl.inOff[r+1]], pl.out[pl.outOff[r]:pl.outOff[r+1]]
+	steps := make([]ClairvoyantStep, 0, max(len(in), len(out)))
+	none := ClairvoyantMsg{-1, -1}
+	for len(in) > 0 || len(out) > 0 {
+		st := ClairvoyantStep{Round: math.MaxInt, Send: none, Recv: none}
+		if len(in) > 0 {
+			st.Round = int(pl.msgs[in[0]].round)
+		}
+		if len(out) > 0 {
+			st.Round = min(st.Round, int(pl.msgs[out[0]].round))
+		}
+		if len(in) > 0 && int(pl.msgs[in[0]].round) == st.Round {
+			m := pl.msgs[in[0]]
+			st.Recv, in = ClairvoyantMsg{int(m.from), int(m.seg)}, in[1:]
+		}
+		if len(out) > 0 && int(pl.msgs[out[0]].round) == st.Round {
+			m := pl.msgs[out[0]]
+			st.Send, out = ClairvoyantMsg{int(m.to), int(m.seg)}, out[1:]
+		}
+		steps = append(steps, st)
+	}
+	return steps
 }
 
 // Segment states of the generator (the paper's M): the rank holds its own
@@ -145,7 +179,7 @@ func newClairvoyantGen(P, N, root int) *clairvoyantGen {
 		active:  make([]uint64, w),
 		segFree: make([]uint64, sw),
 	}
-	g.plan = ClairvoyantPlan{P: P, N: N, Root: root, Start: g.start, Ranks: make([][]ClairvoyantStep, P)}
+	g.plan = ClairvoyantPlan{P: P, N: N, Root: root, Start: g.start}
 	for r := range P {
 		g.left[r] = N
 	}
@@ -184,10 +218,17 @@ func (g *clairvoyantGen) run(arrivals []float64, first float64) {
 	for k := 0; undone > 0; k++ {
 		for next < P && g.start[g.rankAt[byStart[next]]] <= k {
 			pos := byStart[next]
-			g.active[pos/64] |= 1 << (pos % 64)
+			bit, word := uint64(1)<<(pos%64), pos/64
+			g.active[word] |= bit
 			for j := range N {
-				g.holders[j*w+pos/64] |= 1 << (pos % 64)
-				g.held[pos*sw+j/64] |= 1 << (j % 64)
+				g.holders[j*w+word] |= bit
+			}
+			mine := g.held[pos*sw : (pos+1)*sw]
+			for x := range mine {
+				mine[x] = ^uint64(0)
+			}
+			if N%64 != 0 {
+				mine[sw-1] = 1<<(N%64) - 1
 			}
 			next++
 		}
@@ -237,7 +278,7 @@ func (g *clairvoyantGen) run(arrivals []float64, first float64) {
 			}
 		}
 	}
-	g.steps()
+	g.queues()
 }
 
 // sender finds what the receiver at position pos takes in this round: the
@@ -249,6 +290,8 @@ func (g *clairvoyantGen) run(arrivals []float64, first float64) {
 func (g *clairvoyantGen) sender(pos int, sink bool) (j, zpos int) {
 	sw, w := g.swords, g.words
 	mine := g.held[pos*sw : (pos+1)*sw]
+	free := g.free[:w]
+	me, meBit := pos/64, uint64(1)<<(pos%64)
 	for wi := range g.segFree {
 		word := g.segFree[wi]
 		if !sink {
@@ -257,17 +300,18 @@ func (g *clairvoyantGen) sender(pos int, sink bool) (j, zpos int) {
 		for word != 0 {
 			j := wi*64 + bits.TrailingZeros64(word)
 			word &= word - 1
-			h := g.holders[j*w : (j+1)*w]
+			h := g.holders[j*w : (j+1)*w : (j+1)*w]
 			none := true // no free position holds j
-			for x := range h {
-				c := h[x] & g.free[x]
-				if x == pos/64 {
-					c &^= 1 << (pos % 64)
+			for x := range free {
+				f := h[x] & free[x]
+				c := f
+				if x == me {
+					c &^= meBit
 				}
 				if c != 0 {
 					return j, x*64 + bits.TrailingZeros64(c)
 				}
-				if h[x]&g.free[x] != 0 {
+				if f != 0 {
 					none = false
 				}
 			}
@@ -302,55 +346,33 @@ func (g *clairvoyantGen) move(k, pos, zpos, j int) {
 	g.state[i*N+j] = segPartial
 }
 
-// steps turns the generated messages into each rank's steps.
-func (g *clairvoyantGen) steps() {
-	P := g.p
-	// Each rank's steps are a run of one array: count them first.
-	off := make([]int32, P+1)
-	last := make([]int32, P)
-	for i := range last {
-		last[i] = -1
-	}
+// queues files the generated messages into each rank's queues.
+func (g *clairvoyantGen) queues() {
+	P, pl := g.p, &g.plan
+	pl.msgs = g.msgs
+	pl.inOff, pl.outOff = make([]int32, P+1), make([]int32, P+1)
 	for _, m := range g.msgs {
-		if last[m.from] != m.round {
-			off[m.from+1]++
-			last[m.from] = m.round
-		}
-		if last[m.to] != m.round {
-			off[m.to+1]++
-			last[m.to] = m.round
-		}
+		pl.inOff[m.to+1]++
+		pl.outOff[m.from+1]++
 	}
 	for r := range P {
-		off[r+1] += off[r]
+		pl.inOff[r+1] += pl.inOff[r]
+		pl.outOff[r+1] += pl.outOff[r]
 	}
-	all := make([]ClairvoyantStep, off[P])
-	fill := append([]int32(nil), off[:P]...)
-	none := ClairvoyantMsg{-1, -1}
-	for _, m := range g.msgs {
-		k := int(m.round)
-		i := fill[m.to]
-		if i == off[m.to] || all[i-1].Round != k {
-			all[i] = ClairvoyantStep{Round: k, Send: none}
-			fill[m.to]++
-		} else {
-			i--
-		}
-		all[i].Recv = ClairvoyantMsg{int(m.from), int(m.seg)}
-		i = fill[m.from]
-		if i == off[m.from] || all[i-1].Round != k {
-			all[i] = ClairvoyantStep{Round: k, Recv: none}
-			fill[m.from]++
-		} else {
-			i--
-		}
-		all[i].Send = ClairvoyantMsg{int(m.to), int(m.seg)}
-	}
-	for r := range P {
-		g.plan.Ranks[r] = all[off[r]:off[r+1]:off[r+1]]
+	idx := make([]int32, 2*len(g.msgs))
+	pl.in, pl.out = idx[:len(g.msgs)], idx[len(g.msgs):]
+	fill := make([]int32, 2*P)
+	fin, fout := fill[:P], fill[P:]
+	copy(fin, pl.inOff[:P])
+	copy(fout, pl.outOff[:P])
+	for i, m := range g.msgs {
+		pl.in[fin[m.to]] = int32(i)
+		fin[m.to]++
+		pl.out[fout[m.from]] = int32(i)
+		fout[m.from]++
 	}
 	if len(g.msgs) > 0 {
-		g.plan.Rounds = int(g.msgs[len(g.msgs)-1].round) + 1
+		pl.Rounds = int(g.msgs[len(g.msgs)-1].round) + 1
 	}
 }
 
@@ -472,7 +494,7 @@ func reduceClairvoyant(b *schedule.Builder, p *Params) {
 		b.Fail(err)
 		return
 	}
-	steps := pl.Ranks[p.Rank]
+	steps := pl.Steps(p.Rank)
 	work := schedule.RecvBuf(0, cnt)
 	if p.Rank != p.Root && slices.ContainsFunc(steps, func(s ClairvoyantStep) bool { return s.Recv.Peer >= 0 }) {
 		work = b.Alloc(cnt)

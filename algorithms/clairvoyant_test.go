@@ -38,7 +38,8 @@ func checkClairvoyant(pl *ClairvoyantPlan, arrivals []float64) error {
 		data          []uint64
 	}
 	byRound := map[int][]msg{}
-	for r, steps := range pl.Ranks {
+	for r := range pl.P {
+		steps := pl.Steps(r)
 		start := 0
 		if arrivals != nil {
 			start = int(math.Ceil(arrivals[r] - first - 1e-9))
@@ -68,7 +69,8 @@ func checkClairvoyant(pl *ClairvoyantPlan, arrivals []float64) error {
 	}
 	// Every send has its receive on the peer in the same round.
 	recvOf := map[[3]int]int{}
-	for r, steps := range pl.Ranks {
+	for r := range pl.P {
+		steps := pl.Steps(r)
 		for _, st := range steps {
 			if m := st.Recv; m.Peer >= 0 {
 				recvOf[[3]int{st.Round, m.Peer, r}] = m.Segment + 1
@@ -157,14 +159,14 @@ func TestClairvoyantTable2(t *testing.T) {
 	}
 	for r := range 4 {
 		for k := range 2 {
-			st := pl.Ranks[r][k]
+			st := pl.Steps(r)[k]
 			if st.Round != k || st.Recv != want[r][k][0] || st.Send != want[r][k][1] {
 				t.Errorf("rank %d round %d: %+v, want in %v out %v", r, k+1, st, want[r][k][0], want[r][k][1])
 			}
 		}
 	}
 	var in []ClairvoyantMsg
-	for _, st := range pl.Ranks[0] {
+	for _, st := range pl.Steps(0) {
 		in = append(in, st.Recv)
 	}
 	if fmt.Sprint(in) != fmt.Sprint([]ClairvoyantMsg{m(1, 0), m(2, 0), m(1, 1), m(2, 2), m(1, 3)}) {
@@ -196,7 +198,7 @@ func TestClairvoyantFig8(t *testing.T) {
 	if pl.Rounds != 9 {
 		t.Fatalf("R = %d, want 9", pl.Rounds)
 	}
-	for _, st := range pl.Ranks[3] {
+	for _, st := range pl.Steps(3) {
 		if st.Round < 5 {
 			t.Fatalf("rank 3 acts in round %d before it arrives", st.Round)
 		}

@@ -152,7 +152,8 @@ func writeClairvoyantText(w io.Writer, pl *algorithms.ClairvoyantPlan, verr erro
 	defer bw.Flush()
 	fmt.Fprintf(bw, "clairvoyant reduce: P=%d N=%d root=%d: R = %d rounds (balanced lower bound ⌈lg P⌉+N−1 = %d)\n",
 		pl.P, pl.N, pl.Root, pl.Rounds, lgCeil(pl.P)+pl.N-1)
-	for r, steps := range pl.Ranks {
+	for r := range pl.P {
+		steps := pl.Steps(r)
 		fmt.Fprintf(bw, "rank %d (from round %d):", r, pl.Start[r])
 		for _, st := range steps {
 			fmt.Fprintf(bw, " %d", st.Round)
@@ -195,7 +196,8 @@ func writeClairvoyantJSON(w io.Writer, pl *algorithms.ClairvoyantPlan, verr erro
 		return []int{m.Peer, m.Segment}
 	}
 	ranks := make([][]cvStepJSON, pl.P)
-	for r, steps := range pl.Ranks {
+	for r := range pl.P {
+		steps := pl.Steps(r)
 		ranks[r] = []cvStepJSON{}
 		for _, st := range steps {
 			ranks[r] = append(ranks[r], cvStepJSON{Round: st.Round, Send: msg(st.Send), Recv: msg(st.Recv)})
@@ -238,7 +240,8 @@ func writeClairvoyantSVG(w io.Writer, pl *algorithms.ClairvoyantPlan) error {
 			fmt.Fprintf(bw, `<rect x="%d" y="%d" width="%d" height="%d" fill="%s" stroke="#999999"/>`+"\n", left+k*cw, y, cw, ch, fill)
 		}
 	}
-	for r, steps := range pl.Ranks {
+	for r := range pl.P {
+		steps := pl.Steps(r)
 		for _, st := range steps {
 			m := st.Send
 			if m.Peer < 0 {
