@@ -69,6 +69,19 @@ func TestClairvoyantReduce(t *testing.T) {
 	}
 }
 
+// TestClairvoyantAllreduce: the clairvoyant reduce then a broadcast.
+func TestClairvoyantAllreduce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(2, 3))
+	for _, p := range []int{1, 2, 3, 7, 16, 33} {
+		for _, n := range []int{0, 1, 5, 100} {
+			opts := []scoll.CallOption{scoll.WithArrivals(arrivalsFor(rng, p, 30*time.Microsecond)), scoll.WithSegments(1 + rng.IntN(8))}
+			if err := runCaseWith(opts, "allreduce", "clairvoyant", p, n, 0, n%2 == 1, opCases[int32]()[1]); err != nil {
+				t.Fatalf("P=%d n=%d: %v", p, n, err)
+			}
+		}
+	}
+}
+
 // TestClairvoyantReduceTCP runs it over loopback TCP.
 func TestClairvoyantReduceTCP(t *testing.T) {
 	skipShort(t, "TCP case skipped in -short mode")

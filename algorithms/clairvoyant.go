@@ -483,7 +483,22 @@ func InRounds(arrivals []float64, d float64) []float64 {
 // combined with) the input; a segment it sent away is replaced by what it
 // receives (the sink's case); the others are combined in the rank's work
 // buffer (the receive buffer at the root, scratch elsewhere).
-func reduceClairvoyant(b *schedule.Builder, p *Params) {
+func reduceClairvoyant(b *schedule.Builder, p *Params) { clairvoyantInto(b, p, false) }
+
+// allreduceClairvoyant is the clairvoyant reduce to rank 0, every rank
+// combining in its receive buffer, then a binomial broadcast of the
+// result (allreduceTreeBcast).
+func allreduceClairvoyant(b *schedule.Builder, p *Params) {
+	if p.Count == 0 {
+		return
+	}
+	clairvoyantInto(b, p, true)
+	allreduceTreeBcast(b, p.Rank, p.Size, schedule.RecvBuf(0, p.Count))
+}
+
+// clairvoyantInto builds the reduce of reduceClairvoyant; everywhere
+// combines in the receive buffer (the allreduce's ranks all have one).
+func clairvoyantInto(b *schedule.Builder, p *Params, everywhere bool) {
 	cnt, in := p.Count, p.input()
 	if cnt == 0 {
 		return
@@ -496,7 +511,7 @@ func reduceClairvoyant(b *schedule.Builder, p *Params) {
 	}
 	steps := pl.Steps(p.Rank)
 	work := schedule.RecvBuf(0, cnt)
-	if p.Rank != p.Root && slices.ContainsFunc(steps, func(s ClairvoyantStep) bool { return s.Recv.Peer >= 0 }) {
+	if !everywhere && p.Rank != p.Root && slices.ContainsFunc(steps, func(s ClairvoyantStep) bool { return s.Recv.Peer >= 0 }) {
 		work = b.Alloc(cnt)
 	}
 	seg := func(r schedule.Region, j int) schedule.Region {
@@ -555,7 +570,27 @@ func costClairvoyant(p *Params) Cost {
 	return Cost{Alpha: rounds, Beta: rounds * seg, Gamma: rounds * seg}
 }
 
+// costAllreduceClairvoyant adds the broadcast's ⌈lg P⌉(α + nβ).
+func costAllreduceClairvoyant(p *Params) Cost {
+	c := costClairvoyant(p)
+	if p.Size > 1 && p.Count > 0 {
+		lg := float64(ceilLog2(p.Size))
+		c.Alpha += lg
+		c.Beta += lg * float64(p.Count*max(p.ElemSize, 1))
+	}
+	return c
+}
+
 func init() {
+	Register(Info{
+		Coll: schedule.Allreduce, Name: Clairvoyant,
+		Doc:      "the clairvoyant reduce (WithArrivals) to rank 0, then a binomial broadcast: late ranks' slack absorbed in the reduce only; commutative only, picked by name",
+		Source:   "Marendic, Lemeire, Vucinic, Schelkens 2016 (reduce); binomial broadcast",
+		Requires: NeedsCommutative,
+		Explicit: true,
+		Build:    allreduceClairvoyant,
+		Cost:     costAllreduceClairvoyant,
+	})
 	Register(Info{
 		Coll: schedule.Reduce, Name: Clairvoyant,
 		Doc:      "segmented reduction scheduled for the ranks' arrival times (WithArrivals): early ranks reduce while late ones compute; commutative only, picked by name",
