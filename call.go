@@ -37,6 +37,9 @@ type call struct {
 	// there (callsite.go); nil without one.
 	site *arrival.Site
 	at   time.Duration
+	// replan, for calls at a site, records a persistent call's arrival at
+	// Start and takes the plan of the site's prediction.
+	replan func(context.Context) error
 }
 
 // marked returns the call's signature with mark mixed in: the signature
@@ -167,6 +170,12 @@ func (p *Persistent) Start(ctx context.Context) error {
 	if err := p.cl.c.usable(ctx); err != nil {
 		return err
 	}
+	if p.cl.replan != nil {
+		if err := p.cl.replan(ctx); err != nil {
+			p.cl.site.Failed()
+			return err
+		}
+	}
 	r, err := p.cl.launch(ctx)
 	if err != nil {
 		return err
@@ -181,8 +190,12 @@ func (p *Persistent) Wait(ctx context.Context) error {
 		return fmt.Errorf("%w: Wait without Start", ErrInvalidArgument)
 	}
 	err := p.req.Wait(ctx)
-	if done, _ := p.req.Test(); done {
+	done, _ := p.req.Test()
+	if done {
 		p.req = nil
+	}
+	if done && p.cl.site != nil {
+		err = p.cl.c.arrived(ctx, p.cl.site, p.cl.at, err)
 	}
 	return err
 }

@@ -35,8 +35,11 @@ func NewSMA(n int) Predictor { return arrival.NewSMA(n) }
 // reduce uses the prediction when the call gives no WithArrivals; its
 // schedule is made again only when the prediction, in whole rounds,
 // changes. Every rank must use a site for the same sequence of calls.
-// Blocking calls only; a call that fails ends the site's predictions on
-// that rank.
+// Blocking and persistent calls: a persistent request at a site (its Init
+// given WithCallSite) measures each Start and shares at its Wait, and each
+// Start takes the plan of the latest prediction; non-blocking calls are
+// not measured. A call that fails ends the site's predictions on that
+// rank.
 func WithCallSite(id string) CallOption { return func(o *plan.Options) { o.CallSite = id } }
 
 // WithShareEvery makes a call site (WithCallSite) share its measurements

@@ -95,6 +95,42 @@ func TestCallSitePredictor(t *testing.T) {
 	}
 }
 
+// TestCallSitePersistent: a persistent reduce at a call site predicts the
+// late rank and follows the prediction at each Start.
+func TestCallSitePersistent(t *testing.T) {
+	const p, late = 4, 2 * time.Millisecond
+	err := scoll.Run(context.Background(), p, func(ctx context.Context, c *scoll.Comm) error {
+		send, recv := []int32{1, 2, 3, 4, 5, 6, 7, 8}, make([]int32, 8)
+		req, err := scoll.ReduceInit(ctx, c, send, recv, scoll.Sum, 1, scoll.WithAlgorithm("clairvoyant"),
+			scoll.WithCallSite("persistent"), scoll.WithSegments(2), scoll.WithRoundTime(100*time.Microsecond))
+		if err != nil {
+			return err
+		}
+		for range 6 {
+			if c.Rank() == 2 {
+				time.Sleep(late)
+			}
+			if err := req.Start(ctx); err != nil {
+				return err
+			}
+			if err := req.Wait(ctx); err != nil {
+				return err
+			}
+			if c.Rank() == 1 && recv[7] != 32 {
+				t.Errorf("sum %v", recv)
+			}
+		}
+		pred := scoll.PredictionForTest(c, "persistent")
+		if len(pred) != p || pred[2] < late/2 || pred[0] >= pred[2] {
+			t.Errorf("rank %d: prediction %v", c.Rank(), pred)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 type fixed struct {
 	a    []time.Duration
 	seen int

@@ -66,21 +66,50 @@ func prepare[T Number](cl *call, ctx context.Context, c *Comm, a plan.Args, send
 	if err := o.Check(coll, c.size); err != nil {
 		return err
 	}
+	orig := o
 	if cl.site, cl.at, err = c.atSite(ctx, &pc, &o); err != nil {
 		return err
 	}
-	key := plan.KeyOf(&pc, &o)
-	e := c.plans.Get(key)
-	if e == nil {
-		if e, err = c.newPlan(ctx, &pc, &o); err != nil {
-			return err
-		}
-		c.plans.Put(key, e)
+	e, err := c.planOf(ctx, &pc, &o)
+	if err != nil {
+		return err
 	}
 	*cl = call{c: c, coll: coll, info: e.Info, plan: e.Plan, kernel: kernel, sig: e.Sig, peers: e.Peers,
 		send: kernels.Bytes(send), recv: kernels.Bytes(recv), root: spec.Root, site: cl.site, at: cl.at}
 	cl.choosePath(&o, spec.Count*kernel.ElemSize)
+	if cl.site != nil {
+		// A persistent call's Start records its arrival and takes the
+		// plan of the site's latest prediction.
+		cl.replan = func(ctx context.Context) error {
+			o := orig
+			s, at, err := c.atSite(ctx, &pc, &o)
+			if err != nil {
+				return err
+			}
+			e, err := c.planOf(ctx, &pc, &o)
+			if err != nil {
+				return err
+			}
+			cl.site, cl.at, cl.info, cl.plan, cl.sig, cl.peers = s, at, e.Info, e.Plan, e.Sig, e.Peers
+			return nil
+		}
+	}
 	return nil
+}
+
+// planOf returns the plan of call pc with options o from c's cache, built
+// and kept there if it was not.
+func (c *Comm) planOf(ctx context.Context, pc *plan.Call, o *plan.Options) (*plan.Entry, error) {
+	key := plan.KeyOf(pc, o)
+	if e := c.plans.Get(key); e != nil {
+		return e, nil
+	}
+	e, err := c.newPlan(ctx, pc, o)
+	if err != nil {
+		return nil, err
+	}
+	c.plans.Put(key, e)
+	return e, nil
 }
 
 // newPlan builds the plan of call pc with options o on c (plan.New with
