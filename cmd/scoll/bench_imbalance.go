@@ -224,7 +224,7 @@ func plotImbalance(file string, rep *bench.ImbalanceReport) error {
 		rel.Y.Label.Text, abs.Y.Label.Text = "median runtime / reference's", "A_N"
 		for _, p := range []*plot.Plot{rel, abs} {
 			p.X.Label.Text = "absolute imbalance I (µs)"
-			p.X.Tick.Marker, p.Y.Tick.Marker = plainTicks{}, plainTicks{}
+			p.X.Tick.Marker = plainTicks{} // y: gonum's default labels (plainTicks prints 0.6000000000000001)
 			p.Legend.Top, p.Legend.Left = true, true
 		}
 		var ratios, absorption lineSet
