@@ -39,7 +39,7 @@ type call struct {
 	at   time.Duration
 	// replan, for calls at a site, records a persistent call's arrival at
 	// Start and takes the plan of the site's prediction.
-	replan func(context.Context) error
+	replan func(context.Context, *call) error
 }
 
 // marked returns the call's signature with mark mixed in: the signature
@@ -171,7 +171,7 @@ func (p *Persistent) Start(ctx context.Context) error {
 		return err
 	}
 	if p.cl.replan != nil {
-		if err := p.cl.replan(ctx); err != nil {
+		if err := p.cl.replan(ctx, p.cl); err != nil {
 			p.cl.site.Failed()
 			return err
 		}

@@ -78,23 +78,31 @@ func prepare[T Number](cl *call, ctx context.Context, c *Comm, a plan.Args, send
 		send: kernels.Bytes(send), recv: kernels.Bytes(recv), root: spec.Root, site: cl.site, at: cl.at}
 	cl.choosePath(&o, spec.Count*kernel.ElemSize)
 	if cl.site != nil {
-		// A persistent call's Start records its arrival and takes the
-		// plan of the site's latest prediction.
-		cl.replan = func(ctx context.Context) error {
-			o := orig
-			s, at, err := c.atSite(ctx, &pc, &o)
-			if err != nil {
-				return err
-			}
-			e, err := c.planOf(ctx, &pc, &o)
-			if err != nil {
-				return err
-			}
-			cl.site, cl.at, cl.info, cl.plan, cl.sig, cl.peers = s, at, e.Info, e.Plan, e.Sig, e.Peers
-			return nil
-		}
+		cl.replan = c.replanner(pc, orig)
 	}
 	return nil
+}
+
+// replanner returns what a persistent call at a site does at Start: record
+// its arrival and take the plan of the site's latest prediction. (Its own
+// function, not inlined, so that only calls at a site move pc and o to the
+// heap.)
+//
+//go:noinline
+func (c *Comm) replanner(pc plan.Call, orig plan.Options) func(context.Context, *call) error {
+	return func(ctx context.Context, cl *call) error {
+		o := orig
+		s, at, err := c.atSite(ctx, &pc, &o)
+		if err != nil {
+			return err
+		}
+		e, err := c.planOf(ctx, &pc, &o)
+		if err != nil {
+			return err
+		}
+		cl.site, cl.at, cl.info, cl.plan, cl.sig, cl.peers = s, at, e.Info, e.Plan, e.Sig, e.Peers
+		return nil
+	}
 }
 
 // planOf returns the plan of call pc with options o from c's cache, built
