@@ -60,10 +60,10 @@ type ClairvoyantPlan struct {
 	// its arrival).
 	Start []int
 	msgs  []clairvoyantMsg // in round order
-	// Rank r's queues: in[inOff[r]:inOff[r+1]] and out[outOff[r]:...],
-	// indices of msgs in round order.
-	inOff, outOff []int32
-	in, out       []int32
+	// Rank r's queues as lists through msgs: its first message received
+	// (in) and sent (out), −1 for none; each message links to its
+	// receiver's and its sender's next.
+	in, out []int32
 }
 
 // Messages returns the number of messages of the schedule.
@@ -72,24 +72,24 @@ func (pl *ClairvoyantPlan) Messages() int { return len(pl.msgs) }
 // Steps returns rank r's steps in round order: only the rounds in which it
 // sends or receives.
 func (pl *ClairvoyantPlan) Steps(r int) []ClairvoyantStep {
-	in, out := pl.in[pl.inOff[r]:pl.inOff[r+1]], pl.out[pl.outOff[r]:pl.outOff[r+1]]
-	steps := make([]ClairvoyantStep, 0, max(len(in), len(out)))
+	var steps []ClairvoyantStep
 	none := ClairvoyantMsg{-1, -1}
-	for len(in) > 0 || len(out) > 0 {
+	in, out := pl.in[r], pl.out[r]
+	for in >= 0 || out >= 0 {
 		st := ClairvoyantStep{Round: math.MaxInt, Send: none, Recv: none}
-		if len(in) > 0 {
-			st.Round = int(pl.msgs[in[0]].round)
+		if in >= 0 {
+			st.Round = int(pl.msgs[in].round)
 		}
-		if len(out) > 0 {
-			st.Round = min(st.Round, int(pl.msgs[out[0]].round))
+		if out >= 0 {
+			st.Round = min(st.Round, int(pl.msgs[out].round))
 		}
-		if len(in) > 0 && int(pl.msgs[in[0]].round) == st.Round {
-			m := pl.msgs[in[0]]
-			st.Recv, in = ClairvoyantMsg{int(m.from), int(m.seg)}, in[1:]
+		if in >= 0 && int(pl.msgs[in].round) == st.Round {
+			m := &pl.msgs[in]
+			st.Recv, in = ClairvoyantMsg{int(m.from), int(m.seg)}, m.nextIn
 		}
-		if len(out) > 0 && int(pl.msgs[out[0]].round) == st.Round {
-			m := pl.msgs[out[0]]
-			st.Send, out = ClairvoyantMsg{int(m.to), int(m.seg)}, out[1:]
+		if out >= 0 && int(pl.msgs[out].round) == st.Round {
+			m := &pl.msgs[out]
+			st.Send, out = ClairvoyantMsg{int(m.to), int(m.seg)}, m.nextOut
 		}
 		steps = append(steps, st)
 	}
@@ -152,18 +152,29 @@ type clairvoyantGen struct {
 
 	start   []int    // first round of each rank
 	rankAt  []int    // position → rank
-	state   []uint8  // state[r*n+j]
-	left    []int    // segments rank r does not hold empty
-	holders []uint64 // holders[j*words:]: positions that hold segment j and may send it in this round
-	held    []uint64 // held[pos*swords:]: the segments position pos may send in this round
+	// holders[j*words:]: the positions that hold segment j (available or
+	// partial) and may send it in this round; held[pos*swords:]: the
+	// segments position pos holds and may send in this round. A segment
+	// received in this round returns to both when the round ends; a
+	// position that holds nothing then is done (the paper's state matrix M
+	// is these bits: set, available or partial; clear, empty).
+	holders []uint64
+	held    []uint64
 	free    []uint64 // positions that have not sent in this round
 	active  []uint64 // positions that have arrived and are not done
 	segFree []uint64 // segments that may have a free holder in this round
 	msgs    []clairvoyantMsg
+	// lastIn, lastOut: each rank's last message received and sent (−1:
+	// none), to link the next.
+	lastIn, lastOut []int32
 }
 
-// clairvoyantMsg is one generated message.
-type clairvoyantMsg struct{ round, from, to, seg int32 }
+// clairvoyantMsg is one generated message, linked to the next message its
+// receiver receives and its sender sends (−1: none).
+type clairvoyantMsg struct {
+	round, from, to, seg int32
+	nextIn, nextOut      int32
+}
 
 func newClairvoyantGen(P, N, root int) *clairvoyantGen {
 	w, sw := (P+63)/64, (N+63)/64
@@ -171,8 +182,6 @@ func newClairvoyantGen(P, N, root int) *clairvoyantGen {
 		p: P, n: N, words: w, swords: sw,
 		start:   make([]int, P),
 		rankAt:  make([]int, 0, P),
-		state:   make([]uint8, P*N),
-		left:    make([]int, P),
 		holders: make([]uint64, N*w),
 		held:    make([]uint64, P*sw),
 		free:    make([]uint64, w),
@@ -180,9 +189,11 @@ func newClairvoyantGen(P, N, root int) *clairvoyantGen {
 		segFree: make([]uint64, sw),
 	}
 	g.plan = ClairvoyantPlan{P: P, N: N, Root: root, Start: g.start}
-	for r := range P {
-		g.left[r] = N
+	links := make([]int32, 4*P)
+	for i := range links {
+		links[i] = -1
 	}
+	g.plan.in, g.plan.out, g.lastIn, g.lastOut = links[:P], links[P:2*P], links[2*P:3*P], links[3*P:]
 	// Every contribution but the root's moves at least once.
 	g.msgs = make([]clairvoyantMsg, 0, (P-1)*N+P)
 	return g
@@ -267,18 +278,23 @@ func (g *clairvoyantGen) run(arrivals []float64, first float64) {
 			g.holders[j*w+pos/64] |= 1 << (pos % 64)
 			g.held[pos*sw+j/64] |= 1 << (j % 64)
 		}
-		for wi, word := range g.active {
-			for word != 0 {
-				pos := wi*64 + bits.TrailingZeros64(word)
-				word &= word - 1
-				if r := g.rankAt[pos]; r != root && g.left[r] == 0 {
+		// Only this round's senders can have emptied their hands.
+		for wi := range g.active {
+			sent := g.active[wi] &^ g.free[wi]
+			for sent != 0 {
+				pos := wi*64 + bits.TrailingZeros64(sent)
+				sent &= sent - 1
+				if g.rankAt[pos] != root && isEmpty64(g.held[pos*sw:(pos+1)*sw]) {
 					g.active[wi] &^= 1 << (pos % 64)
 					undone--
 				}
 			}
 		}
 	}
-	g.queues()
+	g.plan.msgs = g.msgs
+	if len(g.msgs) > 0 {
+		g.plan.Rounds = int(g.msgs[len(g.msgs)-1].round) + 1
+	}
 }
 
 // sender finds what the receiver at position pos takes in this round: the
@@ -328,52 +344,29 @@ func (g *clairvoyantGen) sender(pos int, sink bool) (j, zpos int) {
 // the segment no more; the receiver combines it (or, holding it empty,
 // takes it) and does not forward it in this round.
 func (g *clairvoyantGen) move(k, pos, zpos, j int) {
-	N, w, sw := g.n, g.words, g.swords
-	i, z := g.rankAt[pos], g.rankAt[zpos]
-	g.msgs = append(g.msgs, clairvoyantMsg{int32(k), int32(z), int32(i), int32(j)})
+	w, sw := g.words, g.swords
+	i, z := int32(g.rankAt[pos]), int32(g.rankAt[zpos])
+	n := int32(len(g.msgs))
+	g.msgs = append(g.msgs, clairvoyantMsg{int32(k), z, i, int32(j), -1, -1})
+	if l := g.lastIn[i]; l >= 0 {
+		g.msgs[l].nextIn = n
+	} else {
+		g.plan.in[i] = n
+	}
+	if l := g.lastOut[z]; l >= 0 {
+		g.msgs[l].nextOut = n
+	} else {
+		g.plan.out[z] = n
+	}
+	g.lastIn[i], g.lastOut[z] = n, n
+	jw, jb := j/64, uint64(1)<<(j%64)
 	g.free[zpos/64] &^= 1 << (zpos % 64)
 	g.holders[j*w+zpos/64] &^= 1 << (zpos % 64)
-	g.held[zpos*sw+j/64] &^= 1 << (j % 64)
-	g.state[z*N+j] = segEmpty
-	g.left[z]--
-	if g.state[i*N+j] == segEmpty {
-		g.left[i]++
-	} else {
-		// i keeps the segment but must not send it in this round.
-		g.holders[j*w+pos/64] &^= 1 << (pos % 64)
-		g.held[pos*sw+j/64] &^= 1 << (j % 64)
-	}
-	g.state[i*N+j] = segPartial
-}
-
-// queues files the generated messages into each rank's queues.
-func (g *clairvoyantGen) queues() {
-	P, pl := g.p, &g.plan
-	pl.msgs = g.msgs
-	pl.inOff, pl.outOff = make([]int32, P+1), make([]int32, P+1)
-	for _, m := range g.msgs {
-		pl.inOff[m.to+1]++
-		pl.outOff[m.from+1]++
-	}
-	for r := range P {
-		pl.inOff[r+1] += pl.inOff[r]
-		pl.outOff[r+1] += pl.outOff[r]
-	}
-	idx := make([]int32, 2*len(g.msgs))
-	pl.in, pl.out = idx[:len(g.msgs)], idx[len(g.msgs):]
-	fill := make([]int32, 2*P)
-	fin, fout := fill[:P], fill[P:]
-	copy(fin, pl.inOff[:P])
-	copy(fout, pl.outOff[:P])
-	for i, m := range g.msgs {
-		pl.in[fin[m.to]] = int32(i)
-		fin[m.to]++
-		pl.out[fout[m.from]] = int32(i)
-		fout[m.from]++
-	}
-	if len(g.msgs) > 0 {
-		pl.Rounds = int(g.msgs[len(g.msgs)-1].round) + 1
-	}
+	g.held[zpos*sw+jw] &^= jb
+	// The receiver, if it holds the segment, keeps it but must not send it
+	// in this round (run puts it back after the round).
+	g.holders[j*w+pos/64] &^= 1 << (pos % 64)
+	g.held[pos*sw+jw] &^= jb
 }
 
 // firstBit returns the first bit set in s; −1 if none.
@@ -384,6 +377,16 @@ func firstBit(s []uint64) int {
 		}
 	}
 	return -1
+}
+
+// isEmpty64 reports whether no bit of s is set.
+func isEmpty64(s []uint64) bool {
+	for _, x := range s {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func popcount(s []uint64) int {
