@@ -2,6 +2,7 @@ package scoll
 
 import (
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/scoll/scoll/algorithms"
@@ -178,16 +179,24 @@ func Collectives() []string {
 	return out
 }
 
-// parseOptions applies opts. Without options nothing is allocated.
+// parseOptions applies opts. Nothing is allocated: the options are
+// applied to a record from optionsPool (an option is a function of a
+// pointer, which would otherwise move every call's record to the heap).
 func parseOptions(opts []CallOption) plan.Options {
 	if len(opts) == 0 {
 		return plan.Options{}
 	}
-	o := new(plan.Options)
+	o := optionsPool.Get().(*plan.Options)
+	*o = plan.Options{}
 	for _, f := range opts {
 		if f != nil {
 			f(o)
 		}
 	}
-	return *o
+	out := *o
+	*o = plan.Options{} // keep no caller's slices alive
+	optionsPool.Put(o)
+	return out
 }
+
+var optionsPool = sync.Pool{New: func() any { return new(plan.Options) }}
