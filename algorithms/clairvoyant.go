@@ -1,6 +1,7 @@
 package algorithms
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/bits"
@@ -150,8 +151,8 @@ type clairvoyantGen struct {
 	words  int // of a bit set over positions
 	swords int // of a bit set over segments
 
-	start   []int    // first round of each rank
-	rankAt  []int    // position → rank
+	start  []int // first round of each rank
+	rankAt []int // position → rank
 	// holders[j*words:]: the positions that hold segment j (available or
 	// partial) and may send it in this round; held[pos*swords:]: the
 	// segments position pos holds and may send in this round. A segment
@@ -210,7 +211,7 @@ func (g *clairvoyantGen) run(arrivals []float64, first float64) {
 	if arrivals != nil {
 		rest := g.rankAt[1:]
 		slices.SortStableFunc(rest, func(a, b int) int {
-			if c := compareFloat(arrivals[a], arrivals[b]); c != 0 {
+			if c := cmp.Compare(arrivals[a], arrivals[b]); c != 0 {
 				return c
 			}
 			return a - b
@@ -395,16 +396,6 @@ func popcount(s []uint64) int {
 		n += bits.OnesCount64(word)
 	}
 	return n
-}
-
-func compareFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // clairvoyantPlans holds the plans the ranks of a call build their

@@ -2,6 +2,7 @@ package split
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -84,7 +85,7 @@ func (or *order) compare(a, b *Item) int {
 	case !da && db:
 		return 1
 	case !da:
-		return cmpInt32(a.Rank, b.Rank)
+		return cmp.Compare(a.Rank, b.Rank)
 	}
 	if !or.noSplit {
 		if c := or.color(a.Color, b.Color); c != 0 {
@@ -96,17 +97,7 @@ func (or *order) compare(a, b *Item) int {
 			return c
 		}
 	}
-	return cmpInt32(a.Rank, b.Rank)
-}
-
-func cmpInt32(a, b int32) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+	return cmp.Compare(a.Rank, b.Rank)
 }
 
 // Shape is the fixed size every item of one split travels in: the longest
