@@ -46,7 +46,7 @@ func evaluateGenerator(name string, size, elemSize int, gen schedule.Generator, 
 	}
 	t := r.Counted
 	if ok {
-		r.Critical, r.CriticalLogGP = cp.AlphaBetaGamma, cp.LogGP
+		r.Critical, r.CriticalLogGP, r.Arrival = cp.AlphaBetaGamma, cp.LogGP, cp.AlphaBetaGamma
 		t = cp.AlphaBetaGamma
 	}
 	r.Energy = Energy(c, p, t)

@@ -103,28 +103,29 @@ func EvaluateArrivals(coll schedule.Collective, size, bytes int, p model.Params,
 	return rows, nil
 }
 
-// evaluate computes the row of one algorithm. The clairvoyant reduce is
-// segmented and scheduled under p (its optimal segment count for p's α, β
-// and γ, and the arrivals in its rounds).
+// evaluate computes the row of one algorithm. With arrival times the
+// clairvoyant reduce is scheduled for them (its segment count as
+// registered, its round time under p).
 func evaluate(in *algorithms.Info, ap *algorithms.Params, p model.Params, arrivals []float64) (model.Row, error) {
-	q := *ap
-	if in.Name == algorithms.Clairvoyant {
-		arrivalAware(&q, Workload{Arrivals: arrivals, Machine: algorithms.Machine{Alpha: p.Alpha, Beta: p.Beta, Gamma: p.Gamma}})
-	}
-	r, err := model.EvaluateGenerator(in.Name, q.Size, q.ElemSize, Generator(in, q), p)
+	r, err := model.EvaluateGenerator(in.Name, ap.Size, ap.ElemSize, Generator(in, *ap), p)
 	if err != nil {
 		return model.Row{}, err
 	}
-	r.Arrival = r.Critical
 	if arrivals != nil {
+		q := *ap
+		if in.Name == algorithms.Clairvoyant {
+			m := algorithms.Machine{Alpha: p.Alpha, Beta: p.Beta, Gamma: p.Gamma}
+			q.Segments = algorithms.ClairvoyantSegments(&q, algorithms.InProcess)
+			q.Arrivals = algorithms.InRounds(arrivals, algorithms.ClairvoyantRound(&q, m))
+		}
 		c, err := model.CriticalPathArrivals(q.Size, q.ElemSize, Generator(in, q), p, arrivals)
 		if err != nil {
 			return model.Row{}, err
 		}
 		r.Arrival = c.AlphaBetaGamma
 	}
-	r.Cost = in.Cost(&q).Time(p.Alpha, p.Beta, p.Gamma)
-	if form, e, ok := model.HoeflerMoor(in.Name, Call(&q), p); ok {
+	r.Cost = in.Cost(ap).Time(p.Alpha, p.Beta, p.Gamma)
+	if form, e, ok := model.HoeflerMoor(in.Name, Call(ap), p); ok {
 		r.Form, r.FormTime = form, e.Time
 	}
 	return r, nil
