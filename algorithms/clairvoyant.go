@@ -154,13 +154,14 @@ type clairvoyantGen struct {
 	start  []int // first round of each rank
 	rankAt []int // position → rank
 	// holders[j*words:]: the positions that hold segment j (available or
-	// partial) and may send it in this round; held[pos*swords:]: the
-	// segments position pos holds and may send in this round. A segment
-	// received in this round returns to both when the round ends; a
-	// position that holds nothing then is done (the paper's state matrix M
-	// is these bits: set, available or partial; clear, empty).
+	// partial); held[pos*swords:]: the segments position pos holds (the
+	// paper's state matrix M: set, available or partial; clear, empty). A
+	// position that holds nothing is done.
 	holders []uint64
 	held    []uint64
+	// recvd[j*words:]: the positions that received segment j in this
+	// round, which must not forward it in the same round.
+	recvd []uint64
 	free    []uint64 // positions that have not sent in this round
 	active  []uint64 // positions that have arrived and are not done
 	segFree []uint64 // segments that may have a free holder in this round
@@ -185,6 +186,7 @@ func newClairvoyantGen(P, N, root int) *clairvoyantGen {
 		rankAt:  make([]int, 0, P),
 		holders: make([]uint64, N*w),
 		held:    make([]uint64, P*sw),
+		recvd:   make([]uint64, N*w),
 		free:    make([]uint64, w),
 		active:  make([]uint64, w),
 		segFree: make([]uint64, sw),
@@ -226,7 +228,6 @@ func (g *clairvoyantGen) run(arrivals []float64, first float64) {
 	slices.SortStableFunc(byStart, func(a, b int) int { return g.start[g.rankAt[a]] - g.start[g.rankAt[b]] })
 	next := 0 // in byStart
 	undone := P - 1
-	var restore []int // (position, segment): received in this round, sendable from the next
 	for k := 0; undone > 0; k++ {
 		for next < P && g.start[g.rankAt[byStart[next]]] <= k {
 			pos := byStart[next]
@@ -263,22 +264,16 @@ func (g *clairvoyantGen) run(arrivals []float64, first float64) {
 			}
 		}
 		sink := firstBit(g.active)
-		restore = restore[:0]
 		for wi, word := range g.active {
 			for word != 0 {
 				pos := wi*64 + bits.TrailingZeros64(word)
 				word &= word - 1
 				if j, zpos := g.sender(pos, pos == sink); zpos >= 0 {
 					g.move(k, pos, zpos, j)
-					restore = append(restore, pos, j)
 				}
 			}
 		}
-		for x := 0; x < len(restore); x += 2 {
-			pos, j := restore[x], restore[x+1]
-			g.holders[j*w+pos/64] |= 1 << (pos % 64)
-			g.held[pos*sw+j/64] |= 1 << (j % 64)
-		}
+		clear(g.recvd)
 		// Only this round's senders can have emptied their hands.
 		for wi := range g.active {
 			sent := g.active[wi] &^ g.free[wi]
@@ -318,9 +313,10 @@ func (g *clairvoyantGen) sender(pos int, sink bool) (j, zpos int) {
 			j := wi*64 + bits.TrailingZeros64(word)
 			word &= word - 1
 			h := g.holders[j*w : (j+1)*w : (j+1)*w]
+			rv := g.recvd[j*w : (j+1)*w : (j+1)*w]
 			none := true // no free position holds j
 			for x := range free {
-				f := h[x] & free[x]
+				f := h[x] & free[x] &^ rv[x]
 				c := f
 				if x == me {
 					c &^= meBit
@@ -342,8 +338,8 @@ func (g *clairvoyantGen) sender(pos int, sink bool) (j, zpos int) {
 
 // move records segment j going from position zpos to position pos in
 // round k and updates the state: the sender is no longer free and holds
-// the segment no more; the receiver combines it (or, holding it empty,
-// takes it) and does not forward it in this round.
+// the segment no more; the receiver holds it and does not forward it in
+// this round.
 func (g *clairvoyantGen) move(k, pos, zpos, j int) {
 	w, sw := g.words, g.swords
 	i, z := int32(g.rankAt[pos]), int32(g.rankAt[zpos])
@@ -364,10 +360,11 @@ func (g *clairvoyantGen) move(k, pos, zpos, j int) {
 	g.free[zpos/64] &^= 1 << (zpos % 64)
 	g.holders[j*w+zpos/64] &^= 1 << (zpos % 64)
 	g.held[zpos*sw+jw] &^= jb
-	// The receiver, if it holds the segment, keeps it but must not send it
-	// in this round (run puts it back after the round).
-	g.holders[j*w+pos/64] &^= 1 << (pos % 64)
-	g.held[pos*sw+jw] &^= jb
+	// The receiver holds the segment (combined, or taken into an empty
+	// place) but must not send it in this round.
+	g.holders[j*w+pos/64] |= 1 << (pos % 64)
+	g.held[pos*sw+jw] |= jb
+	g.recvd[j*w+pos/64] |= 1 << (pos % 64)
 }
 
 // firstBit returns the first bit set in s; −1 if none.
