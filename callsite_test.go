@@ -73,7 +73,9 @@ func TestCallSitePredicts(t *testing.T) {
 // (every rank predicts alike); sharing every 3 calls.
 func TestCallSitePredictor(t *testing.T) {
 	err := scoll.Run(context.Background(), 4, func(ctx context.Context, c *scoll.Comm) error {
-		newP := func() scoll.Predictor { return &fixed{a: []time.Duration{0, time.Millisecond, 0, 2 * time.Millisecond}} }
+		newP := func() scoll.Predictor {
+			return &fixed{a: []time.Duration{0, time.Millisecond, 0, 2 * time.Millisecond}}
+		}
 		recv := make([]float64, 10)
 		for range 7 {
 			err := scoll.Reduce(ctx, c, []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, recv, scoll.Sum, 2, scoll.WithAlgorithm("clairvoyant"),

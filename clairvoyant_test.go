@@ -162,3 +162,81 @@ func ExampleWithArrivals() {
 	})
 	// Output: [6 4 8 12 16 20 24 28]
 }
+
+// clairvoyantOps checks every built-in operator that T has, against a
+// reduction by hand, with a few late ranks.
+func clairvoyantOps[T scoll.Number](t *testing.T, ops map[string]scoll.Op, f map[string]func(a, b T) T) {
+	t.Helper()
+	for _, p := range []int{3, 7} {
+		for name, op := range ops {
+			const n = 11
+			a := make([]time.Duration, p)
+			a[p-1] = 50 * time.Microsecond
+			err := scoll.Run(context.Background(), p, func(ctx context.Context, c *scoll.Comm) error {
+				in := func(r, i int) T { return T((r*3 + i*5) % 7) }
+				send, recv := make([]T, n), make([]T, n)
+				for i := range send {
+					send[i] = in(c.Rank(), i)
+				}
+				err := scoll.Reduce(ctx, c, send, recv, op, 1, scoll.WithAlgorithm("clairvoyant"), scoll.WithArrivals(a), scoll.WithSegments(3))
+				if err != nil || c.Rank() != 1 {
+					return err
+				}
+				for i := range recv {
+					want := in(0, i)
+					for r := 1; r < p; r++ {
+						want = f[name](want, in(r, i))
+					}
+					if recv[i] != want {
+						return fmt.Errorf("%s: element %d = %v, want %v", name, i, recv[i], want)
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatalf("%T P=%d: %v", *new(T), p, err)
+			}
+		}
+	}
+}
+
+// TestClairvoyantTypesOps: every element type with every built-in operator
+// defined on it.
+func TestClairvoyantTypesOps(t *testing.T) {
+	arith := map[string]scoll.Op{"sum": scoll.Sum, "prod": scoll.Prod, "min": scoll.Min, "max": scoll.Max}
+	bitwise := map[string]scoll.Op{"sum": scoll.Sum, "prod": scoll.Prod, "min": scoll.Min, "max": scoll.Max,
+		"band": scoll.Band, "bor": scoll.Bor, "bxor": scoll.Bxor, "land": scoll.Land, "lor": scoll.Lor}
+	b2i := func(b bool) int {
+		if b {
+			return 1
+		}
+		return 0
+	}
+	intOps := func() map[string]func(a, b int64) int64 {
+		return map[string]func(a, b int64) int64{
+			"sum": func(a, b int64) int64 { return a + b }, "prod": func(a, b int64) int64 { return a * b },
+			"min": func(a, b int64) int64 { return min(a, b) }, "max": func(a, b int64) int64 { return max(a, b) },
+			"band": func(a, b int64) int64 { return a & b }, "bor": func(a, b int64) int64 { return a | b },
+			"bxor": func(a, b int64) int64 { return a ^ b },
+			"land": func(a, b int64) int64 { return int64(b2i(a != 0 && b != 0)) },
+			"lor":  func(a, b int64) int64 { return int64(b2i(a != 0 || b != 0)) },
+		}
+	}
+	clairvoyantOps(t, bitwise, intFuncs[int8](intOps()))
+	clairvoyantOps(t, bitwise, intFuncs[uint16](intOps()))
+	clairvoyantOps(t, bitwise, intFuncs[int32](intOps()))
+	clairvoyantOps(t, bitwise, intFuncs[uint64](intOps()))
+	floats := map[string]func(a, b float32) float32{"sum": func(a, b float32) float32 { return a + b },
+		"prod": func(a, b float32) float32 { return a * b }, "min": func(a, b float32) float32 { return min(a, b) },
+		"max": func(a, b float32) float32 { return max(a, b) }}
+	clairvoyantOps(t, arith, floats)
+}
+
+// intFuncs converts int64 reference operators to T, wrapping as T does.
+func intFuncs[T scoll.Number](f map[string]func(a, b int64) int64) map[string]func(a, b T) T {
+	out := map[string]func(a, b T) T{}
+	for name, g := range f {
+		out[name] = func(a, b T) T { return T(g(int64(a), int64(b))) }
+	}
+	return out
+}

@@ -28,8 +28,6 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"github.com/scoll/scoll/internal/arrival"
-	"github.com/scoll/scoll/internal/cid"
 	"log/slog"
 	"runtime/debug"
 	"sync"
@@ -37,6 +35,8 @@ import (
 	"time"
 
 	"github.com/scoll/scoll/algorithms"
+	"github.com/scoll/scoll/internal/arrival"
+	"github.com/scoll/scoll/internal/cid"
 	"github.com/scoll/scoll/internal/errs"
 	"github.com/scoll/scoll/internal/plan"
 	"github.com/scoll/scoll/internal/postbox"

@@ -161,7 +161,7 @@ type clairvoyantGen struct {
 	held    []uint64
 	// recvd[j*words:]: the positions that received segment j in this
 	// round, which must not forward it in the same round.
-	recvd []uint64
+	recvd   []uint64
 	free    []uint64 // positions that have not sent in this round
 	active  []uint64 // positions that have arrived and are not done
 	segFree []uint64 // segments that may have a free holder in this round
