@@ -82,11 +82,12 @@ func TestClairvoyantAllreduce(t *testing.T) {
 	}
 }
 
-// TestClairvoyantReduceTCP runs it over loopback TCP.
+// TestClairvoyantReduceTCP runs it over loopback TCP, P = 1 … 17 (a job of
+// P ranks in one process holds P² connections: 130 would be 16,900).
 func TestClairvoyantReduceTCP(t *testing.T) {
 	skipShort(t, "TCP case skipped in -short mode")
 	rng := rand.New(rand.NewPCG(9, 9))
-	for _, p := range []int{1, 3, 8} {
+	for _, p := range []int{1, 2, 3, 5, 8, 13, 17} {
 		comms := tcpComms(t, p, tcp.Config{EagerLimit: 256})
 		for _, n := range []int{0, 5, 4097} {
 			a := arrivalsFor(rng, p, 200*time.Microsecond)
