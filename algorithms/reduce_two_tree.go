@@ -31,8 +31,9 @@ import (
 // of segments for the trees' depth D, √((D−1)·(m/2)(β+γ)/α) with InProcess's
 // α, β, γ (Params.Segment sets it instead).
 //
-// Cost: (D + S − 1)·2(α + sβ + sγ) for S segments of s bytes a half,
-// D = ⌊lg(P−1)⌋ + 1 (one more when relayed). Table 3's Two-tree row,
+// Cost: (D + S − 1)·2(α + 2sβ + sγ) for S segments of s bytes a half,
+// D = ⌊lg(P−1)⌋ + 1 (one more when relayed): each step copies the rank's
+// own segment of each tree (charged like bytes sent) as well as sending one. Table 3's Two-tree row,
 // 4(n−1)α + 4√((n−1)α)·√(βm/2) + mβ + 2mγ, is the bound of their source,
 // not this schedule's time (see model.MarendicTwoTree).
 // Source: Sanders, Speck, Träff 2009; Marendic et al. 2016 Table 3.
@@ -155,7 +156,12 @@ func reduceTwoTreeCost(p *Params) Cost {
 	h := (p.Count + 1) / 2
 	D := twoTreeDepth(p)
 	q.Segment = rtOptSegment(p, h, D)
-	return rtPipeCost(&q, h, D, 2, 2)
+	c := rtPipeCost(&q, h, D, 2, 2)
+	// Each step also copies the rank's own segment of each tree before it
+	// combines the children's into it (rtReduceStreams): as many bytes as
+	// it sends.
+	c.Copy = c.Beta
+	return c
 }
 
 func init() {

@@ -134,9 +134,10 @@ func TestMarendicLinearPipeline(t *testing.T) {
 
 // TestMarendicTwoTree: Table 3's Two-tree row is its source's bound, not
 // the schedule's time: on a power of two ranks, at the segment count best
-// for it, the registered two-tree costs (D + S − 1)·2(α + sβ + sγ) with
+// for it, the registered two-tree costs (D + S − 1)·2(α + 2sβ + sγ) with
 // D = n, which is within the row's order but not equal to it; the critical
-// path has its α and γ terms.
+// path has its α and γ terms, and the registered cost, which charges the
+// copy of the rank's own segment each step, is the critical path's time.
 func TestMarendicTwoTree(t *testing.T) {
 	const P = 128 // n = 7, D = 7
 	ip := algorithms.InProcess
@@ -147,10 +148,13 @@ func TestMarendicTwoTree(t *testing.T) {
 	e := evalMarendic(t, "two-tree", P, m/4, nil, p)
 	steps := float64(7 + 30 - 1)
 	s := float64(m / 2 / 30)
-	want := steps * 2 * (p.Alpha + s*p.Beta + s*p.Gamma)
+	want := steps * 2 * (p.Alpha + 2*s*p.Beta + s*p.Gamma)
 	_, row, _ := model.Marendic("two-tree", p, P, m)
 	if !near(e.cost, want) || !near(e.alpha, e.costA) || !near(e.gamma, e.costG) {
 		t.Errorf("cost %g, want %g; critical α %g γ %g, registered α %g γ %g", e.cost, want, e.alpha, e.gamma, e.costA, e.costG)
+	}
+	if e.crit > 1.02*e.cost || e.cost > 1.02*e.crit {
+		t.Errorf("registered cost %g, critical path %g", e.cost, e.crit)
 	}
 	if near(e.cost, row) || e.cost > 2*row || row > 2*e.cost {
 		t.Errorf("cost %g against the row %g: equal, or not within a factor 2", e.cost, row)
