@@ -3,6 +3,7 @@ package scoll_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -182,4 +183,28 @@ func TestCallSiteBadInput(t *testing.T) {
 			t.Errorf("rank %d: %v", r, err)
 		}
 	}
+}
+
+func ExampleWithCallSite() {
+	// A loop's reduction at one call site: scoll measures when each rank
+	// arrives, shares the measurements every 4 calls, and the clairvoyant
+	// reduce follows the predicted arrivals from then on.
+	scoll.Run(context.Background(), 4, func(ctx context.Context, c *scoll.Comm) error {
+		send, recv := []int64{int64(c.Rank())}, make([]int64, 1)
+		for it := range 8 {
+			if c.Rank() == 3 {
+				time.Sleep(200 * time.Microsecond) // rank 3 always works longer
+			}
+			err := scoll.Reduce(ctx, c, send, recv, scoll.Sum, 0, scoll.WithAlgorithm("clairvoyant"),
+				scoll.WithCallSite("loop"), scoll.WithShareEvery(4))
+			if err != nil {
+				return err
+			}
+			if c.Rank() == 0 && it == 7 {
+				fmt.Println("sum of ranks:", recv[0])
+			}
+		}
+		return nil
+	})
+	// Output: sum of ranks: 6
 }

@@ -325,3 +325,22 @@ func BenchmarkGenerateClairvoyant(b *testing.B) {
 		})
 	}
 }
+
+func ExampleGenerateClairvoyant() {
+	// Four ranks, four segments, the last rank 5 rounds late (Marendic et
+	// al.'s Fig. 8): ranks 0-2 reduce among themselves first.
+	pl, err := GenerateClairvoyant(4, 4, 0, []float64{0, 0, 0, 5})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("rounds:", pl.Rounds)
+	for _, st := range pl.Steps(3) {
+		fmt.Printf("rank 3, round %d: sends segment %d to rank %d\n", st.Round, st.Send.Segment, st.Send.Peer)
+	}
+	// Output:
+	// rounds: 9
+	// rank 3, round 5: sends segment 0 to rank 0
+	// rank 3, round 6: sends segment 1 to rank 0
+	// rank 3, round 7: sends segment 2 to rank 0
+	// rank 3, round 8: sends segment 3 to rank 0
+}
