@@ -188,7 +188,8 @@ func Random(t Topology, ranks int, seed uint64) (Mapping, error) {
 
 // ParseMapping builds the mapping of ranks 0..ranks-1 onto the nodes of t
 // from its spec: "xyz" (XYZ), "morton" (Morton), "list:n0,n1,..."
-// (Explicit, with exactly ranks entries) or "random[:seed]" (Random). ranks ≤ 0 means t.Nodes().
+// (Explicit, with exactly ranks entries), "random[:seed]" (Random), "gray"
+// (Gray), "ring" (Ring) or "htree" (HTree). ranks ≤ 0 means t.Nodes().
 // Errors wrap ErrInvalidMapping.
 func ParseMapping(spec string, t Topology, ranks int) (Mapping, error) {
 	if t == nil {
@@ -207,6 +208,12 @@ func ParseMapping(spec string, t Topology, ranks int) (Mapping, error) {
 		return XYZ{}, nil
 	case k == "morton" && !hasList:
 		return Morton(t)
+	case k == "gray" && !hasList:
+		return Gray(t)
+	case k == "ring" && !hasList:
+		return Ring(t, ranks)
+	case k == "htree" && !hasList:
+		return HTree(t, ranks)
 	case k == "random":
 		seed := uint64(1)
 		if hasList {
@@ -232,6 +239,6 @@ func ParseMapping(spec string, t Topology, ranks int) (Mapping, error) {
 		}
 		return Explicit(nodes, t.Nodes())
 	default:
-		return nil, fmt.Errorf("%w %q: want xyz, morton, random[:seed] or list:n0,n1,...", ErrInvalidMapping, spec)
+		return nil, fmt.Errorf("%w %q: want xyz, morton, gray, ring, htree, random[:seed] or list:n0,n1,...", ErrInvalidMapping, spec)
 	}
 }

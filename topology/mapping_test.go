@@ -181,7 +181,7 @@ func TestParseMapping(t *testing.T) {
 		ranks int
 		msg   string
 	}{
-		{"zorder", torus, 0, "want xyz, morton, random[:seed] or list"},
+		{"zorder", torus, 0, "want xyz, morton, gray, ring, htree, random[:seed] or list"},
 		{"morton", mustParse(t, "clos:R=4,T=2,mu=1"), 0, "morton needs a torus"},
 		{"list:0,1", torus, 3, "2 nodes listed for 3 ranks"},
 		{"list:0,x", torus, 2, "not a node number"},

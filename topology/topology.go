@@ -62,7 +62,11 @@
 //
 // A Mapping places ranks on nodes: XYZ (identity, the default), Morton (Z
 // order over a torus, mesh or hypercube) or Explicit; ParseMapping spells
-// them "xyz", "morton" and "list:0,5,2,...".
+// them "xyz", "morton" and "list:0,5,2,...". Gray ("gray", the reflected
+// Gray code), Ring ("ring", a Hamiltonian cycle of a torus or mesh) and
+// HTree ("htree", a binary tree's H-tree layout) are the embeddings of
+// Fig. 5 of the Heath–Solomonik notes; Embed and Embedder measure an
+// embedding's load, dilation and congestion (sec. 3.1.2).
 package topology
 
 import (
