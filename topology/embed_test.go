@@ -53,7 +53,7 @@ func TestFig5Rings(t *testing.T) {
 		{"hypercube:6", "ring", 1, 1},
 		{"mesh:4x4", "xyz", 6, 2},    // closing pair (3,3)→(0,0)
 		{"hypercube:6", "xyz", 6, 2}, // 63→0 flips every bit
-		{"mesh:4x4", "gray", 3, 2},    // a Hamiltonian path: the closing pair (0,3)→(0,0)
+		{"mesh:4x4", "gray", 3, 2},   // a Hamiltonian path: the closing pair (0,3)→(0,0)
 	} {
 		topo := mustParse(t, c.topo)
 		m, err := ParseMapping(c.mapping, topo, 0)
