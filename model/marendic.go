@@ -186,3 +186,29 @@ func BcastLowerBound(alpha, beta float64, p int, s float64) float64 {
 	b := math.Sqrt(beta * s)
 	return (a + b) * (a + b)
 }
+
+// BcastRoundOptimal returns the round-optimal pipelined bound on
+// broadcasting s bytes from one of p processes in the α-β model, for
+// protocols that send one packet per process and round (single-port): n
+// packets need at least n + ⌈log₂ p⌉ − 1 rounds, each at least α + βs/n,
+// so T ≥ min over n ≥ 1 of (n + ⌈log₂ p⌉ − 1)(α + βs/n). It returns the
+// bound and the n that attains it. Unlike BcastLowerBound it holds for
+// every such protocol, the binomial tree (n = 1) included; p ≤ 1 gives 0.
+func BcastRoundOptimal(alpha, beta float64, p int, s float64) (t float64, n int) {
+	if p <= 1 {
+		return 0, 1
+	}
+	L := float64(ceilLog2(p))
+	f := func(n float64) float64 { return (n + L - 1) * (alpha + beta*s/n) }
+	best := 1.0
+	if alpha > 0 && L > 1 {
+		best = math.Max(1, math.Sqrt((L-1)*beta*s/alpha))
+	} else if alpha == 0 && beta*s > 0 && L > 1 {
+		best = math.Max(1, s) // as many packets as bytes: the bound tends to βs
+	}
+	lo, hi := math.Max(1, math.Floor(best)), math.Max(1, math.Ceil(best))
+	if f(hi) < f(lo) {
+		lo = hi
+	}
+	return f(lo), int(lo)
+}

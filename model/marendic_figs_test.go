@@ -96,3 +96,33 @@ func TestMarendicBeats(t *testing.T) {
 		t.Fatalf("binomial beats clairvoyant at large sizes: %+v", none)
 	}
 }
+
+// TestBcastRoundOptimal: the bound is the least of (n + ⌈lg p⌉ − 1)(α +
+// βs/n) over integers n (checked by scanning), the binomial tree's time at
+// small s, and never above the notes' reference where that one holds.
+func TestBcastRoundOptimal(t *testing.T) {
+	for _, c := range []struct {
+		alpha, beta float64
+		p           int
+		s           float64
+	}{
+		{2e-6, 1e-9, 4, 1000}, {2e-6, 1e-9, 1000, 1 << 20}, {1e-6, 1e-9, 4096, 64 << 20}, {3e-7, 1.25e-10, 17, 8}, {1e-6, 1e-9, 2, 1e6},
+	} {
+		got, n := BcastRoundOptimal(c.alpha, c.beta, c.p, c.s)
+		L := float64(ceilLog2(c.p))
+		best := math.Inf(1)
+		for k := 1; k <= 1<<16; k++ {
+			best = min(best, (float64(k)+L-1)*(c.alpha+c.beta*c.s/float64(k)))
+		}
+		if math.Abs(got-best) > 1e-12*best || math.Abs(got-(float64(n)+L-1)*(c.alpha+c.beta*c.s/float64(n))) > 1e-12*best {
+			t.Errorf("%+v: %g at n=%d, scan %g", c, got, n, best)
+		}
+	}
+	// Tiny messages: one packet, the binomial tree's ⌈lg p⌉(α + βs).
+	if got, n := BcastRoundOptimal(1e-6, 1e-9, 64, 8); n != 1 || math.Abs(got-6*(1e-6+8e-9)) > 1e-18 {
+		t.Errorf("small s: %g at n=%d", got, n)
+	}
+	if got, _ := BcastRoundOptimal(1e-6, 1e-9, 1, 8); got != 0 {
+		t.Errorf("one process: %g", got)
+	}
+}

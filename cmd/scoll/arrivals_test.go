@@ -82,3 +82,28 @@ func TestModelArrivals(t *testing.T) {
 		t.Error("a short arrival list: no error")
 	}
 }
+
+// TestModelBcastBounds: scoll model prints the bcast bounds, and no
+// algorithm beats the round-optimal one.
+func TestModelBcastBounds(t *testing.T) {
+	out, _, err := run(t, "model", "--op", "bcast", "--np", "16", "--sizes", "8,64K", "--params", "infiniband", "--format", "csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := csvColumn(t, out, "ratio_round_opt")
+	if len(r) == 0 {
+		t.Fatalf("no bounds:\n%s", out)
+	}
+	for alg, x := range r {
+		if x < 1-1e-9 {
+			t.Errorf("%s: %g of the round-optimal bound", alg, x)
+		}
+	}
+	if !strings.Contains(out, "notes_bound_s") {
+		t.Error("no notes_bound_s column")
+	}
+	out, _, _ = run(t, "model", "--op", "allreduce", "--np", "16", "--sizes", "8", "--format", "csv")
+	if strings.Contains(out, "round_opt_s") {
+		t.Error("bounds printed for allreduce")
+	}
+}

@@ -29,6 +29,10 @@ type modelRow struct {
 	EnergyJ   float64 `json:"energy_j"`
 	MemoryB   float64 `json:"memory_bytes"`
 	ArrivalS  float64 `json:"arrival_s"`
+	// Bcast only: the round-optimal pipelined bound and the notes'
+	// reference (model.BcastRoundOptimal, model.BcastLowerBound).
+	RoundOptS   float64 `json:"round_opt_s,omitempty"`
+	NotesBoundS float64 `json:"notes_bound_s,omitempty"`
 }
 
 func newModelCmd() *cobra.Command {
@@ -45,6 +49,10 @@ and size, by counting its schedules (scoll's model package):
   form, form_s  the Hoefler–Moor LogGP closed form that models it, if any
   energy_j   e per message + E per byte + static power × P × time (Hoefler–Moor)
   memory_bytes  d bytes per sent-message descriptor, maximum over processes
+  round_opt_s, notes_bound_s (bcast only, with each algorithm's arrival_s
+             as a multiple of them): the round-optimal pipelined bound
+             min over n of (n + ⌈lg p⌉ − 1)(α + βs/n), and the notes'
+             reference (√(α lg(p−1)) + √(βs))², which binomial beats at small s
   arrival_s  the α-β-γ time along the schedules' dependencies (critical
              path) from the earliest arrival to the last rank's end, the
              ranks arriving at the --arrivals times (default: together);
@@ -95,13 +103,22 @@ memory_bytes.`,
 						return fmt.Errorf("np=%d, %d B: %w", p, n, err)
 					}
 					for _, r := range res {
-						rows = append(rows, modelRow{Op: coll.String(), Algorithm: r.Algorithm, NP: p, Bytes: n,
+						row := modelRow{Op: coll.String(), Algorithm: r.Algorithm, NP: p, Bytes: n,
 							CostS: r.Cost, CountedS: r.Counted, LogGPS: r.LogGP, Form: r.Form, FormS: r.FormTime,
-							EnergyJ: r.Energy, MemoryB: r.Memory, ArrivalS: r.Arrival})
+							EnergyJ: r.Energy, MemoryB: r.Memory, ArrivalS: r.Arrival}
+						if coll == schedule.Bcast {
+							row.RoundOptS, _ = model.BcastRoundOptimal(par.Alpha, par.Beta, p, float64(n))
+							row.NotesBoundS = model.BcastLowerBound(par.Alpha, par.Beta, p, float64(n))
+						}
+						rows = append(rows, row)
 					}
 				}
 			}
-			if err := writeRows(cmd.OutOrStdout(), format, rows, modelFormat); err != nil {
+			rf := modelFormat
+			if coll == schedule.Bcast {
+				rf = modelBcastFormat
+			}
+			if err := writeRows(cmd.OutOrStdout(), format, rows, rf); err != nil {
 				return err
 			}
 			if plotFile != "" {
@@ -164,6 +181,26 @@ var modelFormat = rowFormat[modelRow]{
 	cells: func(r modelRow) string {
 		return fmt.Sprintf("%s\t%s\t%d\t%d\t%.4g\t%.4g\t%.4g\t%s\t%.4g\t%.4g\t%.0f\t%.4g\t", r.Op, r.Algorithm, r.NP, r.Bytes, r.CostS, r.CountedS, r.LogGPS, cmp.Or(r.Form, "-"), r.FormS, r.EnergyJ, r.MemoryB, r.ArrivalS)
 	},
+}
+
+// modelBcastFormat is modelFormat with the bcast bounds and each row's
+// critical-path time as a multiple of them.
+var modelBcastFormat = rowFormat[modelRow]{
+	columns: append(append([]string(nil), modelFormat.columns...), "round_opt_s", "ratio_round_opt", "notes_bound_s", "ratio_notes"),
+	csv: func(r modelRow) []string {
+		return append(modelFormat.csv(r), g8(r.RoundOptS), g8(ratio(r.ArrivalS, r.RoundOptS)), g8(r.NotesBoundS), g8(ratio(r.ArrivalS, r.NotesBoundS)))
+	},
+	cells: func(r modelRow) string {
+		return modelFormat.cells(r) + fmt.Sprintf("%.4g\t%.3f\t%.4g\t%.3f\t", r.RoundOptS, ratio(r.ArrivalS, r.RoundOptS), r.NotesBoundS, ratio(r.ArrivalS, r.NotesBoundS))
+	},
+}
+
+// ratio returns a/b (0 when b is 0).
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
 }
 
 // g8 formats x for the CSV of scoll model: 8 significant digits.
