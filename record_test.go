@@ -149,7 +149,8 @@ func TestRecordRingAllreduce(t *testing.T) {
 			t.Errorf("stage model, ports %s: recorded %g s, %d messages, %d stages; registry %g s, %d, %d",
 				ports, got.Time, got.Messages, got.NumStages, want.Time, want.Messages, want.NumStages)
 		}
-		fc := sim.FlowConfig{Config: cfg, HopLatency: 50e-9}
+		fc := sim.FlowConfig{Config: cfg}
+		fc.HopLatency = 50e-9
 		gotF, wantF := both(func(g schedule.Generator) (sim.Result, error) { return sim.FlowModel(fc, P, 1, g) })
 		if !sameTime(gotF.Time, wantF.Time) {
 			t.Errorf("flow model, ports %s: recorded %g s, registry %g s", ports, gotF.Time, wantF.Time)

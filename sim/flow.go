@@ -11,12 +11,11 @@ import (
 	"github.com/scoll/scoll/topology"
 )
 
-// FlowConfig adds the flow model's parameters to a Config.
+// FlowConfig adds the flow model's parameters to a Config. (Its hop
+// latency, Config.HopLatency, is added to a cut-through message's
+// start-up time per link crossed.)
 type FlowConfig struct {
 	Config
-	// HopLatency is added to a message's start-up time per link crossed
-	// (weighted by the fraction crossing it for split routes).
-	HopLatency float64
 	// Arrival, when set, is every rank's arrival time at the collective in
 	// seconds: rank r posts its first round at Arrival[r] instead of 0
 	// (finite, not negative, one per rank). Result.Time is then the end of
@@ -44,9 +43,6 @@ func FlowModel(cfg FlowConfig, size, elemSize int, gen schedule.Generator) (Resu
 	if elemSize < 1 {
 		return Result{}, fmt.Errorf("%w: element size %d", ErrConfig, elemSize)
 	}
-	if cfg.HopLatency < 0 {
-		return Result{}, fmt.Errorf("%w: negative hop latency %g", ErrConfig, cfg.HopLatency)
-	}
 	if cfg.Arrival != nil {
 		if len(cfg.Arrival) != size {
 			return Result{}, fmt.Errorf("%w: %d arrival times for %d ranks", ErrConfig, len(cfg.Arrival), size)
@@ -73,6 +69,10 @@ type flow struct {
 	lat        float64
 	frozen     bool
 	finishedAt float64
+	// Store-and-forward: the message's size and the links it has still to
+	// cross, one step after another.
+	size  float64
+	steps [][]topology.Hop
 }
 
 // flowSim is the flow model's hooks on the schedule replay, which is
@@ -246,7 +246,12 @@ func (f *flowSim) Match(_, recv schedule.Ref) error {
 // Finish has nothing to do: rounds have no time of their own.
 func (f *flowSim) Finish(int) error { return nil }
 
-// post creates the flow of a message.
+// post creates the flow of a message: under cut-through one flow over
+// the whole route after α + t_h·D; under packet switching the same with
+// the packets' hop latencies and the pipeline's fill added to the start-up
+// time, α + (D+k−1)·t_h + (D−1)·b·δ, and the message padded to its k
+// packets; under store-and-forward one flow per step of the route, each
+// started α after the previous one ends.
 func (f *flowSim) post(src, dst int, bytes int64) {
 	cfg := &f.cfg.Config
 	sn, dn := cfg.node(src), cfg.node(dst)
@@ -254,14 +259,32 @@ func (f *flowSim) post(src, dst int, bytes int64) {
 	hops := make([]topology.Hop, len(f.route), len(f.route)+2)
 	copy(hops, f.route)
 	lat := cfg.Alpha
-	for _, h := range hops {
-		lat += h.Frac * f.cfg.HopLatency
+	fl := &flow{src: src, dst: dst, bytes: float64(bytes)}
+	switch sw := cfg.Switching; {
+	case sw.Mode == CutThrough || len(hops) == 0:
+		for _, h := range hops {
+			lat += h.Frac * cfg.HopLatency
+		}
+	case sw.Mode == Packet:
+		d, k := routeLength(hops), sw.packets(bytes)
+		lat += (d+float64(k)-1)*cfg.HopLatency + (d-1)*float64(sw.PacketSize)*cfg.Delta
+		fl.bytes = float64(k * sw.PacketSize)
+	default:
+		fl.steps = hopSteps(hops)
+		hops, fl.steps, fl.size = fl.steps[0], fl.steps[1:], fl.bytes
 	}
 	if cfg.Ports == SinglePort && sn != dn {
-		hops = append(hops, topology.Hop{Link: topology.Link(f.links + 2*sn), Frac: 1},
-			topology.Hop{Link: topology.Link(f.links + 2*dn + 1), Frac: 1})
+		// The sender's port on the first step, the receiver's on the last.
+		send, recv := topology.Hop{Link: topology.Link(f.links + 2*sn), Frac: 1}, topology.Hop{Link: topology.Link(f.links + 2*dn + 1), Frac: 1}
+		if len(fl.steps) == 0 {
+			hops = append(hops, send, recv)
+		} else {
+			hops = append(slices.Clip(hops), send)
+			last := len(fl.steps) - 1
+			fl.steps[last] = append(slices.Clip(fl.steps[last]), recv)
+		}
 	}
-	fl := &flow{src: src, dst: dst, start: f.now + lat, bytes: float64(bytes), hops: hops}
+	fl.start, fl.hops = f.now+lat, hops
 	f.res.Messages++
 	f.res.Bytes += bytes
 	f.pendingF = append(f.pendingF, fl)
@@ -270,6 +293,13 @@ func (f *flowSim) post(src, dst int, bytes int64) {
 // deliver completes a message at both ends: the send now, the receive
 // when it is (or has been) posted.
 func (f *flowSim) deliver(fl *flow) error {
+	if len(fl.steps) > 0 {
+		// Store-and-forward: the next link, α after this one.
+		fl.hops, fl.steps = fl.steps[0], fl.steps[1:]
+		fl.start, fl.bytes, fl.active = f.now+f.cfg.Alpha, fl.size, false
+		f.pendingF = append(f.pendingF, fl)
+		return nil
+	}
 	fl.finishedAt = f.now
 	f.rp.Complete(fl.src)
 	if err := f.rp.Drain(); err != nil {

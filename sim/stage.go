@@ -4,13 +4,47 @@
 //
 // Both models stream each rank's schedule round by round, so a simulation
 // holds one round of every rank at a time, never a whole O(P²) schedule.
+//
+// # Switching
+//
+// Config.Switching says how a message of s bytes crosses the D links of
+// its route (Heath and Solomonik's notes, sec. 4.2.2); t_h is
+// Config.HopLatency. Alone on the network a message costs
+//
+//	cut-through (default)  α + βs + t_h·D
+//	store-and-forward      (α + βs)·D
+//	packet, b-byte packets α + (D + k − 1)(t_h + βb), k = ⌈s/b⌉
+//
+// and both models give exactly these times for a single message. Under
+// load they differ in how the terms meet congestion:
+//
+//   - Stage model: under store-and-forward a message's charge becomes D
+//     start-ups and (c_1 + ... + c_D)·s δ bytes: each link is a transfer
+//     of its own, and the messages of a stage cross their j-th links
+//     together, so c_j is the largest load of the message's j-th link
+//     among the stage's j-th links (a sub-stage), not of its whole route.
+//     Under packet switching the charge is c·k·b δ bytes (the padded
+//     packets, over the whole route at once). Its per-hop time, t_h·D under
+//     cut-through and (D+k−1)·t_h + (D−1)·c·b·δ under packet switching
+//     (the pipeline's fill), happens in the network while the node's port
+//     serves its next message, so a stage adds the largest per-hop time
+//     of its messages (StageStat.Latency) rather than their sum.
+//   - Flow model: cut-through is one flow over the whole route started
+//     α + t_h·D after it is posted. Store-and-forward is one flow per
+//     link, in route order, each started α after the previous one ends, so
+//     a message holds one link at a time (a split route's hops are cut
+//     into groups of one link's worth). Packet switching is one flow of
+//     the k·b padded bytes over the whole route, started after
+//     α + (D + k − 1)·t_h + (D − 1)·b·δ: the packets pipeline, and the fill
+//     moves at full link speed.
+//
+// A message within a node (D = 0) costs α + βs in every mode.
 package sim
 
 import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"math/bits"
 	"runtime"
 	"sync"
@@ -65,6 +99,15 @@ type Config struct {
 	// values turn it off.
 	BusyPorts      int
 	BusyEfficiency float64
+	// HopLatency is t_h, the time per link crossed by a message's head
+	// (weighted by the fraction crossing it for split routes), which
+	// cut-through and packet switching charge (see Switching).
+	HopLatency float64
+	// Switching is how a message crosses the links of its route; the zero
+	// value, cut-through, is what both models charged before there was a
+	// choice. See the package documentation for how each mode enters each
+	// model.
+	Switching Switching
 }
 
 func (c *Config) check(size int) error {
@@ -73,6 +116,12 @@ func (c *Config) check(size int) error {
 	}
 	if c.Alpha < 0 || c.Delta < 0 {
 		return fmt.Errorf("%w: negative alpha %g or delta %g", ErrConfig, c.Alpha, c.Delta)
+	}
+	if c.HopLatency < 0 {
+		return fmt.Errorf("%w: negative hop latency %g", ErrConfig, c.HopLatency)
+	}
+	if err := c.Switching.check(); err != nil {
+		return err
 	}
 	if c.BusyPorts < 0 || c.BusyEfficiency < 0 || c.BusyEfficiency > 1 || (c.BusyPorts > 0) != (c.BusyEfficiency > 0) {
 		return fmt.Errorf("%w: busy ports %d with efficiency %g (want both set, efficiency in (0, 1])", ErrConfig, c.BusyPorts, c.BusyEfficiency)
@@ -115,13 +164,23 @@ type StageStat struct {
 	// routes, divided by the link's capacity), at least 1.
 	MaxCongestion float64
 	// AlphaCount is the number of message start-ups charged: the most
-	// messages any node sends or receives in the stage.
+	// messages any node sends or receives in the stage (store-and-forward:
+	// the most link crossings, a message counting one per link).
 	AlphaCount float64
 	// DeltaBytes is the congestion-weighted bytes charged: c·m of the
 	// slowest message (multi-port) or the largest sum of c·m over a node's
-	// sends or receives (single-port).
+	// sends or receives (single-port). Store-and-forward charges
+	// (c_1 + ... + c_D)·m for a message over D links, c_j being the load
+	// of its j-th link among the stage's j-th links; packet switching
+	// charges c·k·b for its k packets of b bytes.
 	DeltaBytes float64
-	// Time is AlphaCount·α + DeltaBytes·δ.
+	// Latency is the per-hop time in seconds of the stage's slowest
+	// message, which overlaps its node's other messages: t_h·D
+	// (cut-through), (D+k−1)·t_h + (D−1)·c·b·δ (packet switching: the
+	// per-packet hop latencies and the pipeline's fill) or 0
+	// (store-and-forward).
+	Latency float64
+	// Time is AlphaCount·α + DeltaBytes·δ + Latency.
 	Time float64
 }
 
@@ -130,6 +189,7 @@ type Result struct {
 	Time       float64 // seconds
 	AlphaCount float64 // α terms
 	DeltaBytes float64 // δ terms, in bytes
+	Latency    float64 // per-hop terms in seconds (stage model)
 	// MaxCongestion is the largest link load of any stage.
 	MaxCongestion float64
 	Messages      int64
@@ -173,6 +233,7 @@ func StageModel(cfg Config, size, elemSize int, gen schedule.Generator) (Result,
 		res.Time += ss.Time
 		res.AlphaCount += ss.AlphaCount
 		res.DeltaBytes += ss.DeltaBytes
+		res.Latency += ss.Latency
 		res.MaxCongestion = max(res.MaxCongestion, ss.MaxCongestion)
 		res.Messages += int64(ss.Messages)
 		res.Bytes += ss.Bytes
@@ -235,12 +296,60 @@ func (a *stageShape) merge(b stageShape) {
 type stageMsg struct {
 	src, dst   int // nodes
 	bytes      int64
-	start, end int // hops[start:end]
+	length     float64 // route length D in links
+	start, end int     // hops[start:end]
 	c          float64
+	// csum is the sum of the congestions of the message's links crossed
+	// one after another: c under cut-through and packet switching, which
+	// hold the whole route at once, and the sum over the D steps of
+	// store-and-forward.
+	csum float64
+}
+
+// stepKey is a link at one step of the store-and-forward messages of a
+// stage.
+type stepKey struct {
+	step int
+	link topology.Link
+}
+
+// stepCongestion sets the congestion of every store-and-forward message:
+// the messages of a stage cross their routes' links one step after
+// another, all in step, so the j-th links of the messages share the
+// network (a sub-stage), and a message's step j moves at the load of its
+// j-th link in that sub-stage. m.c is the largest step congestion and
+// m.csum their sum.
+func (st *stager) stepCongestion() {
+	topo := st.cfg.Topology
+	load := map[stepKey]float64{}
+	for _, w := range st.workers {
+		for _, m := range w.msgs {
+			for j, step := range hopSteps(w.hops[m.start:m.end]) {
+				for _, h := range step {
+					load[stepKey{j, h.Link}] += h.Frac
+				}
+			}
+		}
+	}
+	for _, w := range st.workers {
+		for i := range w.msgs {
+			m := &w.msgs[i]
+			m.c, m.csum = 0, 0
+			for j, step := range hopSteps(w.hops[m.start:m.end]) {
+				c := 1.0
+				for _, h := range step {
+					c = max(c, load[stepKey{j, h.Link}]/topo.Capacity(h.Link))
+				}
+				m.c, m.csum = max(m.c, c), m.csum+c
+			}
+			m.c = max(m.c, 1)
+		}
+	}
 }
 
 type nodeLoad struct {
 	sends, recvs   int
+	sendA, recvA   float64 // start-ups charged
 	sendDB, recvDB float64
 	touched        bool
 }
@@ -344,23 +453,19 @@ func (w *stageWorker) add(cfg *Config, from, to int, bytes int64) {
 	start := len(w.hops)
 	w.route = cfg.Topology.Route(src, dst, w.route[:0])
 	w.hops = append(w.hops, w.route...)
-	length := 0.0
 	for _, h := range w.route {
 		if w.load[h.Link] == 0 {
 			w.used = append(w.used, h.Link)
 		}
 		w.load[h.Link] += h.Frac
-		length += h.Frac
 	}
-	// Equal-cost paths have equal lengths; rounding drops the float
-	// error of summing fractions.
-	length = math.Round(length*1e6) / 1e6
+	length := routeLength(w.route)
 	bit := -1
 	if x := uint(from ^ to); x != 0 && x&(x-1) == 0 {
 		bit = bits.TrailingZeros(x)
 	}
 	w.shape.merge(stageShape{bit: bit, dist: max(to-from, from-to), hops: length, minBytes: bytes})
-	w.msgs = append(w.msgs, stageMsg{src: src, dst: dst, bytes: bytes, start: start, end: len(w.hops)})
+	w.msgs = append(w.msgs, stageMsg{src: src, dst: dst, bytes: bytes, length: length, start: start, end: len(w.hops)})
 }
 
 func (st *stager) touch(n int) *nodeLoad {
@@ -375,16 +480,20 @@ func (st *stager) touch(n int) *nodeLoad {
 // cost charges the stage's messages.
 func (st *stager) cost() StageStat {
 	topo := st.cfg.Topology
-	st.parallel(func(w *stageWorker) {
-		for i := range w.msgs {
-			m := &w.msgs[i]
-			c := 1.0 // a message moves no faster than one link (a split route does not add up)
-			for _, h := range w.hops[m.start:m.end] {
-				c = max(c, st.load[h.Link]/topo.Capacity(h.Link))
+	if st.cfg.Switching.Mode == StoreAndForward {
+		st.stepCongestion()
+	} else {
+		st.parallel(func(w *stageWorker) {
+			for i := range w.msgs {
+				m := &w.msgs[i]
+				c := 1.0 // a message moves no faster than one link (a split route does not add up)
+				for _, h := range w.hops[m.start:m.end] {
+					c = max(c, st.load[h.Link]/topo.Capacity(h.Link))
+				}
+				m.c, m.csum = c, c
 			}
-			m.c = c
-		}
-	})
+		})
+	}
 	var ss StageStat
 	shape := stageShape{bit: -2}
 	for _, w := range st.workers {
@@ -399,14 +508,19 @@ func (st *stager) cost() StageStat {
 	for _, w := range st.workers {
 		for _, m := range w.msgs {
 			ss.MaxCongestion = max(ss.MaxCongestion, m.c)
-			db := m.c * float64(m.bytes)
+			db, f := m.csum*float64(m.bytes), m.c
 			s, r := &st.sent[m.src], &st.sent[m.dst]
 			if derate && (s.sends >= st.cfg.BusyPorts || r.recvs >= st.cfg.BusyPorts) {
 				db /= st.cfg.BusyEfficiency
+				f /= st.cfg.BusyEfficiency
 			}
+			a, db, lat := st.cfg.stageCharge(m.length, m.bytes, db, f)
+			ss.Latency = max(ss.Latency, lat)
 			ss.Messages++
 			ss.Bytes += m.bytes
 			ss.MaxBytes = max(ss.MaxBytes, m.bytes)
+			s.sendA += a
+			r.recvA += a
 			s.sendDB += db
 			r.recvDB += db
 			if st.cfg.Ports == MultiPort {
@@ -416,12 +530,12 @@ func (st *stager) cost() StageStat {
 	}
 	for _, n := range st.nodes {
 		nl := &st.sent[n]
-		ss.AlphaCount = max(ss.AlphaCount, float64(max(nl.sends, nl.recvs)))
+		ss.AlphaCount = max(ss.AlphaCount, nl.sendA, nl.recvA)
 		if st.cfg.Ports == SinglePort {
 			ss.DeltaBytes = max(ss.DeltaBytes, nl.sendDB, nl.recvDB)
 		}
 	}
-	ss.Time = ss.AlphaCount*st.cfg.Alpha + ss.DeltaBytes*st.cfg.Delta
+	ss.Time = ss.AlphaCount*st.cfg.Alpha + ss.DeltaBytes*st.cfg.Delta + ss.Latency
 	return ss
 }
 

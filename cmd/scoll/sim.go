@@ -42,7 +42,7 @@ func newSimCmd() *cobra.Command {
 		stages                                                                                         bool
 		network                                                                                        networkFlags
 	)
-	var traceFile, arrivals string
+	var traceFile, arrivals, switching string
 	cmd := &cobra.Command{
 		Use:   "sim",
 		Short: "Simulate collective algorithms on a network topology (stage or flow model)",
@@ -58,10 +58,23 @@ Models:
          begins; flows share links max-min fairly; a rank starts its next round
          when the current one completes.
 
+Switching (--switching; a message of s bytes over D links, alone, costs):
+  cut-through        α + βs + t_h·D (the default; t_h is --hop-latency)
+  store-and-forward  (α + βs)·D: the whole message crosses one link at a time
+  packet:SIZE        α + (D + ⌈s/b⌉ − 1)(t_h + βb) for packets of b = SIZE bytes
+  stage model: store-and-forward counts D start-ups and (c_1 + ... + c_D)·s bytes
+    per message, c_j the load of its j-th link among the stage's j-th links;
+    packet switching c·k·b bytes for k = ⌈s/b⌉; the stage adds the per-hop time
+    of its slowest message (t_h·D, or (D+k−1)·t_h + (D−1)·c·b·δ for packets).
+  flow model: store-and-forward moves a message as one flow per link, each
+    started α after the previous ends; packet switching is one flow of the
+    padded packets started after α + (D+k−1)·t_h + (D−1)·b·δ (the fill).
+
 Topologies: ` + topologyHelp + `
 
 Columns: time_s is the simulated time, alpha_count and delta_bytes the α and δ
-terms of the stage model (time = α·alpha_count + δ·delta_bytes), mbps is
+terms of the stage model (time = α·alpha_count + δ·delta_bytes, plus the
+per-hop times of the switching mode), mbps is
 n(P−1)/time in MB/s for per-rank size n (the allgather rate of Sack's figures),
 max_congestion the largest link load of any stage.
 
@@ -120,6 +133,10 @@ max_congestion the largest link load of any stage.
 			if err != nil {
 				return fmt.Errorf("--hop-latency: %w", err)
 			}
+			cfg.HopLatency = h
+			if cfg.Switching, err = sim.ParseSwitching(switching); err != nil {
+				return fmt.Errorf("--switching: %w", err)
+			}
 			cfg.Topology, cfg.Mapping, cfg.Stages = topo, mapping, stages
 			switch ports {
 			case "1":
@@ -146,7 +163,7 @@ max_congestion the largest link load of any stage.
 				if arrival != nil {
 					return fmt.Errorf("--arrivals applies to registry algorithms, not to --trace")
 				}
-				return simTrace(cmd.OutOrStdout(), tr, traceFile, cfg, model, h, format, stages)
+				return simTrace(cmd.OutOrStdout(), tr, traceFile, cfg, model, format, stages)
 			}
 			names, err := pickAlgorithms(coll, algs)
 			if err != nil {
@@ -187,7 +204,7 @@ max_congestion the largest link load of any stage.
 					if model == "stage" {
 						res, err = sim.StageModel(cfg, np, 1, gen)
 					} else {
-						res, err = sim.FlowModel(sim.FlowConfig{Config: cfg, HopLatency: h, Arrival: arrival}, np, 1, gen)
+						res, err = sim.FlowModel(sim.FlowConfig{Config: cfg, Arrival: arrival}, np, 1, gen)
 					}
 					if err != nil {
 						return fmt.Errorf("%s at %d B: %w", name, n, err)
@@ -226,7 +243,8 @@ max_congestion the largest link load of any stage.
 	f.StringVar(&model, "model", "stage", "network model: stage or flow")
 	f.StringVar(&arrivals, "arrivals", "", "flow model: the ranks' arrival times, comma-separated durations (0,0,0,5ms); time then runs from the earliest")
 	f.StringVar(&ports, "ports", "1", "node model: 1 (single-port) or all (multi-port)")
-	f.StringVar(&hopLat, "hop-latency", "0", "flow model: latency per link crossed")
+	f.StringVar(&hopLat, "hop-latency", "0", "latency t_h per link crossed (cut-through and packet switching)")
+	f.StringVar(&switching, "switching", "cut-through", "cut-through, store-and-forward or packet:SIZE (see Switching above)")
 	network.add(f, "", "multi-port stage model: K:E derates nodes with K or more messages in a stage to E of the link bandwidth (Sack's Blue Gene/P: 6:0.93)")
 	// What is written.
 	addFormatFlag(f, &format)

@@ -40,14 +40,14 @@ func openTrace(cmd *cobra.Command, file string, replaced ...string) (*record.Tra
 // simTrace simulates a trace and writes its row: op "trace", the file's
 // name as the algorithm, the bytes all ranks sent, and mbps those bytes
 // over the time.
-func simTrace(w io.Writer, tr *record.Trace, file string, cfg sim.Config, modelName string, hop float64, format string, stages bool) error {
+func simTrace(w io.Writer, tr *record.Trace, file string, cfg sim.Config, modelName string, format string, stages bool) error {
 	gen := tr.Generator()
 	var res sim.Result
 	var err error
 	if modelName == "stage" {
 		res, err = sim.StageModel(cfg, tr.Size, 1, gen)
 	} else {
-		res, err = sim.FlowModel(sim.FlowConfig{Config: cfg, HopLatency: hop}, tr.Size, 1, gen)
+		res, err = sim.FlowModel(sim.FlowConfig{Config: cfg}, tr.Size, 1, gen)
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", file, err)
