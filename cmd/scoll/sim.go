@@ -43,6 +43,7 @@ func newSimCmd() *cobra.Command {
 		network                                                                                        networkFlags
 	)
 	var traceFile, arrivals, switching string
+	var embedding bool
 	cmd := &cobra.Command{
 		Use:   "sim",
 		Short: "Simulate collective algorithms on a network topology (stage or flow model)",
@@ -95,7 +96,7 @@ max_congestion the largest link load of any stage.
 			}
 			var tr *record.Trace
 			if traceFile != "" {
-				if tr, err = openTrace(cmd, traceFile, "op", "algorithm", "sizes", "grid", "plot"); err != nil {
+				if tr, err = openTrace(cmd, traceFile, "op", "algorithm", "sizes", "grid", "plot", "embedding"); err != nil {
 					return err
 				}
 				if np != 0 && np != tr.Size {
@@ -177,6 +178,10 @@ max_congestion the largest link load of any stage.
 				grid = workload.GridFor(topo, np)
 			}
 			place := workload.PlacementFor(topo, mapping, np)
+			if embedding {
+				return simEmbedding(cmd.OutOrStdout(), cmd.ErrOrStderr(), format, mapSpec, cfg, workload.Workload{Coll: coll, Size: np, Grid: grid,
+					Placement: place, Arrivals: arrival, Machine: algorithms.Machine{Alpha: cfg.Alpha, Beta: cfg.Delta}}, names, sz, algs == "all")
+			}
 			stderr := cmd.ErrOrStderr()
 			show, err := showProgress(progress, stderr)
 			if err != nil {
@@ -232,7 +237,7 @@ max_congestion the largest link load of any stage.
 	f := cmd.Flags()
 	// What runs, and where.
 	f.StringVar(&topoSpec, "topology", "torus:8x8x8", "network: "+topologyHelp)
-	f.StringVar(&mapSpec, "mapping", "xyz", "rank to node map: xyz, morton, random[:seed] (an irregular partition) or list:n0,n1,...")
+	f.StringVar(&mapSpec, "mapping", "xyz", "rank to node map: xyz, morton, gray, ring, htree (docs/embeddings.md), random[:seed] (an irregular partition) or list:n0,n1,...")
 	f.IntVar(&np, "np", 0, "ranks (default: one per node)")
 	f.StringVar(&op, "op", "allgather", "collective")
 	f.StringVar(&algs, "algorithm", "all", "algorithms, comma-separated, or all")
@@ -249,6 +254,7 @@ max_congestion the largest link load of any stage.
 	// What is written.
 	addFormatFlag(f, &format)
 	f.BoolVar(&stages, "stages", false, "print the per-stage breakdown (stage model)")
+	f.BoolVar(&embedding, "embedding", false, embeddingHelp)
 	f.StringVar(&plotFile, "plot", "", "also plot MB/s against size per algorithm into this .svg or .png file")
 	addProgressFlag(f, &progress)
 	return cmd
