@@ -71,6 +71,17 @@ func WithRoundTime(d time.Duration) CallOption {
 	return func(o *plan.Options) { o.RoundTime, o.RoundTimeSet = d, true }
 }
 
+// WithLogP sets the LogP model (latency L, overhead o, gap g) the
+// fibonacci bcast and reduce build their tree for: the optimal
+// single-item tree under that model (Karp et al.; Hoefler–Moor Fig. 2a).
+// Without it they use L = g, o = 0, whose optimal tree is the binomial
+// tree. Negative times, or o and g both 0, fail with ErrInvalidArgument.
+// Other algorithms ignore it.
+func WithLogP(L, o, g time.Duration) CallOption {
+	lp := &algorithms.LogP{L: L.Seconds(), O: o.Seconds(), G: g.Seconds()}
+	return func(opt *plan.Options) { opt.LogP = lp }
+}
+
 // WithRadix sets the radix of k-nomial algorithms, which is also the fan-out
 // of k-ary trees (at least 2).
 func WithRadix(k int) CallOption { return func(o *plan.Options) { o.Radix = k } }

@@ -19,6 +19,7 @@ const (
 	Direct               = "direct"
 	Dissemination        = "dissemination"
 	Exchange             = "exchange"
+	Fibonacci            = "fibonacci"
 	InOrderBinary        = "in-order-binary"
 	KNomial              = "k-nomial"
 	Linear               = "linear"

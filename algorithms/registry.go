@@ -57,6 +57,9 @@ type Params struct {
 	// Segments is the number of segments of segmented algorithms that take
 	// a count (clairvoyant); 0 means the algorithm's default.
 	Segments int
+	// LogP is the LogP model the fibonacci trees are built for (nil:
+	// DefaultLogP).
+	LogP *LogP
 	// Arrivals are the ranks' arrival times at the call in units of the
 	// round time (the earliest may be nonzero), for arrival-aware
 	// algorithms (clairvoyant); nil means balanced arrivals.

@@ -27,15 +27,21 @@ type Key struct {
 	exclude     string // the names the default choice skips, sorted
 	segments    int    // the segment count (-1: none given)
 	arrivals    string // the arrival times and round time, rendered ("" without)
+	logp        algorithms.LogP
+	hasLogP     bool
 }
 
 // KeyOf returns the key of call c with options o.
 func KeyOf(c *Call, o *Options) Key {
 	s := &c.Spec
-	return Key{coll: s.Coll, alg: o.Alg, root: s.Root, count: s.Count, inPlace: s.InPlaceAt(c.Rank),
+	k := Key{coll: s.Coll, alg: o.Alg, root: s.Root, count: s.Count, inPlace: s.InPlaceAt(c.Rank),
 		commutative: c.Commutative, radix: o.Radix, radixVector: gridKey(o.RadixVector), seg: o.Segment(c.ElemSize), elemSize: c.ElemSize,
 		opID: c.OpID, grid: gridKey(o.Grid), place: placeKey(o.Place), exclude: excludeKey(o.Exclude),
 		segments: o.segmentCount(), arrivals: arrivalsKey(o)}
+	if o.LogP != nil {
+		k.logp, k.hasLogP = *o.LogP, true
+	}
+	return k
 }
 
 // segmentCount returns the segment count option (-1 when not given).

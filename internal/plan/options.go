@@ -47,6 +47,9 @@ type Options struct {
 	CallSite     string
 	ShareEvery   int
 	NewPredictor func() arrival.Predictor
+	// LogP is the model the fibonacci trees are built for (nil: the
+	// communicator's default, algorithms.DefaultLogP).
+	LogP *algorithms.LogP
 	// Grid is the call's own process grid (nil: the communicator's).
 	Grid []int
 	// Place is the call's own placement (nil: the communicator's).
@@ -82,6 +85,11 @@ func (o *Options) Check(coll fmt.Stringer, size int) error {
 	}
 	if err := o.checkArrivals(coll, size); err != nil {
 		return err
+	}
+	if o.LogP != nil {
+		if err := algorithms.CheckLogP(*o.LogP); err != nil {
+			return fmt.Errorf("%s: %w", coll, err)
+		}
 	}
 	if o.Grid != nil {
 		if err := algorithms.CheckGrid(o.Grid, size); err != nil {

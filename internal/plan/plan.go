@@ -11,6 +11,7 @@ package plan
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -82,7 +83,7 @@ func New(c *Call, o *Options, d *Defaults) (*Entry, error) {
 	}
 	seg := o.Segment(c.ElemSize)
 	p := algorithms.Params{Spec: c.Spec, Rank: c.Rank, Commutative: c.Commutative, Radix: o.Radix,
-		RadixVector: o.RadixVector, Segment: seg, ElemSize: c.ElemSize, Grid: grid, Placement: place}
+		RadixVector: o.RadixVector, Segment: seg, ElemSize: c.ElemSize, Grid: grid, Placement: place, LogP: o.LogP}
 	info, err := choose(&p, o, d.Machine)
 	if err != nil {
 		return nil, err
@@ -94,6 +95,9 @@ func New(c *Call, o *Options, d *Defaults) (*Entry, error) {
 		uint64(p.Segments), uint64(o.RoundTime))
 	h.Str(info.Name)
 	h.Ints(o.RadixVector)
+	if lp := o.LogP; lp != nil {
+		h.Add(math.Float64bits(lp.L), math.Float64bits(lp.O), math.Float64bits(lp.G))
+	}
 	for _, a := range o.Arrivals {
 		h.Add(uint64(a))
 	}
