@@ -25,6 +25,7 @@ const (
 	Linear               = "linear"
 	LinearPipeline       = "linear-pipeline"
 	Meet                 = "meet"
+	Mesh                 = "mesh"
 	NeighborExchange     = "neighbor-exchange"
 	Pairwise             = "pairwise"
 	ParallelRing         = "parallel-ring"
