@@ -107,3 +107,23 @@ func TestModelBcastBounds(t *testing.T) {
 		t.Error("bounds printed for allreduce")
 	}
 }
+
+// TestSimBcastBounds: the flow model (which follows every message's
+// dependencies) never puts a bcast below the round-optimal bound; the
+// columns appear for bcast only.
+func TestSimBcastBounds(t *testing.T) {
+	out, _, err := run(t, "sim", "--topology", "torus:4x4", "--model", "flow", "--op", "bcast",
+		"--algorithm", "binomial,two-tree,scatter-allgather,pipeline,mesh,fibonacci", "--sizes", "8,4K,256K", "--format", "csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for alg, x := range csvColumn(t, out, "ratio_round_opt") {
+		if x < 1-1e-9 {
+			t.Errorf("%s: %g of the round-optimal bound", alg, x)
+		}
+	}
+	out, _, err = run(t, "sim", "--topology", "torus:4x4", "--op", "allgather", "--algorithm", "ring", "--sizes", "8", "--format", "csv")
+	if err != nil || strings.Contains(out, "round_opt_s") {
+		t.Errorf("allgather: %v\n%s", err, out)
+	}
+}

@@ -36,7 +36,7 @@ type modelRow struct {
 }
 
 func newModelCmd() *cobra.Command {
-	var op, nps, sizes, params, format, plotFile, traceFile, arrivals string
+	var op, nps, sizes, params, format, plotFile, traceFile, arrivals, boundsPlot string
 	cmd := &cobra.Command{
 		Use:   "model",
 		Short: "Runtime, energy and memory of each algorithm under analytic models",
@@ -124,6 +124,12 @@ memory_bytes.`,
 			if plotFile != "" {
 				return plotModel(plotFile, rows, sz[0], par.Name)
 			}
+			if boundsPlot != "" {
+				if coll != schedule.Bcast {
+					return fmt.Errorf("--plot-bounds: bcast only")
+				}
+				return plotBcastBounds(boundsPlot, rows, ranks[0], par.Name)
+			}
 			return nil
 		},
 	}
@@ -136,6 +142,7 @@ memory_bytes.`,
 	addFormatFlag(f, &format)
 	f.StringVar(&plotFile, "plot", "", "plot runtime, energy and memory against ranks into this .svg or .png file")
 	f.StringVar(&traceFile, "trace", "", "evaluate the recorded trace in this file instead of registry algorithms")
+	f.StringVar(&boundsPlot, "plot-bounds", "", "bcast: plot each algorithm's critical path over the round-optimal bound against the size, for the first --np, into this .svg or .png file")
 	f.StringVar(&arrivals, "arrivals", "", "the ranks' arrival times, comma-separated durations (0,0,0,5ms), for one --np")
 	return cmd
 }
@@ -181,6 +188,29 @@ var modelFormat = rowFormat[modelRow]{
 	cells: func(r modelRow) string {
 		return fmt.Sprintf("%s\t%s\t%d\t%d\t%.4g\t%.4g\t%.4g\t%s\t%.4g\t%.4g\t%.0f\t%.4g\t", r.Op, r.Algorithm, r.NP, r.Bytes, r.CostS, r.CountedS, r.LogGPS, cmp.Or(r.Form, "-"), r.FormS, r.EnergyJ, r.MemoryB, r.ArrivalS)
 	},
+}
+
+// plotBcastBounds draws each bcast algorithm's critical-path time as a
+// multiple of the round-optimal bound against the size, at np ranks, with
+// the notes' reference as a line of its own.
+func plotBcastBounds(file string, rows []modelRow, np int, params string) error {
+	var lines lineSet
+	seen := map[int]bool{}
+	for _, r := range rows {
+		if r.NP != np || r.RoundOptS == 0 {
+			continue
+		}
+		lines.add(r.Algorithm, float64(r.Bytes), r.ArrivalS/r.RoundOptS)
+		if !seen[r.Bytes] {
+			seen[r.Bytes] = true
+			lines.add("notes' reference", float64(r.Bytes), r.NotesBoundS/r.RoundOptS)
+		}
+	}
+	p := logXPlot(fmt.Sprintf("bcast on %d ranks (%s): time / round-optimal bound", np, params), "bytes", "critical path / bound", pow2Ticks{})
+	if err := lines.draw(p); err != nil {
+		return err
+	}
+	return savePlots(file, [][]*plot.Plot{{p}}, 20*vg.Centimeter, 14*vg.Centimeter)
 }
 
 // modelBcastFormat is modelFormat with the bcast bounds and each row's

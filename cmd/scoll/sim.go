@@ -9,6 +9,7 @@ import (
 
 	"github.com/scoll/scoll/algorithms"
 	"github.com/scoll/scoll/bench"
+	modelpkg "github.com/scoll/scoll/model"
 	"github.com/scoll/scoll/schedule"
 	"github.com/scoll/scoll/sim"
 	"github.com/scoll/scoll/topology"
@@ -33,6 +34,10 @@ type simRow struct {
 	MBps          float64         `json:"mbps"`
 	MaxCongestion float64         `json:"max_congestion"`
 	Stages        []sim.StageStat `json:"stages,omitempty"`
+	// Bcast only: the round-optimal pipelined bound and the notes'
+	// reference under the network's α and δ (see scoll model).
+	RoundOptS   float64 `json:"round_opt_s,omitempty"`
+	NotesBoundS float64 `json:"notes_bound_s,omitempty"`
 }
 
 func newSimCmd() *cobra.Command {
@@ -219,6 +224,10 @@ max_congestion the largest link load of any stage.
 					if res.Time > 0 {
 						row.MBps = float64(n) * float64(np-1) / res.Time / 1e6
 					}
+					if coll == schedule.Bcast {
+						row.RoundOptS, _ = modelpkg.BcastRoundOptimal(cfg.Alpha, cfg.Delta, np, float64(n))
+						row.NotesBoundS = modelpkg.BcastLowerBound(cfg.Alpha, cfg.Delta, np, float64(n))
+					}
 					rows = append(rows, row)
 				}
 			}
@@ -295,6 +304,20 @@ var simFormat = rowFormat[simRow]{
 	},
 }
 
+// simBcastFormat is simFormat with each bcast's distance to the bounds:
+// the round-optimal pipelined bound and the notes' reference, and the
+// simulated time as a multiple of each.
+var simBcastFormat = rowFormat[simRow]{
+	columns: append(append([]string(nil), simFormat.columns...), "round_opt_s", "ratio_round_opt", "notes_bound_s", "ratio_notes"),
+	csv: func(r simRow) []string {
+		return append(simFormat.csv(r), g8(r.RoundOptS), g8(ratio(r.Time, r.RoundOptS)), g8(r.NotesBoundS), g8(ratio(r.Time, r.NotesBoundS)))
+	},
+	headings: append(append([]string(nil), simFormat.headings...), "round_opt_s", "ratio_round_opt", "notes_bound_s", "ratio_notes"),
+	cells: func(r simRow) string {
+		return simFormat.cells(r) + fmt.Sprintf("%.4g\t%.3f\t%.4g\t%.3f\t", r.RoundOptS, ratio(r.Time, r.RoundOptS), r.NotesBoundS, ratio(r.Time, r.NotesBoundS))
+	},
+}
+
 // csvResult returns the CSV fields of r's result: time_s, alpha_count,
 // delta_bytes, mbps and max_congestion.
 func (r simRow) csvResult() []string {
@@ -306,7 +329,11 @@ func (r simRow) csvResult() []string {
 // writeSimRows writes the rows in format, and with stages each row's
 // per-stage table after the table.
 func writeSimRows(w io.Writer, format string, rows []simRow, stages bool) error {
-	if err := writeRows(w, format, rows, simFormat); err != nil {
+	rf := simFormat
+	if len(rows) > 0 && rows[0].Op == schedule.Bcast.String() && rows[0].RoundOptS > 0 {
+		rf = simBcastFormat
+	}
+	if err := writeRows(w, format, rows, rf); err != nil {
 		return err
 	}
 	if format != "table" || !stages {
