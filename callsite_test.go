@@ -2,7 +2,6 @@ package scoll_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -173,16 +172,9 @@ func TestCallSiteClockOffsetTCP(t *testing.T) {
 }
 
 func TestCallSiteBadInput(t *testing.T) {
-	errs := make([]error, 3)
-	scoll.Run(context.Background(), 3, func(ctx context.Context, c *scoll.Comm) error {
-		errs[c.Rank()] = scoll.Reduce(ctx, c, []int32{1}, make([]int32, 1), scoll.Sum, 0, scoll.WithCallSite("a"), scoll.WithShareEvery(0))
-		return nil
-	})
-	for r, err := range errs {
-		if !errors.Is(err, scoll.ErrInvalidArgument) {
-			t.Errorf("rank %d: %v", r, err)
-		}
-	}
+	checkBadCase(t, badCase{"share every 0 calls", 3, all, scoll.ErrInvalidArgument, func(ctx context.Context, c *scoll.Comm) error {
+		return scoll.Reduce(ctx, c, []int32{1}, make([]int32, 1), scoll.Sum, 0, scoll.WithCallSite("a"), scoll.WithShareEvery(0))
+	}})
 }
 
 func ExampleWithCallSite() {

@@ -2,7 +2,6 @@ package scoll_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -26,16 +25,9 @@ func TestFibonacciTrees(t *testing.T) {
 			}
 		}
 	}
-	errs := make([]error, 3)
-	scoll.Run(context.Background(), 3, func(ctx context.Context, c *scoll.Comm) error {
-		errs[c.Rank()] = scoll.Bcast(ctx, c, []int32{1}, 0, scoll.WithAlgorithm("fibonacci"), scoll.WithLogP(-time.Microsecond, 0, time.Microsecond))
-		return nil
-	})
-	for r, err := range errs {
-		if !errors.Is(err, scoll.ErrInvalidArgument) {
-			t.Errorf("rank %d, negative L: %v", r, err)
-		}
-	}
+	checkBadCase(t, badCase{"negative L", 3, all, scoll.ErrInvalidArgument, func(ctx context.Context, c *scoll.Comm) error {
+		return scoll.Bcast(ctx, c, []int32{1}, 0, scoll.WithAlgorithm("fibonacci"), scoll.WithLogP(-time.Microsecond, 0, time.Microsecond))
+	}})
 }
 
 func ExampleWithLogP() {
