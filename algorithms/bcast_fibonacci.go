@@ -120,6 +120,18 @@ func fibonacciOf(p *Params) fibTree {
 	})
 }
 
+// fibonacciFor returns p's tree, or fails b on a LogP model that cannot
+// build one.
+func fibonacciFor(b *schedule.Builder, p *Params) (fibTree, bool) {
+	if p.LogP != nil {
+		if err := CheckLogP(*p.LogP); err != nil {
+			b.Fail(err)
+			return fibTree{}, false
+		}
+	}
+	return fibonacciOf(p), true
+}
+
 // bcastFibonacci sends along the fibonacci tree: a process receives from
 // its parent, then posts its sends to all its children in one round, in
 // their order, so that a transport (and the LogGP model) starts each as
@@ -129,13 +141,10 @@ func fibonacciOf(p *Params) fibTree {
 // Cost: K(α + nβ), K the most sequential sends on a path from the root.
 // Source: Karp, Sahay, Santos, Schauser 1993; Hoefler, Moor 2014 Fig. 2a.
 func bcastFibonacci(b *schedule.Builder, p *Params) {
-	if p.LogP != nil {
-		if err := CheckLogP(*p.LogP); err != nil {
-			b.Fail(err)
-			return
-		}
+	t, ok := fibonacciFor(b, p)
+	if !ok {
+		return
 	}
-	t := fibonacciOf(p)
 	P, v := p.Size, mod(p.Rank-p.Root, p.Size)
 	rank := func(u int) int { return (u + p.Root) % P }
 	buf := schedule.RecvBuf(0, p.Count)
@@ -154,13 +163,10 @@ func bcastFibonacci(b *schedule.Builder, p *Params) {
 // combines them, then sends to its parent. Children are not contiguous
 // ranks: commutative operators only.
 func reduceFibonacci(b *schedule.Builder, p *Params) {
-	if p.LogP != nil {
-		if err := CheckLogP(*p.LogP); err != nil {
-			b.Fail(err)
-			return
-		}
+	t, ok := fibonacciFor(b, p)
+	if !ok {
+		return
 	}
-	t := fibonacciOf(p)
 	P, v, n := p.Size, mod(p.Rank-p.Root, p.Size), p.Count
 	rank := func(u int) int { return (u + p.Root) % P }
 	in := p.input()
@@ -194,17 +200,11 @@ func reduceFibonacci(b *schedule.Builder, p *Params) {
 	}
 }
 
-func fibonacciCost(p *Params, gamma bool) Cost {
+func fibonacciCost(p *Params, reduces bool) Cost {
 	if p.Size <= 1 || p.Count == 0 {
 		return Cost{}
 	}
-	k := float64(fibonacciOf(p).depth)
-	n := p.bytes(p.Count)
-	c := Cost{Alpha: k, Beta: k * n}
-	if gamma {
-		c.Gamma = k * n
-	}
-	return c
+	return rtHopsCost(p, fibonacciOf(p).depth, reduces)
 }
 
 func init() {

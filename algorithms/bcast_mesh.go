@@ -144,16 +144,11 @@ func meshHeight(p *Params) int {
 	return h
 }
 
-func meshCost(p *Params, gamma bool) Cost {
+func meshCost(p *Params, reduces bool) Cost {
 	if p.Size <= 1 || p.Count == 0 {
 		return Cost{}
 	}
-	h, n := float64(meshHeight(p)), p.bytes(p.Count)
-	c := Cost{Alpha: h, Beta: h * n}
-	if gamma {
-		c.Gamma = h * n
-	}
-	return c
+	return rtHopsCost(p, meshHeight(p), reduces)
 }
 
 func init() {

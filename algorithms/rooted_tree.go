@@ -66,13 +66,19 @@ func rtK(p *Params, k int) int {
 func rtKnomialCost(k int, reduces bool) func(*Params) Cost {
 	return func(p *Params) Cost {
 		k := rtK(p, k)
-		r, nb := float64(rtLogK(p.Size, k)*(k-1)), p.bytes(p.Count)
-		c := Cost{Alpha: r, Beta: r * nb}
-		if reduces {
-			c.Gamma = r * nb
-		}
-		return c
+		return rtHopsCost(p, rtLogK(p.Size, k)*(k-1), reduces)
 	}
+}
+
+// rtHopsCost is the cost of hops whole-vector messages one after another
+// (combined on arrival when reduces): hops·(α + nβ [+ nγ]).
+func rtHopsCost(p *Params, hops int, reduces bool) Cost {
+	h, nb := float64(hops), p.bytes(p.Count)
+	c := Cost{Alpha: h, Beta: h * nb}
+	if reduces {
+		c.Gamma = h * nb
+	}
+	return c
 }
 
 // rtLogK returns ⌈log_k p⌉.
