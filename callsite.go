@@ -152,14 +152,11 @@ func (c *Comm) syncClock(ctx context.Context) error {
 // sigClock is the signature of the clock synchronisation's messages.
 const sigClock = 0x636c6f636b // "clock"
 
-// atSite prepares call pc with options o at its call site: it records the
-// arrival and, for the clairvoyant reduce without arrival times, gives it
-// the site's prediction in whole rounds. It returns the site and the
-// arrival for arrived (nil: no site).
+// atSite prepares call pc with options o at its call site (o.CallSite set):
+// it records the arrival and, for the clairvoyant reduce without arrival
+// times, gives it the site's prediction in whole rounds. It returns the
+// site and the arrival for arrived.
 func (c *Comm) atSite(ctx context.Context, pc *plan.Call, o *plan.Options) (*arrival.Site, time.Duration, error) {
-	if o.CallSite == "" {
-		return nil, 0, nil
-	}
 	s, err := c.site(ctx, o)
 	if err != nil {
 		return nil, 0, err

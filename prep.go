@@ -66,9 +66,12 @@ func prepare[T Number](cl *call, ctx context.Context, c *Comm, a plan.Args, send
 	if err := o.Check(coll, c.size); err != nil {
 		return err
 	}
-	orig := o
-	if cl.site, cl.at, err = c.atSite(ctx, &pc, &o); err != nil {
-		return err
+	var orig plan.Options // the options before a site's prediction, for replans
+	if o.CallSite != "" {
+		orig = o
+		if cl.site, cl.at, err = c.atSite(ctx, &pc, &o); err != nil {
+			return err
+		}
 	}
 	e, err := c.planOf(ctx, &pc, &o)
 	if err != nil {

@@ -455,6 +455,19 @@ func ClairvoyantRound(p *Params, m Machine) float64 {
 	return m.Alpha + b*(m.Beta+m.Gamma)
 }
 
+// SetArrivals prepares p for the clairvoyant reduce: its segment count
+// (segments, or ClairvoyantSegments' default under m when 0) and the
+// arrival times in seconds (nil: balanced) as multiples of the round time
+// (round seconds, or ClairvoyantRound under m when 0).
+func (p *Params) SetArrivals(m Machine, segments int, arrivals []float64, round float64) {
+	p.Segments = segments
+	p.Segments = ClairvoyantSegments(p, m)
+	if round <= 0 && arrivals != nil {
+		round = ClairvoyantRound(p, m)
+	}
+	p.Arrivals = InRounds(arrivals, round)
+}
+
 // InRounds returns arrival times in seconds as multiples of the round time
 // d (seconds), as Params.Arrivals holds them; nil stays nil.
 func InRounds(arrivals []float64, d float64) []float64 {

@@ -114,9 +114,9 @@ func evaluate(in *algorithms.Info, ap *algorithms.Params, p model.Params, arriva
 	if arrivals != nil {
 		q := *ap
 		if in.Name == algorithms.Clairvoyant {
+			// Segmented as registered, rounds as long as p says.
 			m := algorithms.Machine{Alpha: p.Alpha, Beta: p.Beta, Gamma: p.Gamma}
-			q.Segments = algorithms.ClairvoyantSegments(&q, algorithms.InProcess)
-			q.Arrivals = algorithms.InRounds(arrivals, algorithms.ClairvoyantRound(&q, m))
+			q.SetArrivals(m, algorithms.ClairvoyantSegments(&q, algorithms.InProcess), arrivals, 0)
 		}
 		c, err := model.CriticalPathArrivals(q.Size, q.ElemSize, Generator(in, q), p, arrivals)
 		if err != nil {

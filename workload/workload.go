@@ -152,11 +152,5 @@ func arrivalAware(p *algorithms.Params, w Workload) {
 	if m == (algorithms.Machine{}) {
 		m = algorithms.InProcess
 	}
-	p.Segments = w.Segments
-	p.Segments = algorithms.ClairvoyantSegments(p, m)
-	d := w.RoundTime
-	if d <= 0 {
-		d = algorithms.ClairvoyantRound(p, m)
-	}
-	p.Arrivals = algorithms.InRounds(w.Arrivals, d)
+	p.SetArrivals(m, w.Segments, w.Arrivals, w.RoundTime)
 }

@@ -152,22 +152,15 @@ func segments(p *algorithms.Params, info *algorithms.Info, o *Options, d *Defaul
 		}
 		return
 	}
+	var secs []float64
+	for _, a := range o.Arrivals {
+		secs = append(secs, a.Seconds())
+	}
+	segs := 0
 	if o.SegmentsSet {
-		p.Segments = o.Segments
+		segs = o.Segments
 	}
-	p.Segments = algorithms.ClairvoyantSegments(p, m)
-	if o.Arrivals == nil {
-		return
-	}
-	round := o.RoundTime.Seconds()
-	if !o.RoundTimeSet {
-		round = algorithms.ClairvoyantRound(p, m)
-	}
-	secs := make([]float64, len(o.Arrivals))
-	for r, a := range o.Arrivals {
-		secs[r] = a.Seconds()
-	}
-	p.Arrivals = algorithms.InRounds(secs, round)
+	p.SetArrivals(m, segs, secs, o.RoundTime.Seconds())
 }
 
 // Choose returns the algorithm that runs a call with parameters p: the
