@@ -163,6 +163,9 @@ func (c *Comm) atSite(ctx context.Context, pc *plan.Call, o *plan.Options) (*arr
 	}
 	at := c.now()
 	if pred := s.Prediction(); pred != nil && o.Arrivals == nil && o.Alg == algorithms.Clairvoyant && len(pred) == c.size {
+		if err := c.agreeRounds(ctx, !o.RoundTimeSet); err != nil {
+			return nil, 0, err
+		}
 		d := plan.RoundTime(pc, o, &plan.Defaults{Machine: c.machine, Rounds: c.roundModel})
 		o.Arrivals = inRounds(pred, d)
 	}

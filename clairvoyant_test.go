@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/scoll/scoll"
+	"github.com/scoll/scoll/algorithms"
 	"github.com/scoll/scoll/transport/tcp"
 )
 
@@ -232,4 +233,52 @@ func intFuncs[T scoll.Number](f map[string]func(a, b int64) int64) map[string]fu
 		out[name] = func(a, b T) T { return T(g(int64(a), int64(b))) }
 	}
 	return out
+}
+
+// TestClairvoyantRoundModelAgreed gives every rank its own round model (as
+// processes on different hosts measure different γ or read different
+// parameters files): the segment count and the round time then differ
+// between ranks unless they agree on rank 0's model, which they must for
+// the schedules to match. The sum must come out right, without and with
+// arrival times, and on a derived communicator too.
+func TestClairvoyantRoundModelAgreed(t *testing.T) {
+	const p, n = 5, 65537
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	arrivals := []time.Duration{0, 40 * time.Microsecond, 0, 90 * time.Microsecond, 10 * time.Microsecond}
+	err := scoll.Run(ctx, p, func(ctx context.Context, c *scoll.Comm) error {
+		d, err := c.Dup(ctx)
+		if err != nil {
+			return err
+		}
+		defer d.Close()
+		for _, cm := range []*scoll.Comm{c, d} {
+			scoll.SetRoundsHookForTest(cm, func(r int) algorithms.Machine {
+				return algorithms.Machine{Alpha: 1e-6 * float64(r+1), Beta: 1e-10, Gamma: 1e-10 * float64(3*r+1)}
+			})
+			for _, opts := range [][]scoll.CallOption{nil, {scoll.WithArrivals(arrivals)}} {
+				send := make([]int64, n)
+				for i := range send {
+					send[i] = int64(i%97 + c.Rank())
+				}
+				recv := make([]int64, n)
+				opts = append(opts, scoll.WithAlgorithm("clairvoyant"))
+				if err := scoll.Reduce(ctx, cm, send, recv, scoll.Sum, 0, opts...); err != nil {
+					return err
+				}
+				if cm.Rank() != 0 {
+					continue
+				}
+				for i, v := range recv {
+					if want := int64(p*(i%97) + p*(p-1)/2); v != want {
+						return fmt.Errorf("element %d = %d, want %d", i, v, want)
+					}
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/scoll/scoll/algorithms"
 	"github.com/scoll/scoll/schedule"
 	"github.com/scoll/scoll/transport/inproc"
 )
@@ -101,3 +102,7 @@ func ClockOffsetForTest(c *Comm) (time.Duration, bool) { return c.clockOff, c.cl
 
 // PlansForTest returns the number of plans c keeps.
 func PlansForTest(c *Comm) int { return c.plans.Len() }
+
+// SetRoundsHookForTest makes fn rank r's local round model on c (as if
+// each rank measured its own γ or read its own parameters file).
+func SetRoundsHookForTest(c *Comm, fn func(r int) algorithms.Machine) { c.roundsHook = fn }

@@ -1,7 +1,9 @@
 package scoll
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"sync"
 	"time"
@@ -38,9 +40,21 @@ var calibrated = sync.OnceValues(func() (algorithms.Machine, bool) {
 })
 
 // roundModel returns the machine model of the clairvoyant reduce's round
-// time: the calibrated parameters (ParamsEnv), else the transport's α and β
-// with this machine's measured γ.
+// time: the model every rank of c agreed on (agreeRounds) once it has.
 func (c *Comm) roundModel() algorithms.Machine {
+	if c.rounds != nil {
+		return *c.rounds
+	}
+	return c.localRounds()
+}
+
+// localRounds returns this process's round model: the calibrated
+// parameters (ParamsEnv), else the transport's α and β with this machine's
+// measured γ.
+func (c *Comm) localRounds() algorithms.Machine {
+	if c.roundsHook != nil {
+		return c.roundsHook(c.rank)
+	}
 	if m, ok := calibrated(); ok {
 		return m
 	}
@@ -48,3 +62,28 @@ func (c *Comm) roundModel() algorithms.Machine {
 	m.Gamma = measuredGamma()
 	return m
 }
+
+// agreeRounds makes rank 0's round model every rank's before the first
+// call on c that needs it (need) plans: the model sets the clairvoyant
+// reduce's segment count and the round time that turns arrivals into
+// rounds, so ranks whose measured γ or parameters file differ would
+// otherwise build different schedules. Every rank reaches it at the same
+// call (options are equal on every rank), so it costs one 24-byte bcast
+// per communicator.
+func (c *Comm) agreeRounds(ctx context.Context, need bool) error {
+	if c.rounds != nil || !need {
+		return nil
+	}
+	m := c.localRounds()
+	v := []float64{m.Alpha, m.Beta, m.Gamma}
+	if err := Bcast(ctx, c, v, 0, agreeAlgBcast); err != nil {
+		return fmt.Errorf("agreeing on the round model: %w", err)
+	}
+	m.Alpha, m.Beta, m.Gamma = v[0], v[1], v[2]
+	c.rounds = &m
+	return nil
+}
+
+// agreeAlgBcast is the round-model agreement's bcast: a binomial tree,
+// named to spare the default choice's evaluation.
+var agreeAlgBcast = WithAlgorithm("binomial")

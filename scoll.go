@@ -157,6 +157,12 @@ type Comm struct {
 	// transport's (transport.Modeler), else in-process ranks'.
 	machine algorithms.Machine
 
+	// rounds is the clairvoyant reduce's round model every rank agreed on
+	// (agreeRounds; nil before). roundsHook, set by tests, replaces the
+	// local model of rank r.
+	rounds     *algorithms.Machine
+	roundsHook func(r int) algorithms.Machine
+
 	plans plan.Cache
 
 	// Call sites (callsite.go): their records, and the offset of this

@@ -143,7 +143,7 @@ func RoundTime(c *Call, o *Options, d *Defaults) time.Duration {
 // segmented algorithms a segment count becomes a segment length.
 func segments(p *algorithms.Params, info *algorithms.Info, o *Options, d *Defaults) {
 	m := d.Machine
-	if d.Rounds != nil && info.Name == algorithms.Clairvoyant && (o.Arrivals != nil && !o.RoundTimeSet || !o.SegmentsSet) {
+	if d.Rounds != nil && info.Name == algorithms.Clairvoyant && (o.Arrivals != nil && !o.RoundTimeSet || !o.SegmentsSet) { // NeedsRoundModel, with the chosen name
 		m = d.Rounds()
 	}
 	if info.Name != algorithms.Clairvoyant {
