@@ -66,8 +66,8 @@ func WithArrivals(a []time.Duration) CallOption {
 // rounds. Without it d = α + B(β + γ) for segments of B bytes, from the
 // parameters file SCOLL_PARAMS names (scoll calibrate's output), else from
 // the transport's α and β and this machine's measured γ — rank 0's, which
-// every rank takes at the communicator's first clairvoyant call so that
-// all build the same schedule. d must be positive (ErrInvalidArgument
+// ranks in separate processes take at the communicator's first clairvoyant
+// call so that all build the same schedule. d must be positive (ErrInvalidArgument
 // otherwise).
 func WithRoundTime(d time.Duration) CallOption {
 	return func(o *plan.Options) { o.RoundTime, o.RoundTimeSet = d, true }

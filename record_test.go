@@ -21,33 +21,33 @@ import (
 // callColl runs one call of coll with algorithm alg on n one-byte
 // elements per rank (the registry's per-rank size), root 0, out of place:
 // the call workload.Workload describes.
-func callColl(ctx context.Context, c *scoll.Comm, coll schedule.Collective, alg string, n int, more ...scoll.CallOption) error {
+func callColl(ctx context.Context, c *scoll.Comm, coll schedule.Collective, alg string, n int) error {
 	p := c.Size()
-	opt := append([]scoll.CallOption{scoll.WithAlgorithm(alg)}, more...)
+	opt := scoll.WithAlgorithm(alg)
 	b := func(k int) []uint8 { return make([]uint8, k) }
 	switch coll {
 	case schedule.Bcast:
-		return scoll.Bcast(ctx, c, b(n), 0, opt...)
+		return scoll.Bcast(ctx, c, b(n), 0, opt)
 	case schedule.Reduce:
-		return scoll.Reduce(ctx, c, b(n), b(n), scoll.Sum, 0, opt...)
+		return scoll.Reduce(ctx, c, b(n), b(n), scoll.Sum, 0, opt)
 	case schedule.Allreduce:
-		return scoll.Allreduce(ctx, c, b(n), b(n), scoll.Sum, opt...)
+		return scoll.Allreduce(ctx, c, b(n), b(n), scoll.Sum, opt)
 	case schedule.Gather:
-		return scoll.Gather(ctx, c, b(n), b(p*n), 0, opt...)
+		return scoll.Gather(ctx, c, b(n), b(p*n), 0, opt)
 	case schedule.Scatter:
-		return scoll.Scatter(ctx, c, b(p*n), b(n), 0, opt...)
+		return scoll.Scatter(ctx, c, b(p*n), b(n), 0, opt)
 	case schedule.Allgather:
-		return scoll.Allgather(ctx, c, b(n), b(p*n), opt...)
+		return scoll.Allgather(ctx, c, b(n), b(p*n), opt)
 	case schedule.Alltoall:
-		return scoll.Alltoall(ctx, c, b(p*n), b(p*n), opt...)
+		return scoll.Alltoall(ctx, c, b(p*n), b(p*n), opt)
 	case schedule.ReduceScatterBlock:
-		return scoll.ReduceScatterBlock(ctx, c, b(p*n), b(n), scoll.Sum, opt...)
+		return scoll.ReduceScatterBlock(ctx, c, b(p*n), b(n), scoll.Sum, opt)
 	case schedule.Scan:
-		return scoll.Scan(ctx, c, b(n), b(n), scoll.Sum, opt...)
+		return scoll.Scan(ctx, c, b(n), b(n), scoll.Sum, opt)
 	case schedule.Exscan:
-		return scoll.Exscan(ctx, c, b(n), b(n), scoll.Sum, opt...)
+		return scoll.Exscan(ctx, c, b(n), b(n), scoll.Sum, opt)
 	case schedule.Barrier:
-		return scoll.Barrier(ctx, c, opt...)
+		return scoll.Barrier(ctx, c, opt)
 	}
 	return fmt.Errorf("no call for %s", coll)
 }
@@ -194,16 +194,9 @@ func TestRecordRegistry(t *testing.T) {
 				if in.Check(&p) != nil {
 					continue
 				}
-				// The clairvoyant reduce given the registry's segment count
-				// needs no round model, whose agreement (a bcast) would
-				// precede the call in the recording.
-				var more []scoll.CallOption
-				if in.Name == algorithms.Clairvoyant {
-					more = append(more, scoll.WithSegments(algorithms.ClairvoyantSegments(&p, algorithms.InProcess)))
-				}
 				t.Run(fmt.Sprintf("P=%d/%s/%s", P, c, in.Name), func(t *testing.T) {
 					got := recordRun(t, P, func(ctx context.Context, cm *scoll.Comm) error {
-						return callColl(ctx, cm, c, in.Name, count, more...)
+						return callColl(ctx, cm, c, in.Name, count)
 					})
 					want, aligned := commOnly(t, in, p)
 					if !reflect.DeepEqual(got, want) {

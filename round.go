@@ -10,6 +10,7 @@ import (
 
 	"github.com/scoll/scoll/algorithms"
 	"github.com/scoll/scoll/internal/kernels"
+	"github.com/scoll/scoll/transport"
 )
 
 // ParamsEnv names the environment variable that points at a machine
@@ -69,9 +70,15 @@ func (c *Comm) localRounds() algorithms.Machine {
 // rounds, so ranks whose measured γ or parameters file differ would
 // otherwise build different schedules. Every rank reaches it at the same
 // call (options are equal on every rank), so it costs one 24-byte bcast
-// per communicator.
+// per communicator; none where the ranks share a process (and with it the
+// measured γ and the parameters file).
 func (c *Comm) agreeRounds(ctx context.Context, need bool) error {
 	if c.rounds != nil || !need {
+		return nil
+	}
+	if cs, ok := c.t.(transport.ClockSharer); ok && cs.SharesClock() && c.roundsHook == nil {
+		m := c.localRounds()
+		c.rounds = &m
 		return nil
 	}
 	m := c.localRounds()

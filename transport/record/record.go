@@ -352,6 +352,7 @@ var (
 	_ transport.Checker     = (*endpoint)(nil)
 	_ transport.CallAborter = (*endpoint)(nil)
 	_ transport.SpinHinter  = (*endpoint)(nil)
+	_ transport.ClockSharer = (*endpoint)(nil)
 )
 
 // Rank returns t's rank.
@@ -449,6 +450,13 @@ func (e *endpoint) SpinHint() int {
 		return e.hinter.SpinHint()
 	}
 	return 0
+}
+
+// SharesClock reports whether t's ranks read one clock (false when t
+// does not say).
+func (e *endpoint) SharesClock() bool {
+	cs, ok := e.t.(transport.ClockSharer)
+	return ok && cs.SharesClock()
 }
 
 // joiner forwards Join to a Grouper and hides the shared-memory paths of
