@@ -27,6 +27,7 @@ const (
 	Meet                 = "meet"
 	Mesh                 = "mesh"
 	NeighborExchange     = "neighbor-exchange"
+	Optimal              = "optimal"
 	Pairwise             = "pairwise"
 	ParallelRing         = "parallel-ring"
 	Pipeline             = "pipeline"

@@ -78,6 +78,18 @@ type Params struct {
 	// the path algorithms (rd-path, rd-paths, rh-path, rh-paths). Nil means
 	// the grid, rank r on node r.
 	Placement *Placement
+	// Machine is the α-β-γ model of the defaults that depend on the
+	// machine (the optimal bcast's packet count); zero means InProcess.
+	// Select sets it to the model it compares costs under.
+	Machine Machine
+}
+
+// machine returns p's machine model (InProcess when unset).
+func (p *Params) machine() Machine {
+	if p.Machine == (Machine{}) {
+		return InProcess
+	}
+	return p.Machine
 }
 
 // Cost is an α-β-γ cost: time = Alpha·α + Beta·β + Gamma·γ + Copy·β, where α
@@ -151,7 +163,8 @@ type Info struct {
 	When string
 	// Explicit algorithms run only when named (WithAlgorithm): the default
 	// rule skips them (their schedule is made for circumstances the call
-	// states, such as arrival times).
+	// states, such as arrival times, or the α-β model favours them where
+	// they measured slower: the optimal bcast's many short rounds).
 	Explicit bool
 	// Build emits the schedule of p.Rank into b.
 	Build func(b *schedule.Builder, p *Params)
@@ -273,6 +286,11 @@ func Select(p *Params, m Machine) *Info { return SelectExcept(p, m, nil) }
 func SelectExcept(p *Params, m Machine, skip func(name string) bool) *Info {
 	var best *Info
 	bestT := 0.0
+	if p.Machine != m {
+		q := *p
+		q.Machine = m
+		p = &q
+	}
 	for _, in := range List(p.Coll) {
 		if in.Path != Messages || in.Explicit || (skip != nil && skip(in.Name)) || in.Check(p) != nil {
 			continue

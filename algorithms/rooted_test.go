@@ -14,7 +14,7 @@ import (
 // scatter_*.go and reduce_*.go (Sack's composites aside).
 var rootedAlgs = map[schedule.Collective][]string{
 	schedule.Bcast: {"linear", "binomial", "k-nomial", "binary", "split-binary", "pipeline",
-		"scatter-allgather", "scatter-ring-allgather", "two-tree"},
+		"scatter-allgather", "scatter-ring-allgather", "two-tree", "optimal"},
 	schedule.Gather:   {"linear", "binomial"},
 	schedule.Gatherv:  {"linear"},
 	schedule.Scatter:  {"linear", "binomial"},
@@ -57,7 +57,7 @@ func rootedRoots(P int) []int {
 func TestRootedSegmented(t *testing.T) {
 	algs := []algRef{
 		{schedule.Bcast, Pipeline}, {schedule.Bcast, Binary}, {schedule.Bcast, SplitBinary},
-		{schedule.Bcast, TwoTree}, {schedule.Reduce, Pipeline}, {schedule.Reduce, InOrderBinary},
+		{schedule.Bcast, TwoTree}, {schedule.Bcast, Optimal}, {schedule.Reduce, Pipeline}, {schedule.Reduce, InOrderBinary},
 		{schedule.Reduce, TwoTree}, {schedule.Reduce, LinearPipeline},
 	}
 	eachAlg(t, algs, func(t *testing.T, in *Info) {

@@ -18,7 +18,8 @@ import (
 // reducescatter, the block per pair of alltoall; ignored for barrier — and
 // returns one model.Row per algorithm, sorted by name. The root is rank 0.
 // Elements are 4 bytes (float32) when bytes is a multiple of 4, else 1 byte;
-// pipelined algorithms use their default segment length.
+// pipelined algorithms use their default segment length, and defaults
+// that depend on the machine (the optimal bcast's packet count) p's α, β, γ.
 //
 // Each algorithm's schedules are counted (as by model.Count) and evaluated
 // along their dependencies (as by model.CriticalPath) in one pass
@@ -73,7 +74,8 @@ func EvaluateArrivals(coll schedule.Collective, size, bytes int, p model.Params,
 	if coll == schedule.Barrier {
 		n = 0
 	}
-	ap := algorithms.Params{Spec: schedule.Spec{Coll: coll, Size: size, Count: n}, Commutative: true, ElemSize: es}
+	ap := algorithms.Params{Spec: schedule.Spec{Coll: coll, Size: size, Count: n}, Commutative: true, ElemSize: es,
+		Machine: algorithms.Machine{Alpha: p.Alpha, Beta: p.Beta, Gamma: p.Gamma}}
 	if err := ap.Spec.Check(); err != nil {
 		return nil, fmt.Errorf("%w: %w", model.ErrArgument, err)
 	}

@@ -37,7 +37,8 @@ func TestEvaluateRows(t *testing.T) {
 		if tc.bytes%4 != 0 {
 			es = 1
 		}
-		ap := algorithms.Params{Spec: schedule.Spec{Coll: tc.coll, Size: tc.size, Count: tc.bytes / es}, Commutative: true, ElemSize: es}
+		ap := algorithms.Params{Spec: schedule.Spec{Coll: tc.coll, Size: tc.size, Count: tc.bytes / es}, Commutative: true, ElemSize: es,
+			Machine: algorithms.Machine{Alpha: p.Alpha, Beta: p.Beta, Gamma: p.Gamma}}
 		if tc.coll == schedule.Barrier {
 			ap.Count = 0
 		}

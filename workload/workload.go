@@ -35,8 +35,8 @@ type Workload struct {
 	Arrivals  []float64
 	Segments  int
 	RoundTime float64
-	// Machine is the α-β-γ model of those defaults (zero:
-	// algorithms.InProcess).
+	// Machine is the α-β-γ model of those defaults and of the optimal
+	// bcast's packet count (zero: algorithms.InProcess).
 	Machine algorithms.Machine
 }
 
@@ -86,7 +86,8 @@ func (w Workload) Generator() (schedule.Generator, error) {
 		return nil, fmt.Errorf("%w: negative size %d", sim.ErrConfig, w.Bytes)
 	}
 	p := algorithms.Params{Spec: schedule.Spec{Coll: w.Coll, Size: w.Size, Root: w.Root, Count: w.Bytes},
-		Commutative: true, Radix: w.Radix, Segment: w.Segment, ElemSize: 1, Grid: w.Grid, Placement: w.Placement}
+		Commutative: true, Radix: w.Radix, Segment: w.Segment, ElemSize: 1, Grid: w.Grid, Placement: w.Placement,
+		Machine: w.Machine}
 	if err := p.Spec.Check(); err != nil {
 		return nil, fmt.Errorf("%w: %w", sim.ErrConfig, err)
 	}

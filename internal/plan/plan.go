@@ -83,7 +83,8 @@ func New(c *Call, o *Options, d *Defaults) (*Entry, error) {
 	}
 	seg := o.Segment(c.ElemSize)
 	p := algorithms.Params{Spec: c.Spec, Rank: c.Rank, Commutative: c.Commutative, Radix: o.Radix,
-		RadixVector: o.RadixVector, Segment: seg, ElemSize: c.ElemSize, Grid: grid, Placement: place, LogP: o.LogP}
+		RadixVector: o.RadixVector, Segment: seg, ElemSize: c.ElemSize, Grid: grid, Placement: place, LogP: o.LogP,
+		Machine: d.Machine}
 	info, err := choose(&p, o, d.Machine)
 	if err != nil {
 		return nil, err
