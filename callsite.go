@@ -163,10 +163,10 @@ func (c *Comm) atSite(ctx context.Context, pc *plan.Call, o *plan.Options) (*arr
 	}
 	at := c.now()
 	if pred := s.Prediction(); pred != nil && o.Arrivals == nil && o.Alg == algorithms.Clairvoyant && len(pred) == c.size {
-		if err := c.agreeRounds(ctx, !o.RoundTimeSet); err != nil {
+		if err := c.agreeModel(ctx, !o.RoundTimeSet); err != nil {
 			return nil, 0, err
 		}
-		d := plan.RoundTime(pc, o, &plan.Defaults{Machine: c.machine, Rounds: c.roundModel})
+		d := plan.RoundTime(pc, o, &plan.Defaults{Machine: c.machine, Rounds: c.roundModel, LogP: c.logPModel})
 		o.Arrivals = inRounds(pred, d)
 	}
 	return s, at, nil

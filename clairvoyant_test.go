@@ -253,8 +253,8 @@ func TestClairvoyantRoundModelAgreed(t *testing.T) {
 		}
 		defer d.Close()
 		for _, cm := range []*scoll.Comm{c, d} {
-			scoll.SetRoundsHookForTest(cm, func(r int) algorithms.Machine {
-				return algorithms.Machine{Alpha: 1e-6 * float64(r+1), Beta: 1e-10, Gamma: 1e-10 * float64(3*r+1)}
+			scoll.SetModelHookForTest(cm, func(r int) (algorithms.Machine, *algorithms.LogP) {
+				return algorithms.Machine{Alpha: 1e-6 * float64(r+1), Beta: 1e-10, Gamma: 1e-10 * float64(3*r+1)}, nil
 			})
 			for _, opts := range [][]scoll.CallOption{nil, {scoll.WithArrivals(arrivals)}} {
 				send := make([]int64, n)

@@ -103,6 +103,8 @@ func ClockOffsetForTest(c *Comm) (time.Duration, bool) { return c.clockOff, c.cl
 // PlansForTest returns the number of plans c keeps.
 func PlansForTest(c *Comm) int { return c.plans.Len() }
 
-// SetRoundsHookForTest makes fn rank r's local round model on c (as if
+// SetModelHookForTest makes fn rank r's local machine model on c (as if
 // each rank measured its own γ or read its own parameters file).
-func SetRoundsHookForTest(c *Comm, fn func(r int) algorithms.Machine) { c.roundsHook = fn }
+func SetModelHookForTest(c *Comm, fn func(r int) (algorithms.Machine, *algorithms.LogP)) {
+	c.modelHook = fn
+}

@@ -76,9 +76,12 @@ func WithRoundTime(d time.Duration) CallOption {
 // WithLogP sets the LogP model (latency L, overhead o, gap g) the
 // fibonacci bcast and reduce build their tree for: the optimal
 // single-item tree under that model (Karp et al.; Hoefler–Moor Fig. 2a).
-// Without it they use L = g, o = 0, whose optimal tree is the binomial
-// tree. Negative times, or o and g both 0, fail with ErrInvalidArgument.
-// Other algorithms ignore it.
+// Without it, when named (WithAlgorithm("fibonacci")), they use the
+// "latency", "overhead" and "gap" of the parameters file SCOLL_PARAMS
+// names (scoll calibrate measures them; rank 0's where ranks are separate
+// processes); with none, and when the default rule weighs them, L = g,
+// o = 0, whose optimal tree is the binomial tree. Negative times, or o and
+// g both 0, fail with ErrInvalidArgument. Other algorithms ignore it.
 func WithLogP(L, o, g time.Duration) CallOption {
 	lp := &algorithms.LogP{L: L.Seconds(), O: o.Seconds(), G: g.Seconds()}
 	return func(opt *plan.Options) { opt.LogP = lp }

@@ -127,10 +127,10 @@ func (c *Comm) planOf(ctx context.Context, pc *plan.Call, o *plan.Options) (*pla
 // c's defaults) and, on a derived communicator, resolves its peers into
 // transport addresses.
 func (c *Comm) newPlan(ctx context.Context, pc *plan.Call, o *plan.Options) (*plan.Entry, error) {
-	if err := c.agreeRounds(ctx, o.NeedsRoundModel()); err != nil {
+	if err := c.agreeModel(ctx, o.NeedsMachineModel()); err != nil {
 		return nil, err
 	}
-	e, err := plan.New(pc, o, &plan.Defaults{Grid: c.grid, Place: c.place, Machine: c.machine, Rounds: c.roundModel})
+	e, err := plan.New(pc, o, &plan.Defaults{Grid: c.grid, Place: c.place, Machine: c.machine, Rounds: c.roundModel, LogP: c.logPModel})
 	if err != nil || c.grp == nil {
 		return e, err
 	}

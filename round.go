@@ -15,82 +15,121 @@ import (
 
 // ParamsEnv names the environment variable that points at a machine
 // parameters file (the JSON scoll calibrate writes: "alpha", "beta" and
-// "gamma" in seconds and seconds per byte). The clairvoyant reduce takes
-// its round time from it when the call gives none (WithRoundTime).
+// "gamma" in seconds and seconds per byte, "latency", "overhead" and "gap"
+// in seconds). The clairvoyant reduce takes its round time from α, β and γ
+// when the call gives none (WithRoundTime); the fibonacci bcast and reduce
+// take their LogP model from L, o and g when the call names them without
+// WithLogP.
 const ParamsEnv = "SCOLL_PARAMS"
 
 // measuredGamma is this machine's γ, measured once when first needed.
 var measuredGamma = sync.OnceValue(func() float64 { return kernels.MeasureGamma(4 * time.Millisecond) })
 
+// localModel is a process's machine model: α, β, γ and, when known, the
+// LogP parameters.
+type localModel struct {
+	m  algorithms.Machine
+	lp *algorithms.LogP
+}
+
 // calibrated reads the parameters file of ParamsEnv, once; ok is false
-// without one or when it cannot be read.
-var calibrated = sync.OnceValues(func() (algorithms.Machine, bool) {
+// without one or when it cannot be read or lacks α, β and γ. Its LogP part
+// is nil unless L, o and g build a tree (algorithms.CheckLogP).
+var calibrated = sync.OnceValues(func() (localModel, bool) {
 	path := os.Getenv(ParamsEnv)
 	if path == "" {
-		return algorithms.Machine{}, false
+		return localModel{}, false
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return algorithms.Machine{}, false
+		return localModel{}, false
 	}
-	var m struct{ Alpha, Beta, Gamma float64 }
-	if json.Unmarshal(b, &m) != nil || m.Alpha <= 0 || m.Beta < 0 || m.Gamma < 0 {
-		return algorithms.Machine{}, false
-	}
-	return algorithms.Machine{Alpha: m.Alpha, Beta: m.Beta, Gamma: m.Gamma}, true
+	return parseParams(b)
 })
 
-// roundModel returns the machine model of the clairvoyant reduce's round
-// time: the model every rank of c agreed on (agreeRounds) once it has.
-func (c *Comm) roundModel() algorithms.Machine {
-	if c.rounds != nil {
-		return *c.rounds
+// parseParams reads a parameters file's machine model (see calibrated).
+func parseParams(b []byte) (localModel, bool) {
+	var f struct {
+		Alpha, Beta, Gamma float64
+		L                  float64 `json:"latency"`
+		O                  float64 `json:"overhead"`
+		G                  float64 `json:"gap"`
 	}
-	return c.localRounds()
+	if json.Unmarshal(b, &f) != nil || f.Alpha <= 0 || f.Beta < 0 || f.Gamma < 0 {
+		return localModel{}, false
+	}
+	lm := localModel{m: algorithms.Machine{Alpha: f.Alpha, Beta: f.Beta, Gamma: f.Gamma}}
+	if lp := (algorithms.LogP{L: f.L, O: f.O, G: f.G}); algorithms.CheckLogP(lp) == nil {
+		lm.lp = &lp
+	}
+	return lm, true
 }
 
-// localRounds returns this process's round model: the calibrated
-// parameters (ParamsEnv), else the transport's α and β with this machine's
-// measured γ.
-func (c *Comm) localRounds() algorithms.Machine {
-	if c.roundsHook != nil {
-		return c.roundsHook(c.rank)
+// roundModel returns the machine model of the clairvoyant reduce's round
+// time: the model every rank of c agreed on (agreeModel) once it has.
+func (c *Comm) roundModel() algorithms.Machine { return c.model().m }
+
+// logPModel returns the LogP model of the fibonacci trees named without
+// WithLogP: the one every rank of c agreed on (nil: algorithms.DefaultLogP).
+func (c *Comm) logPModel() *algorithms.LogP { return c.model().lp }
+
+// model returns the machine model every rank of c agreed on, or this
+// process's before they have.
+func (c *Comm) model() localModel {
+	if c.agreed != nil {
+		return *c.agreed
 	}
-	if m, ok := calibrated(); ok {
-		return m
+	return c.localModel()
+}
+
+// localModel returns this process's machine model: the calibrated
+// parameters (ParamsEnv), else the transport's α and β with this machine's
+// measured γ and no LogP parameters.
+func (c *Comm) localModel() localModel {
+	if c.modelHook != nil {
+		m, lp := c.modelHook(c.rank)
+		return localModel{m, lp}
+	}
+	if lm, ok := calibrated(); ok {
+		return lm
 	}
 	m := c.machine
 	m.Gamma = measuredGamma()
-	return m
+	return localModel{m: m}
 }
 
-// agreeRounds makes rank 0's round model every rank's before the first
+// agreeModel makes rank 0's machine model every rank's before the first
 // call on c that needs it (need) plans: the model sets the clairvoyant
 // reduce's segment count and the round time that turns arrivals into
-// rounds, so ranks whose measured γ or parameters file differ would
-// otherwise build different schedules. Every rank reaches it at the same
-// call (options are equal on every rank), so it costs one 24-byte bcast
-// per communicator; none where the ranks share a process (and with it the
-// measured γ and the parameters file).
-func (c *Comm) agreeRounds(ctx context.Context, need bool) error {
-	if c.rounds != nil || !need {
+// rounds, and the fibonacci trees' shape, so ranks whose measured γ or
+// parameters file differ would otherwise build different schedules. Every
+// rank reaches it at the same call (options are equal on every rank), so
+// it costs one 48-byte bcast per communicator; none where the ranks share
+// a process (and with it the measured γ and the parameters file).
+func (c *Comm) agreeModel(ctx context.Context, need bool) error {
+	if c.agreed != nil || !need {
 		return nil
 	}
-	if cs, ok := c.t.(transport.ClockSharer); ok && cs.SharesClock() && c.roundsHook == nil {
-		m := c.localRounds()
-		c.rounds = &m
+	lm := c.localModel()
+	if cs, ok := c.t.(transport.ClockSharer); ok && cs.SharesClock() && c.modelHook == nil {
+		c.agreed = &lm
 		return nil
 	}
-	m := c.localRounds()
-	v := []float64{m.Alpha, m.Beta, m.Gamma}
+	v := []float64{lm.m.Alpha, lm.m.Beta, lm.m.Gamma, -1, 0, 0}
+	if lm.lp != nil {
+		v[3], v[4], v[5] = lm.lp.L, lm.lp.O, lm.lp.G
+	}
 	if err := Bcast(ctx, c, v, 0, agreeAlgBcast); err != nil {
-		return fmt.Errorf("agreeing on the round model: %w", err)
+		return fmt.Errorf("agreeing on the machine model: %w", err)
 	}
-	m.Alpha, m.Beta, m.Gamma = v[0], v[1], v[2]
-	c.rounds = &m
+	lm = localModel{m: algorithms.Machine{Alpha: v[0], Beta: v[1], Gamma: v[2]}}
+	if v[3] >= 0 {
+		lm.lp = &algorithms.LogP{L: v[3], O: v[4], G: v[5]}
+	}
+	c.agreed = &lm
 	return nil
 }
 
-// agreeAlgBcast is the round-model agreement's bcast: a binomial tree,
+// agreeAlgBcast is the machine-model agreement's bcast: a binomial tree,
 // named to spare the default choice's evaluation.
 var agreeAlgBcast = WithAlgorithm("binomial")

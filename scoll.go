@@ -157,11 +157,11 @@ type Comm struct {
 	// transport's (transport.Modeler), else in-process ranks'.
 	machine algorithms.Machine
 
-	// rounds is the clairvoyant reduce's round model every rank agreed on
-	// (agreeRounds; nil before). roundsHook, set by tests, replaces the
-	// local model of rank r.
-	rounds     *algorithms.Machine
-	roundsHook func(r int) algorithms.Machine
+	// agreed is the machine model every rank agreed on (agreeModel; nil
+	// before), for the clairvoyant reduce's rounds and the fibonacci
+	// trees. modelHook, set by tests, replaces the local model of rank r.
+	agreed    *localModel
+	modelHook func(r int) (algorithms.Machine, *algorithms.LogP)
 
 	plans plan.Cache
 

@@ -209,7 +209,7 @@ func fibonacciCost(p *Params, reduces bool) Cost {
 
 func init() {
 	register(Info{Name: Fibonacci, Build: bcastFibonacci, Cost: func(p *Params) Cost { return fibonacciCost(p, false) },
-		Doc:    "the LogP-optimal single-item tree for WithLogP's L, o, g (fibonacci trees; binomial when L = g, o = 0)",
+		Doc:    "the LogP-optimal single-item tree for WithLogP's L, o, g or SCOLL_PARAMS' (fibonacci trees; binomial when L = g, o = 0)",
 		Source: "Karp, Sahay, Santos, Schauser 1993; Hoefler, Moor 2014 Fig. 2a"}, schedule.Bcast)
 	register(Info{Name: Fibonacci, Build: reduceFibonacci, Cost: func(p *Params) Cost { return fibonacciCost(p, true) },
 		Requires: NeedsCommutative,

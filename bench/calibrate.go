@@ -16,6 +16,9 @@ type Calibration struct {
 	// Alpha is the start-up time of a message (s), Beta the time per byte
 	// moved (s/B), Gamma the time per byte combined by a float32 sum (s/B).
 	Alpha, Beta, Gamma float64
+	// L, O and G are the LogP latency, overhead and gap (s) of 8-byte
+	// point-to-point messages (MeasureLogP).
+	L, O, G float64
 	// Points are the one-way times of the ping-pong, per message size.
 	Points []CalPoint
 }
@@ -89,7 +92,146 @@ func Calibrate(ctx context.Context, budget time.Duration) (*Calibration, error) 
 	}
 	cal.fit()
 	cal.Gamma = kernels.MeasureGamma(budget)
+	if cal.L, cal.O, cal.G, err = MeasureLogP(ctx, budget); err != nil {
+		return nil, err
+	}
 	return cal, nil
+}
+
+// MeasureLogP measures the LogP parameters of 8-byte point-to-point
+// messages (Comm.Send, Comm.Recv) between two in-process ranks, after
+// Culler et al.'s recipe: the overhead o is the mean of the sender's time
+// per send in a burst and the receiver's time per receive of messages that
+// have all arrived; the latency L is the one-way time of a ping-pong less
+// 2o; the gap g is the time per message of a burst the receiver drains as
+// it arrives, less the ping-pong's round trip that starts and ends it.
+// budget bounds the time of each measurement.
+func MeasureLogP(ctx context.Context, budget time.Duration) (L, o, g float64, err error) {
+	var res [3]float64
+	err = scoll.Run(ctx, 2, func(ctx context.Context, c *scoll.Comm) error {
+		m := logPMeter{c: c, buf: make([]byte, 8)}
+		k, err := m.size(ctx, budget)
+		if err != nil {
+			return err
+		}
+		rtt, err := m.pingPong(ctx, k)
+		if err != nil {
+			return err
+		}
+		oSend, oRecv, err := m.overheads(ctx, k)
+		if err != nil {
+			return err
+		}
+		burst, err := m.burst(ctx, k)
+		if err != nil {
+			return err
+		}
+		if c.Rank() == 0 {
+			o := (oSend + oRecv) / 2
+			res = [3]float64{max(rtt/2-2*o, 0), o, max((burst-rtt)/float64(k-1), 0)}
+		}
+		return nil
+	})
+	return res[0], res[1], res[2], err
+}
+
+// logPMeter runs MeasureLogP's exchanges on a two-rank communicator.
+type logPMeter struct {
+	c   *scoll.Comm
+	buf []byte
+}
+
+// size returns the message count of each measurement: what a probe of
+// 100 round trips says fits in budget, at least 100 and at most 1<<16,
+// equal on both ranks.
+func (m *logPMeter) size(ctx context.Context, budget time.Duration) (int, error) {
+	rtt, err := m.pingPong(ctx, 100)
+	if err != nil {
+		return 0, err
+	}
+	k := []int64{int64(min(max(budget.Seconds()/max(rtt, 1e-9), 100), 1<<16))}
+	return int(k[0]), scoll.Bcast(ctx, m.c, k, 0)
+}
+
+// pingPong returns rank 0's mean round-trip time over k round trips.
+func (m *logPMeter) pingPong(ctx context.Context, k int) (float64, error) {
+	if err := m.c.Barrier(ctx); err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	for range k {
+		if err := m.step(ctx, m.c.Rank() == 0); err != nil {
+			return 0, err
+		}
+		if err := m.step(ctx, m.c.Rank() == 1); err != nil {
+			return 0, err
+		}
+	}
+	return time.Since(start).Seconds() / float64(k), nil
+}
+
+// step sends the 8 bytes to the other rank (send) or receives them.
+func (m *logPMeter) step(ctx context.Context, send bool) error {
+	if send {
+		return m.c.Send(ctx, 1-m.c.Rank(), 0, m.buf)
+	}
+	_, err := m.c.Recv(ctx, 1-m.c.Rank(), 0, m.buf)
+	return err
+}
+
+// overheads returns rank 0's time per send of a burst of k and rank 1's
+// time per receive of k messages that all arrived before it began (known
+// on rank 0 only).
+func (m *logPMeter) overheads(ctx context.Context, k int) (send, recv float64, err error) {
+	if err := m.c.Barrier(ctx); err != nil {
+		return 0, 0, err
+	}
+	start := time.Now()
+	if m.c.Rank() == 0 {
+		for range k {
+			if err := m.step(ctx, true); err != nil {
+				return 0, 0, err
+			}
+		}
+		send = time.Since(start).Seconds() / float64(k)
+	}
+	// Eager sends have completed, so the messages wait at rank 1.
+	if err := m.c.Barrier(ctx); err != nil {
+		return 0, 0, err
+	}
+	t := []float64{0}
+	if m.c.Rank() == 1 {
+		start = time.Now()
+		for range k {
+			if err := m.step(ctx, false); err != nil {
+				return 0, 0, err
+			}
+		}
+		t[0] = time.Since(start).Seconds() / float64(k)
+	}
+	if err := scoll.Bcast(ctx, m.c, t, 1); err != nil {
+		return 0, 0, err
+	}
+	return send, t[0], nil
+}
+
+// burst returns rank 0's time from the start of a burst of k messages,
+// which rank 1 receives as they come, to the arrival of rank 1's reply
+// after the last.
+func (m *logPMeter) burst(ctx context.Context, k int) (float64, error) {
+	if err := m.c.Barrier(ctx); err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	for range k {
+		if err := m.step(ctx, m.c.Rank() == 0); err != nil {
+			return 0, err
+		}
+	}
+	if err := m.step(ctx, m.c.Rank() == 1); err != nil {
+		return 0, err
+	}
+	return time.Since(start).Seconds(), nil
 }
 
 // fit sets Alpha and Beta from the points.
@@ -118,6 +260,6 @@ func (cal *Calibration) fit() {
 
 // String summarises the calibration.
 func (cal *Calibration) String() string {
-	return fmt.Sprintf("α = %.3g s, β = %.3g s/B (%.3g GB/s), γ = %.3g s/B (%.3g GB/s)",
-		cal.Alpha, cal.Beta, 1e-9/max(cal.Beta, 1e-30), cal.Gamma, 1e-9/max(cal.Gamma, 1e-30))
+	return fmt.Sprintf("α = %.3g s, β = %.3g s/B (%.3g GB/s), γ = %.3g s/B (%.3g GB/s); LogP L = %.3g s, o = %.3g s, g = %.3g s",
+		cal.Alpha, cal.Beta, 1e-9/max(cal.Beta, 1e-30), cal.Gamma, 1e-9/max(cal.Gamma, 1e-30), cal.L, cal.O, cal.G)
 }

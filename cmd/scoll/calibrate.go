@@ -71,13 +71,14 @@ sum kernel on 1 MiB. It prints the points and saves the parameters as JSON
 }
 
 // calibratedParams turns a calibration into model parameters: the LogGP
-// latency and gap per byte are taken as α and β.
+// latency, overhead and gap as measured (MeasureLogP), the gap per byte
+// taken as β.
 func calibratedParams(cal *bench.Calibration) model.Params {
 	return model.Params{
 		Name:   "inproc-calibrated",
 		Source: fmt.Sprintf("scoll calibrate, %s, GOMAXPROCS=%d, %s", runtime.GOARCH, runtime.GOMAXPROCS(0), time.Now().UTC().Format(time.DateOnly)),
 		Alpha:  cal.Alpha, Beta: cal.Beta, Gamma: cal.Gamma,
-		L: cal.Alpha, GPerByte: cal.Beta,
+		L: cal.L, O: cal.O, G: cal.G, GPerByte: cal.Beta,
 	}
 }
 

@@ -164,10 +164,17 @@ func unsupported(coll fmt.Stringer, format string, args ...any) error {
 	return fmt.Errorf("%w: %s: %s", errs.Unsupported, coll, fmt.Sprintf(format, args...))
 }
 
-// NeedsRoundModel reports whether a call with options o takes anything
-// from the machine's round model: the clairvoyant reduce does for its
-// default segment count, and for the round time that turns arrival times
-// into rounds when none is given.
-func (o *Options) NeedsRoundModel() bool {
-	return o.Alg == algorithms.Clairvoyant && (!o.SegmentsSet || o.Arrivals != nil && !o.RoundTimeSet)
+// NeedsMachineModel reports whether a call with options o takes anything
+// from the communicator's machine model: the clairvoyant reduce does for
+// its default segment count, and for the round time that turns arrival
+// times into rounds when none is given; the fibonacci trees do for their
+// LogP parameters when the call gives none.
+func (o *Options) NeedsMachineModel() bool {
+	switch o.Alg {
+	case algorithms.Clairvoyant:
+		return !o.SegmentsSet || o.Arrivals != nil && !o.RoundTimeSet
+	case algorithms.Fibonacci:
+		return o.LogP == nil
+	}
+	return false
 }

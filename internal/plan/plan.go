@@ -49,6 +49,9 @@ type Defaults struct {
 	// Rounds returns the model of the arrival-aware algorithms' round time
 	// (nil: Machine).
 	Rounds func() algorithms.Machine
+	// LogP returns the LogP model of the fibonacci trees when a call names
+	// them without one (nil, or a nil result: algorithms.DefaultLogP).
+	LogP func() *algorithms.LogP
 }
 
 // Entry is a built plan: the algorithm chosen for a call, its plan and the
@@ -89,6 +92,9 @@ func New(c *Call, o *Options, d *Defaults) (*Entry, error) {
 	if err != nil {
 		return nil, err
 	}
+	if p.LogP == nil && o.Alg == algorithms.Fibonacci && d.LogP != nil {
+		p.LogP = d.LogP()
+	}
 	segments(&p, info, o, d)
 	// The signature every rank must agree on (in-place-ness may differ).
 	h := NewHash()
@@ -96,7 +102,7 @@ func New(c *Call, o *Options, d *Defaults) (*Entry, error) {
 		uint64(p.Segments), uint64(o.RoundTime))
 	h.Str(info.Name)
 	h.Ints(o.RadixVector)
-	if lp := o.LogP; lp != nil {
+	if lp := p.LogP; lp != nil {
 		h.Add(math.Float64bits(lp.L), math.Float64bits(lp.O), math.Float64bits(lp.G))
 	}
 	for _, a := range o.Arrivals {
@@ -144,7 +150,7 @@ func RoundTime(c *Call, o *Options, d *Defaults) time.Duration {
 // segmented algorithms a segment count becomes a segment length.
 func segments(p *algorithms.Params, info *algorithms.Info, o *Options, d *Defaults) {
 	m := d.Machine
-	if d.Rounds != nil && info.Name == algorithms.Clairvoyant && (o.Arrivals != nil && !o.RoundTimeSet || !o.SegmentsSet) { // NeedsRoundModel, with the chosen name
+	if d.Rounds != nil && info.Name == algorithms.Clairvoyant && (o.Arrivals != nil && !o.RoundTimeSet || !o.SegmentsSet) { // NeedsMachineModel, with the chosen name
 		m = d.Rounds()
 	}
 	if info.Name != algorithms.Clairvoyant {
