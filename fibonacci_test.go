@@ -8,7 +8,6 @@ import (
 
 	"github.com/scoll/scoll"
 	"github.com/scoll/scoll/algorithms"
-	"github.com/scoll/scoll/transport/record"
 )
 
 // TestFibonacciTrees: the fibonacci bcast and reduce under several LogP
@@ -40,8 +39,7 @@ func TestFibonacciTrees(t *testing.T) {
 // which the recording shows.
 func TestFibonacciModelAgreed(t *testing.T) {
 	const p, n = 8, 1000
-	rec := record.New()
-	err := scoll.Run(context.Background(), p, func(ctx context.Context, c *scoll.Comm) error {
+	tr := recordRun(t, p, func(ctx context.Context, c *scoll.Comm) error {
 		scoll.SetModelHookForTest(c, func(r int) (algorithms.Machine, *algorithms.LogP) {
 			return algorithms.InProcess, &algorithms.LogP{L: 10 / float64(r+1), O: 0, G: 1}
 		})
@@ -60,14 +58,7 @@ func TestFibonacciModelAgreed(t *testing.T) {
 			}
 		}
 		return nil
-	}, scoll.WithRecorder(rec))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := rec.Trace()
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	kids := 0
 	for _, rd := range tr.Ranks[0] {
 		for _, o := range rd {

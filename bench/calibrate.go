@@ -155,83 +155,89 @@ func (m *logPMeter) size(ctx context.Context, budget time.Duration) (int, error)
 
 // pingPong returns rank 0's mean round-trip time over k round trips.
 func (m *logPMeter) pingPong(ctx context.Context, k int) (float64, error) {
+	d, err := m.timed(ctx, func() error {
+		for range k {
+			if err := m.stream(ctx, 0, 1); err != nil {
+				return err
+			}
+			if err := m.stream(ctx, 1, 1); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return d / float64(k), err
+}
+
+// timed runs fn on both ranks after a barrier and returns its time in
+// seconds.
+func (m *logPMeter) timed(ctx context.Context, fn func() error) (float64, error) {
 	if err := m.c.Barrier(ctx); err != nil {
 		return 0, err
 	}
 	start := time.Now()
-	for range k {
-		if err := m.step(ctx, m.c.Rank() == 0); err != nil {
-			return 0, err
-		}
-		if err := m.step(ctx, m.c.Rank() == 1); err != nil {
-			return 0, err
-		}
-	}
-	return time.Since(start).Seconds() / float64(k), nil
+	err := fn()
+	return time.Since(start).Seconds(), err
 }
 
-// step sends the 8 bytes to the other rank (send) or receives them.
-func (m *logPMeter) step(ctx context.Context, send bool) error {
-	if send {
-		return m.c.Send(ctx, 1-m.c.Rank(), 0, m.buf)
+// stream sends k 8-byte messages from rank from to the other, which
+// receives them.
+func (m *logPMeter) stream(ctx context.Context, from, k int) error {
+	for range k {
+		var err error
+		if m.c.Rank() == from {
+			err = m.c.Send(ctx, 1-from, 0, m.buf)
+		} else {
+			_, err = m.c.Recv(ctx, from, 0, m.buf)
+		}
+		if err != nil {
+			return err
+		}
 	}
-	_, err := m.c.Recv(ctx, 1-m.c.Rank(), 0, m.buf)
-	return err
+	return nil
 }
 
 // overheads returns rank 0's time per send of a burst of k and rank 1's
 // time per receive of k messages that all arrived before it began (known
 // on rank 0 only).
 func (m *logPMeter) overheads(ctx context.Context, k int) (send, recv float64, err error) {
-	if err := m.c.Barrier(ctx); err != nil {
-		return 0, 0, err
-	}
-	start := time.Now()
-	if m.c.Rank() == 0 {
-		for range k {
-			if err := m.step(ctx, true); err != nil {
-				return 0, 0, err
-			}
+	// Eager sends complete at once: rank 0's time is its sends' alone.
+	send, err = m.timed(ctx, func() error {
+		if m.c.Rank() == 0 {
+			return m.stream(ctx, 0, k)
 		}
-		send = time.Since(start).Seconds() / float64(k)
-	}
-	// Eager sends have completed, so the messages wait at rank 1.
-	if err := m.c.Barrier(ctx); err != nil {
+		return nil
+	})
+	if err != nil {
 		return 0, 0, err
 	}
+	// The messages now wait at rank 1.
 	t := []float64{0}
-	if m.c.Rank() == 1 {
-		start = time.Now()
-		for range k {
-			if err := m.step(ctx, false); err != nil {
-				return 0, 0, err
-			}
+	t[0], err = m.timed(ctx, func() error {
+		if m.c.Rank() == 1 {
+			return m.stream(ctx, 0, k)
 		}
-		t[0] = time.Since(start).Seconds() / float64(k)
+		return nil
+	})
+	if err != nil {
+		return 0, 0, err
 	}
 	if err := scoll.Bcast(ctx, m.c, t, 1); err != nil {
 		return 0, 0, err
 	}
-	return send, t[0], nil
+	return send / float64(k), t[0] / float64(k), nil
 }
 
 // burst returns rank 0's time from the start of a burst of k messages,
 // which rank 1 receives as they come, to the arrival of rank 1's reply
 // after the last.
 func (m *logPMeter) burst(ctx context.Context, k int) (float64, error) {
-	if err := m.c.Barrier(ctx); err != nil {
-		return 0, err
-	}
-	start := time.Now()
-	for range k {
-		if err := m.step(ctx, m.c.Rank() == 0); err != nil {
-			return 0, err
+	return m.timed(ctx, func() error {
+		if err := m.stream(ctx, 0, k); err != nil {
+			return err
 		}
-	}
-	if err := m.step(ctx, m.c.Rank() == 1); err != nil {
-		return 0, err
-	}
-	return time.Since(start).Seconds(), nil
+		return m.stream(ctx, 1, 1)
+	})
 }
 
 // fit sets Alpha and Beta from the points.
