@@ -28,6 +28,7 @@ var allowed = map[string][]string{
 	"sim":                     {"schedule", "topology"},
 	"model":                   {"schedule"},
 	"workload":                {"algorithms", "model", "schedule", "sim", "topology"},
+	"tuning":                  {"algorithms", "internal/errs", "schedule"},
 	"exec":                    {"internal/errs", "internal/mem", "schedule", "transport"},
 	"split":                   {"internal/errs", "transport"},
 	"transport":               {"internal/errs", "internal/mem"},
