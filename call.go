@@ -2,6 +2,7 @@ package scoll
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -148,6 +149,51 @@ func (r *Request) Test() (bool, error) {
 	default:
 		return false, nil
 	}
+}
+
+// WaitAll waits for every request (MPI_Waitall) and returns their errors
+// joined, each naming the request's index (nil when all succeeded). It
+// waits for the others after one fails. If ctx is done first it returns an
+// error matching ErrCanceled while the collectives go on, as Wait does; a
+// nil request fails with ErrInvalidArgument before any wait.
+func WaitAll(ctx context.Context, reqs ...*Request) error {
+	for i, r := range reqs {
+		if r == nil {
+			return fmt.Errorf("%w: request %d is nil", ErrInvalidArgument, i)
+		}
+	}
+	var errs []error
+	for i, r := range reqs {
+		select {
+		case <-r.done:
+		case <-ctx.Done():
+			return transport.CtxErr(ctx)
+		}
+		if r.err != nil {
+			errs = append(errs, fmt.Errorf("request %d: %w", i, r.err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// TestAll reports whether every request has completed (MPI_Testall),
+// without waiting, and then their errors joined as WaitAll returns them;
+// before that it returns false and nil. A nil request fails with
+// ErrInvalidArgument.
+func TestAll(reqs ...*Request) (bool, error) {
+	for i, r := range reqs {
+		if r == nil {
+			return false, fmt.Errorf("%w: request %d is nil", ErrInvalidArgument, i)
+		}
+	}
+	for _, r := range reqs {
+		select {
+		case <-r.done:
+		default:
+			return false, nil
+		}
+	}
+	return true, WaitAll(context.Background(), reqs...)
 }
 
 // Persistent is a collective prepared once and started many times (the

@@ -427,3 +427,40 @@ func forCases[T num](coll string, alg scoll.AlgorithmInfo, p int, counts []int, 
 	}
 	return nil
 }
+
+// TestIntUint runs a reduction and a data-movement collective on int and
+// uint elements, whose size is the platform's.
+func TestIntUint(t *testing.T) {
+	ctx := context.Background()
+	err := scoll.Run(ctx, 5, func(ctx context.Context, c *scoll.Comm) error {
+		r := c.Rank()
+		ints := []int{r, -r, 1 << 30}
+		sum := make([]int, 3)
+		if err := scoll.Allreduce(ctx, c, ints, sum, scoll.Sum); err != nil {
+			return err
+		}
+		if sum[0] != 10 || sum[1] != -10 || sum[2] != 5<<30 {
+			return fmt.Errorf("int allreduce: %v", sum)
+		}
+		uints := make([]uint, 5)
+		if err := scoll.Allgather(ctx, c, []uint{uint(r) << 29}, uints); err != nil {
+			return err
+		}
+		for q, v := range uints {
+			if v != uint(q)<<29 {
+				return fmt.Errorf("uint allgather: %v", uints)
+			}
+		}
+		band := []uint{^uint(0)}
+		if err := scoll.Allreduce(ctx, c, []uint{^uint(1 << r)}, band, scoll.Band); err != nil {
+			return err
+		}
+		if band[0] != ^uint(31) {
+			return fmt.Errorf("uint band: %x", band[0])
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -5,7 +5,9 @@ package scoll_test
 // world_bench_test.go's: a loop over world sizes is no logic to share.)
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/scoll/scoll"
@@ -162,6 +164,65 @@ func TestPointToPoint(t *testing.T) {
 			}
 		}
 		return c.Barrier(ctx)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestWaitAllTestAll: WaitAll completes several outstanding collectives
+// and TestAll then reports them done; a failed request's error comes back
+// joined with its index while the others complete; nil requests are bad
+// input.
+func TestWaitAllTestAll(t *testing.T) {
+	err := scoll.Run(context.Background(), 4, func(ctx context.Context, c *scoll.Comm) error {
+		r := c.Rank()
+		sums := make([][]int64, 3)
+		var reqs []*scoll.Request
+		for i := range sums {
+			sums[i] = make([]int64, 10)
+			req, err := scoll.IAllreduce(ctx, c, []int64{int64(r + i), 0, 0, 0, 0, 0, 0, 0, 0, 1}, sums[i], scoll.Sum)
+			if err != nil {
+				return err
+			}
+			reqs = append(reqs, req)
+		}
+		if err := scoll.WaitAll(ctx, reqs...); err != nil {
+			return err
+		}
+		for i, s := range sums {
+			if s[0] != int64(6+4*i) || s[9] != 4 {
+				return fmt.Errorf("allreduce %d: %v", i, s)
+			}
+		}
+		if done, err := scoll.TestAll(reqs...); !done || err != nil {
+			return fmt.Errorf("TestAll after WaitAll: %v %v", done, err)
+		}
+		if _, err := scoll.TestAll(reqs[0], nil); !errors.Is(err, scoll.ErrInvalidArgument) {
+			return fmt.Errorf("TestAll with a nil request: %v", err)
+		}
+		if err := scoll.WaitAll(ctx, nil); !errors.Is(err, scoll.ErrInvalidArgument) {
+			return fmt.Errorf("WaitAll with a nil request: %v", err)
+		}
+		// A request that fails (a mismatched operator: sum on one rank,
+		// max on the others) beside one that succeeds.
+		op := scoll.Max
+		if r == 0 {
+			op = scoll.Sum
+		}
+		bad, err := scoll.IAllreduce(ctx, c, []int32{1}, make([]int32, 1), op)
+		if err != nil {
+			return err
+		}
+		good, err := scoll.IBarrier(ctx, c)
+		if err != nil {
+			return err
+		}
+		err = scoll.WaitAll(ctx, bad, good)
+		if !errors.Is(err, scoll.ErrMismatch) || !strings.Contains(err.Error(), "request 0") {
+			return fmt.Errorf("WaitAll with a failing request: %v", err)
+		}
+		return nil
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -8,9 +8,11 @@ import (
 	"github.com/scoll/scoll/internal/kernels"
 )
 
-// Number is the element types collectives accept.
+// Number is the element types collectives accept: the integer types
+// (int and uint too, whose size is the platform's: ranks of one job must
+// agree on it) and the floating-point types.
 type Number interface {
-	~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~uint64 | ~float32 | ~float64
+	~int | ~int8 | ~int16 | ~int32 | ~int64 | ~uint | ~uint8 | ~uint16 | ~uint32 | ~uint64 | ~float32 | ~float64
 }
 
 // Op is a reduction operator: one of the built-in values or one made by

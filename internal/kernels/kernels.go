@@ -38,7 +38,7 @@ func (o Op) String() string {
 
 // Integer is the integer element types.
 type Integer interface {
-	~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~uint64
+	~int | ~int8 | ~int16 | ~int32 | ~int64 | ~uint | ~uint8 | ~uint16 | ~uint32 | ~uint64
 }
 
 // Float is the floating-point element types.
@@ -190,6 +190,7 @@ func integerOps[T Integer]() *ops {
 // byKind is the one place that maps a runtime element kind to the
 // kernels' instantiations.
 var byKind = [reflect.Float64 + 1]*ops{
+	reflect.Int: integerOps[int](), reflect.Uint: integerOps[uint](),
 	reflect.Int8: integerOps[int8](), reflect.Int16: integerOps[int16](), reflect.Int32: integerOps[int32](), reflect.Int64: integerOps[int64](),
 	reflect.Uint8: integerOps[uint8](), reflect.Uint16: integerOps[uint16](), reflect.Uint32: integerOps[uint32](), reflect.Uint64: integerOps[uint64](),
 	reflect.Float32: arithOps[float32](), reflect.Float64: arithOps[float64](),

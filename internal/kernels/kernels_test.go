@@ -80,6 +80,8 @@ func check[T Number](t *testing.T, float bool) {
 }
 
 func TestKernels(t *testing.T) {
+	check[int](t, false)
+	check[uint](t, false)
 	check[int8](t, false)
 	check[int16](t, false)
 	check[int32](t, false)
