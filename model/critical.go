@@ -35,9 +35,11 @@ type Critical struct {
 // last message has completed (at its start if it has none), plus γ per byte
 // it reduces and β per byte it copies, and the rank's next round starts
 // then. In LogGP a port's first j messages of B bytes take
-// L + 2o + (j−1)·max(o, g) + G·B, and local operations are free. For a
-// round in which every rank sends and receives alike this is the
-// round-synchronous cost.
+// L + 2o + (j−1)·max(o, g) + G·B, a round's reductions take γ per byte
+// (the computation a GOAL export's calc operations stand for, see
+// schedule.WriteGOAL) and copies are free. For a round in which every rank
+// sends and receives alike this is the round-synchronous cost (plus γ per
+// reduced byte, which the round-synchronous LogGP leaves out).
 //
 // Unlike the round-synchronous view this charges pipelines (a rank's first
 // round waits for its first segment) and sparse schedules (a ring whose
@@ -227,6 +229,7 @@ func (e *engine) Finish(r int) error {
 		}
 	}
 	end[0] += e.p.Gamma*float64(rk.reduced) + e.p.Beta*float64(rk.copied)
+	end[1] += e.p.Gamma * float64(rk.reduced)
 	rk.end = end
 	return nil
 }

@@ -22,9 +22,11 @@ func TestCriticalPathHand(t *testing.T) {
 	// 1 + 160. Rank 0 then copies (160): 481; rank 1 reduces (3200): 3521.
 	// C leaves rank 1 at 3521 and arrives at 3521 + 1 + 160 = 3682 (rank 0
 	// waits from 481); rank 0 combines it (1600): 5282.
-	// LogGP: a port's first message of B bytes takes L + 2o + B·G = 1200 + B;
-	// round 0 ends at 1232, C completes at 1232 + 1216 = 2448.
-	if want := (model.Critical{AlphaBetaGamma: 5282, LogGP: 2448}); !near(c.AlphaBetaGamma, want.AlphaBetaGamma) || !near(c.LogGP, want.LogGP) {
+	// LogGP: a port's first message of B bytes takes L + 2o + B·G = 1200 + B,
+	// reductions γ per byte, copies nothing; round 0's messages end at 1232,
+	// rank 1 reduces (3200): 4432; C completes at 4432 + 1216 = 5648 and rank
+	// 0 combines it (1600): 7248.
+	if want := (model.Critical{AlphaBetaGamma: 5282, LogGP: 7248}); !near(c.AlphaBetaGamma, want.AlphaBetaGamma) || !near(c.LogGP, want.LogGP) {
 		t.Errorf("CriticalPath = %+v, want %+v", c, want)
 	}
 }

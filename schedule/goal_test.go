@@ -42,13 +42,14 @@ func TestGOAL(t *testing.T) {
 		{schedule.Bcast, "binomial", 8, 2},
 	} {
 		var buf bytes.Buffer
-		if err := schedule.WriteGOAL(&buf, tc.size, 4, gen(t, tc.coll, tc.name, tc.size, tc.cnt)); err != nil {
+		if err := schedule.WriteGOAL(&buf, tc.size, 4, 0, gen(t, tc.coll, tc.name, tc.size, tc.cnt)); err != nil {
 			t.Fatal(err)
 		}
 		lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
-		if lines[0] != fmt.Sprintf("num_ranks %d", tc.size) {
-			t.Fatalf("first line %q", lines[0])
+		if !strings.HasPrefix(lines[0], "// ") || lines[1] != fmt.Sprintf("num_ranks %d", tc.size) {
+			t.Fatalf("first lines %q", lines[:2])
 		}
+		lines = lines[1:]
 		sends := map[[2]int][]int{}
 		recvs := map[[2]int][]int{}
 		rank, ranks := -1, 0
@@ -91,6 +92,55 @@ func TestGOAL(t *testing.T) {
 		if fmt.Sprint(sends) != fmt.Sprint(recvs) {
 			t.Fatalf("%s/%s: sends %v do not match receives %v", tc.coll, tc.name, sends, recvs)
 		}
+	}
+}
+
+// TestGOALCalc checks that a round's reductions are one calc of γ·bytes in
+// nanoseconds (LogGOPSim's unit), copies none, and that γ is stated.
+func TestGOALCalc(t *testing.T) {
+	// Rabenseifner's allreduce of 12 four-byte elements on 4 ranks reduces
+	// 24 bytes in its first round and 12 in its second; 1.5 ns/B.
+	const gamma = 1.5e-9
+	var buf bytes.Buffer
+	if err := schedule.WriteGOAL(&buf, 4, 4, gamma, gen(t, schedule.Allreduce, "rabenseifner", 4, 12)); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	if !strings.HasPrefix(out, "// calc N is N ns of computation: gamma = 1.5e-09 s/B") {
+		t.Fatalf("no gamma comment:\n%.200s", out)
+	}
+	rank0 := out[strings.Index(out, "rank 0 {"):strings.Index(out, "rank 1 {")]
+	var calcs []string
+	for _, l := range strings.Split(rank0, "\n") {
+		if m := goalCal.FindStringSubmatch(l); m != nil && m[2] != "0" {
+			calcs = append(calcs, m[2])
+		}
+	}
+	if want := []string{"36", "18"}; fmt.Sprint(calcs) != fmt.Sprint(want) {
+		t.Errorf("rank 0's calcs %v ns, want %v (γ·bytes reduced per round)\n%s", calcs, want, rank0)
+	}
+	if got := schedule.GOALCalc(1000, 2.5e-10); got != 250 {
+		t.Errorf("GOALCalc(1000 B, 0.25 ns/B) = %d ns, want 250", got)
+	}
+	if err := schedule.WriteGOAL(io.Discard, 4, 4, -1, gen(t, schedule.Allreduce, "ring", 4, 12)); err == nil {
+		t.Error("negative gamma accepted")
+	}
+}
+
+// TestGOALBarrier checks a barrier's empty messages are written.
+func TestGOALBarrier(t *testing.T) {
+	in, _ := algorithms.Lookup(schedule.Barrier, "dissemination")
+	g := in.Generator(algorithms.Params{Spec: schedule.Spec{Coll: schedule.Barrier, Size: 4}})
+	var buf bytes.Buffer
+	err := schedule.WriteGOAL(&buf, 4, 1, 0, func(b *schedule.Builder) {
+		b.KeepEmpty()
+		g(b)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(buf.String(), "send 0b to"); n != 8 {
+		t.Errorf("%d empty sends, want 8 (2 rounds of 4 ranks):\n%s", n, buf.String())
 	}
 }
 

@@ -13,15 +13,21 @@ import (
 // Workload is one collective call to simulate: every rank runs the named
 // algorithm on Bytes bytes (the per-rank size in the registry's sense: the
 // buffer of bcast, reduce and allreduce, each rank's block of gathers and
-// scatters, the block per pair of alltoall), as one-byte elements.
+// scatters, the block per pair of alltoall), as elements of Elem bytes.
 type Workload struct {
 	Coll      schedule.Collective
 	Algorithm string
 	Size      int // ranks
 	Bytes     int
-	Root      int
-	Radix     int // 0: the algorithm's default
-	Segment   int // bytes; 0: the algorithm's default
+	// Elem is the element size in bytes (0: 1). Bytes must be a multiple
+	// of it. Pipelined algorithms cut their default segments (64 KiB) in
+	// elements of this size, as the library does for a call with this
+	// element type; the simulators and the GOAL export must be given
+	// ElemSize() to turn the schedule's element counts into bytes.
+	Elem    int
+	Root    int
+	Radix   int // 0: the algorithm's default
+	Segment int // bytes, a multiple of Elem; 0: the algorithm's default
 	// Grid is the process grid of topology-aware algorithms (nil: their
 	// default); see GridFor.
 	Grid []int
@@ -68,8 +74,12 @@ func GridFor(t topology.Topology, ranks int) []int {
 	return g.Dims()
 }
 
+// ElemSize returns the element size in bytes of w's schedules: Elem, or 1.
+func (w Workload) ElemSize() int { return max(w.Elem, 1) }
+
 // Generator returns the schedule generator of w, or an error if the
-// algorithm does not exist or cannot run w.
+// algorithm does not exist or cannot run w. Its schedules count elements
+// of ElemSize() bytes.
 func (w Workload) Generator() (schedule.Generator, error) {
 	in, ok := algorithms.Lookup(w.Coll, w.Algorithm)
 	if !ok {
@@ -85,8 +95,15 @@ func (w Workload) Generator() (schedule.Generator, error) {
 	if w.Bytes < 0 {
 		return nil, fmt.Errorf("%w: negative size %d", sim.ErrConfig, w.Bytes)
 	}
-	p := algorithms.Params{Spec: schedule.Spec{Coll: w.Coll, Size: w.Size, Root: w.Root, Count: w.Bytes},
-		Commutative: true, Radix: w.Radix, Segment: w.Segment, ElemSize: 1, Grid: w.Grid, Placement: w.Placement,
+	if w.Elem < 0 {
+		return nil, fmt.Errorf("%w: element size %d", sim.ErrConfig, w.Elem)
+	}
+	es := w.ElemSize()
+	if w.Bytes%es != 0 || w.Segment%es != 0 {
+		return nil, fmt.Errorf("%w: size %d B or segment %d B is not a multiple of the element size %d B", sim.ErrConfig, w.Bytes, w.Segment, es)
+	}
+	p := algorithms.Params{Spec: schedule.Spec{Coll: w.Coll, Size: w.Size, Root: w.Root, Count: w.Bytes / es},
+		Commutative: true, Radix: w.Radix, Segment: w.Segment / es, ElemSize: es, Grid: w.Grid, Placement: w.Placement,
 		Machine: w.Machine}
 	if err := p.Spec.Check(); err != nil {
 		return nil, fmt.Errorf("%w: %w", sim.ErrConfig, err)

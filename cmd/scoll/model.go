@@ -22,13 +22,20 @@ type modelRow struct {
 	NP        int     `json:"np"`
 	Bytes     int     `json:"bytes"`
 	CostS     float64 `json:"cost_s"`
-	CountedS  float64 `json:"counted_s"`
+	// CriticalS and LogGPS are the α-β-γ and LogGP times along the
+	// schedules' dependencies (model.CriticalPath).
+	CriticalS float64 `json:"critical_s"`
 	LogGPS    float64 `json:"loggp_s"`
-	Form      string  `json:"form,omitempty"`
-	FormS     float64 `json:"form_s,omitempty"`
-	EnergyJ   float64 `json:"energy_j"`
-	MemoryB   float64 `json:"memory_bytes"`
-	ArrivalS  float64 `json:"arrival_s"`
+	// CountedS and LogGPSyncS are the round-synchronous α-β-γ and LogGP
+	// times (model.AlphaBetaGamma and model.LogGP of the counts), with
+	// --round-sync only.
+	CountedS   *float64 `json:"counted_s,omitempty"`
+	LogGPSyncS *float64 `json:"loggp_sync_s,omitempty"`
+	Form       string   `json:"form,omitempty"`
+	FormS      float64  `json:"form_s,omitempty"`
+	EnergyJ    float64  `json:"energy_j"`
+	MemoryB    float64  `json:"memory_bytes"`
+	ArrivalS   float64  `json:"arrival_s"`
 	// Bcast only: the round-optimal pipelined bound and the notes'
 	// reference (model.BcastRoundOptimal, model.BcastLowerBound).
 	RoundOptS   float64 `json:"round_opt_s,omitempty"`
@@ -37,6 +44,7 @@ type modelRow struct {
 
 func newModelCmd() *cobra.Command {
 	var op, nps, sizes, params, format, plotFile, traceFile, arrivals, boundsPlot string
+	var roundSync bool
 	cmd := &cobra.Command{
 		Use:   "model",
 		Short: "Runtime, energy and memory of each algorithm under analytic models",
@@ -44,8 +52,21 @@ func newModelCmd() *cobra.Command {
 and size, by counting its schedules (scoll's model package):
 
   cost_s     the algorithm's registered α-β-γ closed form
-  counted_s  the round-synchronous α-β-γ time of its schedules
-  loggp_s    the round-synchronous LogGP time of its schedules
+  critical_s the α-β-γ time of its schedules along their dependencies (the
+             critical path: a rank's round starts when its previous round
+             has ended and a message completes when both its ends have
+             carried it; model.CriticalPath)
+  loggp_s    the LogGP time of its schedules along their dependencies (o, g
+             and G per port, L per message, γ per byte reduced, copies
+             free): what LogGOPSim gives for scoll schedule --format goal
+             with the same parameters
+  counted_s, loggp_sync_s (with --round-sync) the round-synchronous α-β-γ
+             and LogGP times: round i of every rank taken as one step, the
+             busiest rank's messages per step. They hold only for schedules
+             whose ranks all communicate in every round (butterflies,
+             rings); pipelines and trees, whose ranks idle in rounds the
+             schedule leaves out, come out too fast (up to 250× for a
+             pipelined bcast on 512 ranks)
   form, form_s  the Hoefler–Moor LogGP closed form that models it, if any
   energy_j   e per message + E per byte + static power × P × time (Hoefler–Moor)
   memory_bytes  d bytes per sent-message descriptor, maximum over processes
@@ -63,7 +84,8 @@ scoll calibrate). --plot draws runtime, energy and memory against the rank
 count for the first size, one line per algorithm (Hoefler–Moor's Fig. 5).
 
 --trace FILE evaluates a recorded run instead (scoll.WithRecorder): its
-messages, bytes and rounds, counted_s and loggp_s, the critical-path times
+messages, bytes and rounds, the round-synchronous counted_s and loggp_s
+(this table's loggp_s is round-synchronous), the critical-path times
 critical_s and critical_loggp_s (model.CriticalPath; "-" when the trace
 needs eager sends, which the critical path does not model), energy_j and
 memory_bytes.`,
@@ -104,8 +126,17 @@ memory_bytes.`,
 					}
 					for _, r := range res {
 						row := modelRow{Op: coll.String(), Algorithm: r.Algorithm, NP: p, Bytes: n,
-							CostS: r.Cost, CountedS: r.Counted, LogGPS: r.LogGP, Form: r.Form, FormS: r.FormTime,
+							CostS: r.Cost, CriticalS: r.Critical, LogGPS: r.CriticalLogGP, Form: r.Form, FormS: r.FormTime,
 							EnergyJ: r.Energy, MemoryB: r.Memory, ArrivalS: r.Arrival}
+						if r.Critical == 0 && r.CriticalLogGP == 0 {
+							// Not evaluated (model.MaxCriticalOps): one round
+							// does all the work, which the round-synchronous
+							// times charge exactly.
+							row.CriticalS, row.LogGPS = r.Counted, r.LogGP
+						}
+						if roundSync {
+							row.CountedS, row.LogGPSyncS = &r.Counted, &r.LogGP
+						}
 						if coll == schedule.Bcast {
 							row.RoundOptS, _ = model.BcastRoundOptimal(par.Alpha, par.Beta, p, float64(n))
 							row.NotesBoundS = model.BcastLowerBound(par.Alpha, par.Beta, p, float64(n))
@@ -114,9 +145,9 @@ memory_bytes.`,
 					}
 				}
 			}
-			rf := modelFormat
+			rf := modelFormat(roundSync)
 			if coll == schedule.Bcast {
-				rf = modelBcastFormat
+				rf = modelBcastFormat(rf)
 			}
 			if err := writeRows(cmd.OutOrStdout(), format, rows, rf); err != nil {
 				return err
@@ -144,6 +175,7 @@ memory_bytes.`,
 	f.StringVar(&traceFile, "trace", "", "evaluate the recorded trace in this file instead of registry algorithms")
 	f.StringVar(&boundsPlot, "plot-bounds", "", "bcast: plot each algorithm's critical path over the round-optimal bound against the size, for the first --np, into this .svg or .png file")
 	f.StringVar(&arrivals, "arrivals", "", "the ranks' arrival times, comma-separated durations (0,0,0,5ms), for one --np")
+	f.BoolVar(&roundSync, "round-sync", false, "also print the round-synchronous times counted_s and loggp_sync_s (valid only when every rank communicates in every round)")
 	return cmd
 }
 
@@ -179,15 +211,44 @@ func parseRanks(s string) ([]int, error) {
 	return out, nil
 }
 
-// modelFormat is how scoll model writes its rows.
-var modelFormat = rowFormat[modelRow]{
-	columns: []string{"op", "algorithm", "np", "bytes", "cost_s", "counted_s", "loggp_s", "form", "form_s", "energy_j", "memory_bytes", "arrival_s"},
-	csv: func(r modelRow) []string {
-		return []string{r.Op, r.Algorithm, strconv.Itoa(r.NP), strconv.Itoa(r.Bytes), g8(r.CostS), g8(r.CountedS), g8(r.LogGPS), r.Form, g8(r.FormS), g8(r.EnergyJ), g8(r.MemoryB), g8(r.ArrivalS)}
-	},
-	cells: func(r modelRow) string {
-		return fmt.Sprintf("%s\t%s\t%d\t%d\t%.4g\t%.4g\t%.4g\t%s\t%.4g\t%.4g\t%.0f\t%.4g\t", r.Op, r.Algorithm, r.NP, r.Bytes, r.CostS, r.CountedS, r.LogGPS, cmp.Or(r.Form, "-"), r.FormS, r.EnergyJ, r.MemoryB, r.ArrivalS)
-	},
+// modelFormat is how scoll model writes its rows: with roundSync the
+// round-synchronous times follow the critical-path ones.
+func modelFormat(roundSync bool) rowFormat[modelRow] {
+	sync := func(r modelRow) []float64 {
+		if !roundSync {
+			return nil
+		}
+		return []float64{deref(r.CountedS), deref(r.LogGPSyncS)}
+	}
+	columns := []string{"op", "algorithm", "np", "bytes", "cost_s", "critical_s", "loggp_s"}
+	if roundSync {
+		columns = append(columns, "counted_s", "loggp_sync_s")
+	}
+	return rowFormat[modelRow]{
+		columns: append(columns, "form", "form_s", "energy_j", "memory_bytes", "arrival_s"),
+		csv: func(r modelRow) []string {
+			f := []string{r.Op, r.Algorithm, strconv.Itoa(r.NP), strconv.Itoa(r.Bytes), g8(r.CostS), g8(r.CriticalS), g8(r.LogGPS)}
+			for _, x := range sync(r) {
+				f = append(f, g8(x))
+			}
+			return append(f, r.Form, g8(r.FormS), g8(r.EnergyJ), g8(r.MemoryB), g8(r.ArrivalS))
+		},
+		cells: func(r modelRow) string {
+			c := fmt.Sprintf("%s\t%s\t%d\t%d\t%.4g\t%.4g\t%.4g\t", r.Op, r.Algorithm, r.NP, r.Bytes, r.CostS, r.CriticalS, r.LogGPS)
+			for _, x := range sync(r) {
+				c += fmt.Sprintf("%.4g\t", x)
+			}
+			return c + fmt.Sprintf("%s\t%.4g\t%.4g\t%.0f\t%.4g\t", cmp.Or(r.Form, "-"), r.FormS, r.EnergyJ, r.MemoryB, r.ArrivalS)
+		},
+	}
+}
+
+// deref returns *p, or 0 when p is nil.
+func deref(p *float64) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
 }
 
 // plotBcastBounds draws each bcast algorithm's critical-path time as a
@@ -213,16 +274,18 @@ func plotBcastBounds(file string, rows []modelRow, np int, params string) error 
 	return savePlots(file, [][]*plot.Plot{{p}}, 20*vg.Centimeter, 14*vg.Centimeter)
 }
 
-// modelBcastFormat is modelFormat with the bcast bounds and each row's
-// critical-path time as a multiple of them.
-var modelBcastFormat = rowFormat[modelRow]{
-	columns: append(append([]string(nil), modelFormat.columns...), "round_opt_s", "ratio_round_opt", "notes_bound_s", "ratio_notes"),
-	csv: func(r modelRow) []string {
-		return append(modelFormat.csv(r), g8(r.RoundOptS), g8(ratio(r.ArrivalS, r.RoundOptS)), g8(r.NotesBoundS), g8(ratio(r.ArrivalS, r.NotesBoundS)))
-	},
-	cells: func(r modelRow) string {
-		return modelFormat.cells(r) + fmt.Sprintf("%.4g\t%.3f\t%.4g\t%.3f\t", r.RoundOptS, ratio(r.ArrivalS, r.RoundOptS), r.NotesBoundS, ratio(r.ArrivalS, r.NotesBoundS))
-	},
+// modelBcastFormat is base (a modelFormat) with the bcast bounds and each
+// row's critical-path time as a multiple of them.
+func modelBcastFormat(base rowFormat[modelRow]) rowFormat[modelRow] {
+	return rowFormat[modelRow]{
+		columns: append(append([]string(nil), base.columns...), "round_opt_s", "ratio_round_opt", "notes_bound_s", "ratio_notes"),
+		csv: func(r modelRow) []string {
+			return append(base.csv(r), g8(r.RoundOptS), g8(ratio(r.ArrivalS, r.RoundOptS)), g8(r.NotesBoundS), g8(ratio(r.ArrivalS, r.NotesBoundS)))
+		},
+		cells: func(r modelRow) string {
+			return base.cells(r) + fmt.Sprintf("%.4g\t%.3f\t%.4g\t%.3f\t", r.RoundOptS, ratio(r.ArrivalS, r.RoundOptS), r.NotesBoundS, ratio(r.ArrivalS, r.NotesBoundS))
+		},
+	}
 }
 
 // ratio returns a/b (0 when b is 0).
@@ -243,7 +306,7 @@ func plotModel(file string, rows []modelRow, n int, params string) error {
 		label string
 		get   func(modelRow) float64
 	}{
-		{"runtime (s, LogGP)", func(r modelRow) float64 { return r.LogGPS }},
+		{"runtime (s, LogGP critical path)", func(r modelRow) float64 { return r.LogGPS }},
 		{"energy (J)", func(r modelRow) float64 { return r.EnergyJ }},
 		{"memory per process (B)", func(r modelRow) float64 { return r.MemoryB }},
 	}

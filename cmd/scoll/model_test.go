@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,7 +25,7 @@ func TestModelCommand(t *testing.T) {
 	seen := map[string]int{}
 	for _, r := range rows {
 		seen[r.Algorithm]++
-		if r.CountedS <= 0 || r.EnergyJ <= 0 || r.MemoryB <= 0 {
+		if r.CriticalS <= 0 || r.LogGPS <= 0 || r.EnergyJ <= 0 || r.MemoryB <= 0 || r.CountedS != nil {
 			t.Errorf("%+v: a zero metric", r)
 		}
 	}
@@ -39,6 +40,37 @@ func TestModelCommand(t *testing.T) {
 		if _, _, err := run(t, append([]string{"model", "--sizes", "8"}, args...)...); err == nil {
 			t.Errorf("model %v: no error", args)
 		}
+	}
+}
+
+// The default LogGP column is the critical path: a pipelined bcast on 512
+// ranks passes its one 64 KiB segment down a chain of 511 messages, which
+// the round-synchronous figure (--round-sync) charges as one step.
+func TestModelCriticalPathDefault(t *testing.T) {
+	args := []string{"model", "--op", "bcast", "--np", "512", "--sizes", "64K", "--format", "csv"}
+	out, _, err := run(t, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out, "counted_s") || strings.Contains(out, "loggp_sync_s") {
+		t.Fatalf("round-synchronous columns without --round-sync:\n%.300s", out)
+	}
+	loggp, crit := csvColumn(t, out, "loggp_s")["pipeline"], csvColumn(t, out, "critical_s")["pipeline"]
+	// infiniband: L + 2o + 64 KiB·G = 10 µs + 47.8 µs per hop, α-β-γ alike.
+	hop := 0.6e-6 + 2*4.7e-6 + 65536*0.73e-9
+	if math.Abs(loggp-511*hop) > 1e-9 || math.Abs(crit-511*hop) > 1e-9 {
+		t.Errorf("pipeline: loggp_s %g, critical_s %g, want 511 hops = %g", loggp, crit, 511*hop)
+	}
+	out, _, err = run(t, append(args, "--round-sync")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sync := csvColumn(t, out, "loggp_sync_s")["pipeline"]
+	if sync <= 0 || loggp/sync < 100 || csvColumn(t, out, "loggp_s")["pipeline"] != loggp {
+		t.Errorf("pipeline: loggp_sync_s %g, loggp_s %g: want the round-synchronous one far below", sync, loggp)
+	}
+	if _, ok := csvColumn(t, out, "counted_s")["binomial"]; !ok {
+		t.Error("--round-sync: no counted_s")
 	}
 }
 

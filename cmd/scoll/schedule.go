@@ -10,6 +10,7 @@ import (
 
 	"github.com/scoll/scoll/algorithms"
 	"github.com/scoll/scoll/bench"
+	"github.com/scoll/scoll/model"
 	"github.com/scoll/scoll/schedule"
 	"github.com/scoll/scoll/workload"
 	"github.com/spf13/cobra"
@@ -19,6 +20,7 @@ func newScheduleCmd() *cobra.Command {
 	var (
 		w              workload.Workload
 		op, size, form string
+		params         string
 		grid           string
 		elem           int
 	)
@@ -27,9 +29,14 @@ func newScheduleCmd() *cobra.Command {
 		Short: "Print an algorithm's schedule: text, JSON, LogGOPSim GOAL or an SVG timeline",
 		Long: `schedule builds the schedule every rank runs for one collective call and prints
 it: text (a line per round), json (per rank: rounds of operations on buffer
-regions), goal (the GOAL text format of the LogGOPSim simulator; local
-reductions and copies are calc operations of their size in bytes) or svg (a
+regions), goal (the GOAL text format of the LogGOPSim simulator) or svg (a
 timeline with a row per rank and a line per message; at most 256 ranks).
+
+In GOAL a round's reductions are one "calc N": N = γ·bytes in nanoseconds,
+the unit LogGOPSim reads, with γ from --params (stated in the file's first
+line); copies are free, as in LogGP. LogGOPSim run with the same L, o, g and
+G then charges what scoll model's loggp_s (the critical-path LogGP) does.
+A barrier's messages are zero-byte sends and receives ("send 0b").
 
 Sizes are per rank as in scoll bench: the buffer of bcast, reduce and
 allreduce, each rank's block of the gathers and scatters, the block per pair
@@ -60,7 +67,7 @@ of alltoall. Elements are --elem bytes wide.`,
 			if w.Size < 1 {
 				return fmt.Errorf("--np %d: want at least 1", w.Size)
 			}
-			w.Bytes = bytes / elem
+			w.Bytes, w.Elem = bytes, elem
 			if w.Grid, err = parseGrid(grid); err != nil {
 				return err
 			}
@@ -73,9 +80,13 @@ of alltoall. Elements are --elem bytes wide.`,
 			case "text":
 				return writeScheduleText(out, w.Size, gen)
 			case "json":
-				return writeScheduleJSON(out, w.Size, elem, gen)
+				return writeScheduleJSON(out, w.Size, w.ElemSize(), gen)
 			case "goal":
-				return schedule.WriteGOAL(out, w.Size, elem, gen)
+				par, err := model.OpenParams(params)
+				if err != nil {
+					return err
+				}
+				return schedule.WriteGOAL(out, w.Size, w.ElemSize(), par.Gamma, gen)
 			case "svg":
 				return schedule.WriteSVG(out, w.Size, gen)
 			}
@@ -91,6 +102,7 @@ of alltoall. Elements are --elem bytes wide.`,
 	f.IntVar(&w.Root, "root", 0, "root rank of rooted collectives")
 	f.IntVar(&w.Radix, "radix", 0, "radix or fan-out of tree algorithms (0: the algorithm's default)")
 	f.StringVar(&form, "format", "text", "output: text, json, goal or svg")
+	f.StringVar(&params, "params", "infiniband", "goal: machine parameters whose gamma prices reductions (a preset name or a JSON file, as in scoll model)")
 	f.StringVar(&grid, "grid", "", "process grid of topology-aware algorithms, like 8x8x8 (default: as equal as possible in 3 dimensions)")
 	return cmd
 }

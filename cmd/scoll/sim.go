@@ -43,7 +43,7 @@ type simRow struct {
 func newSimCmd() *cobra.Command {
 	var (
 		topoSpec, mapSpec, op, algs, sizes, model, ports, format, plotFile, hopLat, progress, gridSpec string
-		np                                                                                             int
+		np, elem                                                                                       int
 		stages                                                                                         bool
 		network                                                                                        networkFlags
 	)
@@ -80,7 +80,8 @@ Topologies: ` + topologyHelp + `
 
 Columns: time_s is the simulated time, alpha_count and delta_bytes the α and δ
 terms of the stage model (time = α·alpha_count + δ·delta_bytes, plus the
-per-hop times of the switching mode), mbps is
+per-hop times of the switching mode; the flow model has no such terms: n/a in
+the table, empty in CSV, null in JSON), mbps is
 n(P−1)/time in MB/s for per-rank size n (the allgather rate of Sack's figures),
 max_congestion the largest link load of any stage.
 
@@ -123,6 +124,9 @@ max_congestion the largest link load of any stage.
 				if mapping, err = topology.ParseMapping(mapSpec, topo, np); err != nil {
 					return err
 				}
+			}
+			if elem < 1 {
+				return fmt.Errorf("--elem %d: want at least 1", elem)
 			}
 			if np > topo.Nodes() {
 				return fmt.Errorf("--np %d: %s has only %d nodes", np, topo, topo.Nodes())
@@ -184,6 +188,9 @@ max_congestion the largest link load of any stage.
 			}
 			place := workload.PlacementFor(topo, mapping, np)
 			if embedding {
+				if elem != 1 {
+					return fmt.Errorf("--elem applies to the simulation, not to --embedding")
+				}
 				return simEmbedding(cmd.OutOrStdout(), cmd.ErrOrStderr(), format, mapSpec, cfg, workload.Workload{Coll: coll, Size: np, Grid: grid,
 					Placement: place, Arrivals: arrival, Machine: algorithms.Machine{Alpha: cfg.Alpha, Beta: cfg.Delta}}, names, sz, algs == "all")
 			}
@@ -201,8 +208,12 @@ max_congestion the largest link load of any stage.
 						fmt.Fprintf(stderr, "\r\x1b[K%s [%d/%d] %s %s B", progressBar(done, total, 20), done+1, total, name, bench.FormatSize(n))
 					}
 					done++
-					gen, err := workload.Workload{Coll: coll, Algorithm: name, Size: np, Bytes: n, Grid: grid, Placement: place,
-						Arrivals: arrival, Machine: algorithms.Machine{Alpha: cfg.Alpha, Beta: cfg.Delta}}.Generator()
+					w := workload.Workload{Coll: coll, Algorithm: name, Size: np, Bytes: n, Elem: elem, Grid: grid, Placement: place,
+						Arrivals: arrival, Machine: algorithms.Machine{Alpha: cfg.Alpha, Beta: cfg.Delta}}
+					if n%elem != 0 {
+						return fmt.Errorf("--sizes: %d B is not a multiple of --elem %d", n, elem)
+					}
+					gen, err := w.Generator()
 					if err != nil {
 						if algs == "all" {
 							fmt.Fprintf(stderr, "\r\x1b[Kscoll sim: skipping %s: %v\n", name, err)
@@ -212,9 +223,9 @@ max_congestion the largest link load of any stage.
 					}
 					var res sim.Result
 					if model == "stage" {
-						res, err = sim.StageModel(cfg, np, 1, gen)
+						res, err = sim.StageModel(cfg, np, w.ElemSize(), gen)
 					} else {
-						res, err = sim.FlowModel(sim.FlowConfig{Config: cfg, Arrival: arrival}, np, 1, gen)
+						res, err = sim.FlowModel(sim.FlowConfig{Config: cfg, Arrival: arrival}, np, w.ElemSize(), gen)
 					}
 					if err != nil {
 						return fmt.Errorf("%s at %d B: %w", name, n, err)
@@ -251,6 +262,7 @@ max_congestion the largest link load of any stage.
 	f.StringVar(&op, "op", "allgather", "collective")
 	f.StringVar(&algs, "algorithm", "all", "algorithms, comma-separated, or all")
 	f.StringVar(&sizes, "sizes", "64,4K,32K", "per-rank sizes in bytes: a list and ranges as in scoll bench")
+	f.IntVar(&elem, "elem", 1, "element size in bytes: pipelined algorithms cut their default 64 KiB segments in such elements, as the library does for a call of this element type")
 	f.StringVar(&gridSpec, "grid", "auto", "process grid of topology-aware algorithms (rd-optimal, bucket3, ...): AxBxC, or auto (the torus or mesh itself when the ranks fill it in XYZ order)")
 	f.StringVar(&traceFile, "trace", "", "simulate the recorded trace in this file instead of registry algorithms")
 	// How the messages are charged.
@@ -300,7 +312,11 @@ var simFormat = rowFormat[simRow]{
 	},
 	headings: []string{"topology", "ranks", "op", "algorithm", "bytes", "time_s", "alpha_count", "delta_bytes", "mbps", "max_congestion"},
 	cells: func(r simRow) string {
-		return fmt.Sprintf("%s\t%d\t%s\t%s\t%d\t%.6g\t%g\t%.6g\t%.2f\t%.4g\t", r.Topology, r.Ranks, r.Op, r.Algorithm, r.Bytes, r.Time, r.AlphaCount, r.DeltaBytes, r.MBps, r.MaxCongestion)
+		alpha, delta := "n/a", "n/a"
+		if r.stageTerms() {
+			alpha, delta = fmt.Sprintf("%g", r.AlphaCount), fmt.Sprintf("%.6g", r.DeltaBytes)
+		}
+		return fmt.Sprintf("%s\t%d\t%s\t%s\t%d\t%.6g\t%s\t%s\t%.2f\t%.4g\t", r.Topology, r.Ranks, r.Op, r.Algorithm, r.Bytes, r.Time, alpha, delta, r.MBps, r.MaxCongestion)
 	},
 }
 
@@ -319,11 +335,37 @@ var simBcastFormat = rowFormat[simRow]{
 }
 
 // csvResult returns the CSV fields of r's result: time_s, alpha_count,
-// delta_bytes, mbps and max_congestion.
+// delta_bytes (empty for the flow model), mbps and max_congestion.
 func (r simRow) csvResult() []string {
-	return []string{strconv.FormatFloat(r.Time, 'g', 10, 64), strconv.FormatFloat(r.AlphaCount, 'g', 10, 64),
-		strconv.FormatFloat(r.DeltaBytes, 'g', 10, 64), strconv.FormatFloat(r.MBps, 'f', 3, 64),
+	alpha, delta := "", ""
+	if r.stageTerms() {
+		alpha, delta = strconv.FormatFloat(r.AlphaCount, 'g', 10, 64), strconv.FormatFloat(r.DeltaBytes, 'g', 10, 64)
+	}
+	return []string{strconv.FormatFloat(r.Time, 'g', 10, 64), alpha, delta, strconv.FormatFloat(r.MBps, 'f', 3, 64),
 		strconv.FormatFloat(r.MaxCongestion, 'g', 6, 64)}
+}
+
+// stageTerms reports whether r's model has α and δ terms (alpha_count,
+// delta_bytes): the stage model's do, the flow model's do not.
+func (r simRow) stageTerms() bool { return r.Model != "flow" }
+
+// simJSON is a simRow as JSON: the stage-model terms are null for the
+// flow model, which has none.
+type simJSON struct {
+	simRow
+	AlphaCount *float64 `json:"alpha_count"`
+	DeltaBytes *float64 `json:"delta_bytes"`
+}
+
+func toJSON(rows []simRow) []simJSON {
+	out := make([]simJSON, len(rows))
+	for i, r := range rows {
+		out[i].simRow = r
+		if r.stageTerms() {
+			out[i].AlphaCount, out[i].DeltaBytes = &rows[i].AlphaCount, &rows[i].DeltaBytes
+		}
+	}
+	return out
 }
 
 // writeSimRows writes the rows in format, and with stages each row's
@@ -332,6 +374,9 @@ func writeSimRows(w io.Writer, format string, rows []simRow, stages bool) error 
 	rf := simFormat
 	if len(rows) > 0 && rows[0].Op == schedule.Bcast.String() && rows[0].RoundOptS > 0 {
 		rf = simBcastFormat
+	}
+	if strings.EqualFold(format, "json") {
+		return writeRows(w, format, toJSON(rows), rowFormat[simJSON]{})
 	}
 	if err := writeRows(w, format, rows, rf); err != nil {
 		return err

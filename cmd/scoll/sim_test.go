@@ -95,7 +95,7 @@ func TestScheduleCommand(t *testing.T) {
 				t.Fatalf("json: %v, %d ranks:\n%.300s", err, len(ranks), out)
 			}
 		case "goal":
-			if !strings.HasPrefix(out, "num_ranks 6\n") || !strings.Contains(out, "b to 0 tag 0") {
+			if !strings.HasPrefix(out, "// calc N is N ns of computation: gamma = 0 s/B") || !strings.Contains(out, "\nnum_ranks 6\n") || !strings.Contains(out, "b to 0 tag 0") {
 				t.Fatalf("goal:\n%.300s", out)
 			}
 		case "text":
@@ -150,5 +150,98 @@ func TestSimStageColumns(t *testing.T) {
 	}
 	if len(want) > 0 {
 		t.Errorf("columns %v missing:\n%s", want, out)
+	}
+}
+
+// The flow model has no α and δ terms: n/a in the table, empty in CSV,
+// null in JSON; the stage model prints them.
+func TestSimFlowLeavesStageTermsOut(t *testing.T) {
+	base := []string{"sim", "--topology", "torus:4x4", "--op", "allgather", "--algorithm", "ring", "--sizes", "64", "--progress", "never"}
+	out, _, err := run(t, append(base, "--model", "flow")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := strings.Fields(strings.Split(out, "\n")[1]); len(f) < 8 || f[6] != "n/a" || f[7] != "n/a" {
+		t.Errorf("flow table: alpha_count and delta_bytes not n/a:\n%s", out)
+	}
+	out, _, err = run(t, append(base, "--model", "flow", "--format", "csv")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if err != nil || len(recs) != 2 || recs[0][7] != "alpha_count" || recs[1][7] != "" || recs[1][8] != "" || recs[1][6] == "" {
+		t.Errorf("flow csv: %v\n%s", err, out)
+	}
+	out, _, err = run(t, append(base, "--model", "flow", "--format", "json")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []map[string]any
+	if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 1 {
+		t.Fatalf("flow json: %v\n%s", err, out)
+	}
+	for _, k := range []string{"alpha_count", "delta_bytes"} {
+		if v, ok := rows[0][k]; !ok || v != nil {
+			t.Errorf("flow json %s = %v (present %v), want null", k, v, ok)
+		}
+	}
+	out, _, err = run(t, append(base, "--format", "json")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows = nil
+	if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 1 || rows[0]["alpha_count"] != 15.0 {
+		t.Errorf("stage json: %v, %v, want alpha_count 15", err, rows)
+	}
+}
+
+// --elem cuts the default 64 KiB segments in elements as the library does:
+// 192 KiB in 3-byte elements is 4 segments of 21,845 elements (65,535 B,
+// the last of 1 element), not the 3 of 64 KiB one-byte elements give.
+func TestSimElemSegments(t *testing.T) {
+	for _, tc := range []struct {
+		elem, sends string
+	}{{"1", "3"}, {"3", "4"}} {
+		out, _, err := run(t, "sim", "--topology", "crossbar:2", "--op", "bcast", "--algorithm", "pipeline", "--sizes", "192K",
+			"--elem", tc.elem, "--format", "csv", "--progress", "never")
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+		if err != nil || len(recs) != 2 || recs[1][7] != tc.sends {
+			t.Errorf("--elem %s: alpha_count want %s (one per segment):\n%s", tc.elem, tc.sends, out)
+		}
+	}
+	if _, _, err := run(t, "sim", "--topology", "crossbar:2", "--op", "bcast", "--sizes", "7", "--elem", "2", "--progress", "never"); err == nil {
+		t.Error("--sizes 7 --elem 2: no error")
+	}
+	out, _, err := run(t, "schedule", "--op", "bcast", "--algorithm", "pipeline", "--np", "2", "--size", "192K", "--elem", "3", "--format", "goal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(out, "send 65535b to 1"); n != 3 || !strings.Contains(out, "send 3b to 1") {
+		t.Errorf("schedule --elem 3: %d sends of 65535 B, want 3 and one of 3 B:\n%.600s", n, out)
+	}
+}
+
+// A barrier's messages are empty and real: the schedule lists them and
+// both models charge α for each.
+func TestBarrierMessagesInCommands(t *testing.T) {
+	out, _, err := run(t, "schedule", "--op", "barrier", "--algorithm", "dissemination", "--np", "4", "--format", "goal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(out, "send 0b to"); n != 8 {
+		t.Errorf("goal: %d empty sends, want 8:\n%s", n, out)
+	}
+	for _, m := range []string{"stage", "flow"} {
+		out, _, err := run(t, "sim", "--topology", "crossbar:8", "--op", "barrier", "--algorithm", "dissemination", "--sizes", "0",
+			"--alpha", "1s", "--model", m, "--format", "csv", "--progress", "never")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tm := csvColumn(t, out, "time_s")["dissemination"]; tm != 3 {
+			t.Errorf("%s model: barrier of 8 ranks takes %g s, want 3 rounds of α = 1 s", m, tm)
+		}
 	}
 }
