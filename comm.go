@@ -33,6 +33,7 @@ const Undefined = -1
 type rankState struct {
 	closed atomic.Bool // the world was closed: every derived communicator fails
 	cids   cid.Pool    // the context ids in use and the floor (never reused)
+	set    *settings   // the environment's and the options' settings
 }
 
 // isClosed reports whether c or its world was closed.

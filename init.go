@@ -90,6 +90,9 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
+	if err := newSettings(&cfg).err; err != nil {
+		return nil, err
+	}
 	if mpiInit != nil && os.Getenv("SCOLL_TRANSPORT") != "tcp" {
 		t, ok, err := mpiInit()
 		if err != nil {
@@ -105,7 +108,7 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 	}
 	if !found || size == 1 {
 		w := inproc.NewWorld(1)
-		c := newComm(w.Endpoint(0), 1, cfg.spin)
+		c := newComm(w.Endpoint(0), 1, cfg.spin, newSettings(&cfg))
 		c.release = func() error { w.Exit(0); w.Close(); return nil }
 		return c, nil
 	}
@@ -173,7 +176,7 @@ func NewComm(t transport.Transport, opts ...Option) *Comm {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	c := newComm(t, 1, cfg.spin)
+	c := newComm(t, 1, cfg.spin, newSettings(&cfg))
 	c.release = t.Close
 	return c
 }

@@ -73,13 +73,21 @@ func prepare[T Number](cl *call, ctx context.Context, c *Comm, a plan.Args, send
 			return err
 		}
 	}
-	e, err := c.planOf(ctx, &pc, &o)
+	e, fresh, err := c.planOf(ctx, &pc, &o)
 	if err != nil {
 		return err
 	}
 	*cl = call{c: c, coll: coll, info: e.Info, plan: e.Plan, kernel: kernel, sig: e.Sig, peers: e.Peers,
 		send: kernels.Bytes(send), recv: kernels.Bytes(recv), root: spec.Root, site: cl.site, at: cl.at}
-	cl.choosePath(&o, spec.Count*kernel.ElemSize)
+	alg := o.Alg
+	if alg == "" && e.By != byCostModel {
+		alg = e.Info.Name // the environment's or the tuning file's choice
+	}
+	n := spec.Count * kernel.ElemSize
+	cl.choosePath(alg, &o, n)
+	if fresh {
+		c.logChoice(cl, e.By, n)
+	}
 	if cl.site != nil {
 		cl.replan = c.replanner(pc, orig)
 	}
@@ -99,7 +107,7 @@ func (c *Comm) replanner(pc plan.Call, orig plan.Options) func(context.Context, 
 		if err != nil {
 			return err
 		}
-		e, err := c.planOf(ctx, &pc, &o)
+		e, _, err := c.planOf(ctx, &pc, &o)
 		if err != nil {
 			return err
 		}
@@ -109,19 +117,22 @@ func (c *Comm) replanner(pc plan.Call, orig plan.Options) func(context.Context, 
 }
 
 // planOf returns the plan of call pc with options o from c's cache, built
-// and kept there if it was not.
-func (c *Comm) planOf(ctx context.Context, pc *plan.Call, o *plan.Options) (*plan.Entry, error) {
+// and kept there if it was not (fresh).
+func (c *Comm) planOf(ctx context.Context, pc *plan.Call, o *plan.Options) (e *plan.Entry, fresh bool, err error) {
 	key := plan.KeyOf(pc, o)
 	if e := c.plans.Get(key); e != nil {
-		return e, nil
+		return e, false, nil
 	}
-	e, err := c.newPlan(ctx, pc, o)
+	e, err = c.newPlan(ctx, pc, o)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	c.plans.Put(key, e)
-	return e, nil
+	return e, true, nil
 }
+
+// byCostModel is plan.Entry.By of the cost model's choices.
+const byCostModel = "cost model"
 
 // newPlan builds the plan of call pc with options o on c (plan.New with
 // c's defaults) and, on a derived communicator, resolves its peers into
@@ -130,7 +141,7 @@ func (c *Comm) newPlan(ctx context.Context, pc *plan.Call, o *plan.Options) (*pl
 	if err := c.agreeModel(ctx, o.NeedsMachineModel()); err != nil {
 		return nil, err
 	}
-	e, err := plan.New(pc, o, &plan.Defaults{Grid: c.grid, Place: c.place, Machine: c.machine, Rounds: c.roundModel, LogP: c.logPModel})
+	e, err := plan.New(pc, o, &plan.Defaults{Grid: c.grid, Place: c.place, Machine: c.machine, Rounds: c.roundModel, LogP: c.logPModel, Over: c.rs.set.over})
 	if err != nil || c.grp == nil {
 		return e, err
 	}

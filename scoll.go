@@ -43,6 +43,7 @@ import (
 	"github.com/scoll/scoll/split"
 	"github.com/scoll/scoll/transport"
 	"github.com/scoll/scoll/transport/inproc"
+	"github.com/scoll/scoll/tuning"
 )
 
 // Sentinel errors. Every error scoll returns wraps one of them.
@@ -82,6 +83,7 @@ type runConfig struct {
 	tls            *tls.Config
 	logger         *slog.Logger
 	lazy           bool
+	tuning         *tuning.File // WithTuning
 }
 
 // withWorld passes options to the in-process transport (tests use it to
@@ -179,9 +181,9 @@ func (c *Comm) Rank() int { return c.rank }
 // Size returns the number of ranks.
 func (c *Comm) Size() int { return c.size }
 
-func newComm(t transport.Transport, id uint64, spin int) *Comm {
+func newComm(t transport.Transport, id uint64, spin int, set *settings) *Comm {
 	c := &Comm{t: t, id: id, rank: t.Rank(), size: t.Size()}
-	c.rs = &rankState{}
+	c.rs = &rankState{set: set}
 	c.checker, _ = t.(transport.Checker)
 	c.meeter, _ = t.(transport.Meeter)
 	c.machine = algorithms.InProcess
@@ -218,6 +220,10 @@ func Run(ctx context.Context, p int, fn func(ctx context.Context, c *Comm) error
 	for _, o := range opts {
 		o(&cfg)
 	}
+	set := newSettings(&cfg)
+	if set.err != nil {
+		return set.err
+	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	w := inproc.NewWorld(p, cfg.world...)
@@ -239,7 +245,7 @@ func Run(ctx context.Context, p int, fn func(ctx context.Context, c *Comm) error
 			defer wg.Done()
 			// Each rank makes its own communicator: the work is spread
 			// over the CPUs, and a rank that has ended frees its share.
-			c := newComm(cfg.endpoint(w.Endpoint(r)), 1, cfg.spin)
+			c := newComm(cfg.endpoint(w.Endpoint(r)), 1, cfg.spin, set)
 			defer func() {
 				if v := recover(); v != nil {
 					fail(fmt.Errorf("%w: rank %d panicked: %v\n%s", ErrPeerFailed, r, v, debug.Stack()))
@@ -271,7 +277,7 @@ func (c *Comm) usable(ctx context.Context) error {
 	if ctx.Err() != nil {
 		return transport.CtxErr(ctx)
 	}
-	return nil
+	return c.rs.set.err
 }
 
 // p2p keys live on their own context id so they never match collectives.

@@ -52,14 +52,15 @@ const exchangeReadBytes = 2048
 
 // choosePath decides whether a prepared call runs on a shared-memory path
 // (the registered algorithms exchange and meet) instead of its plan: when
-// WithAlgorithm names the path and the transport offers it (else the plan,
-// its message schedule, runs), or by default when the path's rule takes
+// alg (WithAlgorithm's, or the environment's or tuning file's choice)
+// names the path and the transport offers it (else the plan,
+// its message schedule, runs), or by default (alg "") when the path's rule takes
 // the call and WithoutAlgorithm does not exclude it. n is the input bytes
 // per rank. Every rank decides alike: the rules depend only on the call,
 // the options, the rank count and the transport, equal on all ranks.
-func (cl *call) choosePath(o *plan.Options, n int) {
+func (cl *call) choosePath(alg string, o *plan.Options, n int) {
 	c, coll := cl.c, cl.coll
-	switch o.Alg {
+	switch alg {
 	case algorithms.Exchange:
 		cl.exch = c.canExchange(coll, n)
 	case algorithms.Meet:

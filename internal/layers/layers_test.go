@@ -38,7 +38,7 @@ var allowed = map[string][]string{
 	"transport/record":        {"schedule", "transport"},
 	"transport/transporttest": {"internal/errs", "transport"},
 	"internal/chain":          {"exec", "internal/errs", "internal/kernels", "split"},
-	"internal/plan":           {"algorithms", "exec", "internal/arrival", "internal/errs", "schedule"},
+	"internal/plan":           {"algorithms", "exec", "internal/arrival", "internal/errs", "schedule", "tuning"},
 	"internal/arrival":        {},
 	"internal/registrytest":   {"algorithms", "internal/golden", "schedule", "workload"},
 	"internal/clock":          {},

@@ -52,6 +52,9 @@ type Defaults struct {
 	// LogP returns the LogP model of the fibonacci trees when a call names
 	// them without one (nil, or a nil result: algorithms.DefaultLogP).
 	LogP func() *algorithms.LogP
+	// Over replaces the default choices of the calls that make none (nil:
+	// none).
+	Over *Overrides
 }
 
 // Entry is a built plan: the algorithm chosen for a call, its plan and the
@@ -64,6 +67,10 @@ type Entry struct {
 	Plan *exec.Plan
 	// Sig is the call's signature, equal on every rank of a call.
 	Sig uint64
+	// By says what chose the algorithm: "call" (the call named it), "cost
+	// model", an environment variable (SCOLL_ALGORITHM_<COLL>) or "tuning
+	// file".
+	By string
 	// Peers translates the plan's ranks into transport addresses (nil on a
 	// world, whose ranks are the addresses; see exec.Call.Peers). The
 	// caller fills it in before it puts the entry in a Cache.
@@ -84,11 +91,30 @@ func New(c *Call, o *Options, d *Defaults) (*Entry, error) {
 	if place == nil {
 		place = d.Place
 	}
-	seg := o.Segment(c.ElemSize)
-	p := algorithms.Params{Spec: c.Spec, Rank: c.Rank, Commutative: c.Commutative, Radix: o.Radix,
+	seg, radix := o.Segment(c.ElemSize), o.Radix
+	if ov := d.Over; ov != nil {
+		if o.SegBytes == 0 && !o.SegmentsSet && ov.SegBytes[coll] > 0 {
+			seg = max(ov.SegBytes[coll]/max(c.ElemSize, 1), 1)
+		}
+		if radix == 0 && o.RadixVector == nil {
+			radix = ov.Radix[coll]
+		}
+	}
+	p := algorithms.Params{Spec: c.Spec, Rank: c.Rank, Commutative: c.Commutative, Radix: radix,
 		RadixVector: o.RadixVector, Segment: seg, ElemSize: c.ElemSize, Grid: grid, Placement: place, LogP: o.LogP,
 		Machine: d.Machine}
-	info, err := choose(&p, o, d.Machine)
+	by := "call"
+	var info *algorithms.Info
+	var err error
+	if name, over := d.Over.overrideAlg(&p, o); name != "" {
+		info, err = Choose(&p, name, d.Machine)
+		by = over
+	} else {
+		info, err = choose(&p, o, d.Machine)
+		if o.Alg == "" {
+			by = "cost model"
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +124,7 @@ func New(c *Call, o *Options, d *Defaults) (*Entry, error) {
 	segments(&p, info, o, d)
 	// The signature every rank must agree on (in-place-ness may differ).
 	h := NewHash()
-	h.Add(uint64(coll), uint64(c.Spec.Count), uint64(c.Spec.Root), uint64(c.ElemSize), c.OpID, uint64(o.Radix), uint64(p.Segment),
+	h.Add(uint64(coll), uint64(c.Spec.Count), uint64(c.Spec.Root), uint64(c.ElemSize), c.OpID, uint64(p.Radix), uint64(p.Segment),
 		uint64(p.Segments), uint64(o.RoundTime))
 	h.Str(info.Name)
 	h.Ints(o.RadixVector)
@@ -121,7 +147,7 @@ func New(c *Call, o *Options, d *Defaults) (*Entry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s/%s: %w", errs.InvalidArgument, coll, info.Name, err)
 	}
-	return &Entry{Info: info, Plan: exec.NewPlan(s), Sig: uint64(h)}, nil
+	return &Entry{Info: info, Plan: exec.NewPlan(s), Sig: uint64(h), By: by}, nil
 }
 
 // RoundTime returns the clairvoyant reduce's round time for call c with
