@@ -7,7 +7,7 @@ import "context"
 
 // Bcast broadcasts buf from root to every rank. buf has the same length on every rank.
 // It returns when this rank's part is done and its buffers may be reused.
-func Bcast[T Number](ctx context.Context, c *Comm, buf []T, root int, opts ...CallOption) error {
+func Bcast[T Element](ctx context.Context, c *Comm, buf []T, root int, opts ...CallOption) error {
 	if useChain(c, opts) { // chaincoll.go
 		return chainBcast(ctx, c, buf, root, opts)
 	}
@@ -18,20 +18,20 @@ func Bcast[T Number](ctx context.Context, c *Comm, buf []T, root int, opts ...Ca
 
 // IBcast starts Bcast without waiting; the buffers must not be touched until
 // the Request completes. ctx bounds the whole collective.
-func IBcast[T Number](ctx context.Context, c *Comm, buf []T, root int, opts ...CallOption) (*Request, error) {
+func IBcast[T Element](ctx context.Context, c *Comm, buf []T, root int, opts ...CallOption) (*Request, error) {
 	cl := newCall()
 	return nonblocking(ctx, c, cl, prepBcast(cl, ctx, c, buf, root, opts))
 }
 
 // BcastInit prepares a persistent Bcast on these buffers; each Start runs it.
-func BcastInit[T Number](ctx context.Context, c *Comm, buf []T, root int, opts ...CallOption) (*Persistent, error) {
+func BcastInit[T Element](ctx context.Context, c *Comm, buf []T, root int, opts ...CallOption) (*Persistent, error) {
 	cl := newCall()
 	return persistent(c, cl, prepBcast(cl, ctx, c, buf, root, opts))
 }
 
 // Reduce combines the send buffers of all ranks with op into recv at root. recv is ignored on other ranks (may be nil). send == nil at root means in place: root's input is in recv.
 // It returns when this rank's part is done and its buffers may be reused.
-func Reduce[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, root int, opts ...CallOption) error {
+func Reduce[T Element](ctx context.Context, c *Comm, send, recv []T, op Op, root int, opts ...CallOption) error {
 	if useChain(c, opts) { // chaincoll.go
 		return chainReduce(ctx, c, send, recv, op, root, opts)
 	}
@@ -42,20 +42,20 @@ func Reduce[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, root 
 
 // IReduce starts Reduce without waiting; the buffers must not be touched until
 // the Request completes. ctx bounds the whole collective.
-func IReduce[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, root int, opts ...CallOption) (*Request, error) {
+func IReduce[T Element](ctx context.Context, c *Comm, send, recv []T, op Op, root int, opts ...CallOption) (*Request, error) {
 	cl := newCall()
 	return nonblocking(ctx, c, cl, prepReduce(cl, ctx, c, send, recv, op, root, opts))
 }
 
 // ReduceInit prepares a persistent Reduce on these buffers; each Start runs it.
-func ReduceInit[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, root int, opts ...CallOption) (*Persistent, error) {
+func ReduceInit[T Element](ctx context.Context, c *Comm, send, recv []T, op Op, root int, opts ...CallOption) (*Persistent, error) {
 	cl := newCall()
 	return persistent(c, cl, prepReduce(cl, ctx, c, send, recv, op, root, opts))
 }
 
 // Allreduce combines the send buffers of all ranks with op into recv on every rank. len(recv) == len(send); send == nil means in place: the input is in recv.
 // It returns when this rank's part is done and its buffers may be reused.
-func Allreduce[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CallOption) error {
+func Allreduce[T Element](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CallOption) error {
 	if useChain(c, opts) { // chaincoll.go
 		return chainAllreduce(ctx, c, send, recv, op, opts)
 	}
@@ -66,20 +66,20 @@ func Allreduce[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, op
 
 // IAllreduce starts Allreduce without waiting; the buffers must not be touched until
 // the Request completes. ctx bounds the whole collective.
-func IAllreduce[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CallOption) (*Request, error) {
+func IAllreduce[T Element](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CallOption) (*Request, error) {
 	cl := newCall()
 	return nonblocking(ctx, c, cl, prepAllreduce(cl, ctx, c, send, recv, op, opts))
 }
 
 // AllreduceInit prepares a persistent Allreduce on these buffers; each Start runs it.
-func AllreduceInit[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CallOption) (*Persistent, error) {
+func AllreduceInit[T Element](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CallOption) (*Persistent, error) {
 	cl := newCall()
 	return persistent(c, cl, prepAllreduce(cl, ctx, c, send, recv, op, opts))
 }
 
 // Gather collects every rank's send buffer into recv at root, rank i's block at recv[i*n:(i+1)*n] for n = len(send). recv is ignored on other ranks. send == nil at root means in place: root's block is already in recv.
 // It returns when this rank's part is done and its buffers may be reused.
-func Gather[T Number](ctx context.Context, c *Comm, send, recv []T, root int, opts ...CallOption) error {
+func Gather[T Element](ctx context.Context, c *Comm, send, recv []T, root int, opts ...CallOption) error {
 	if useChain(c, opts) { // chaincoll.go
 		return chainGather(ctx, c, send, recv, root, opts)
 	}
@@ -90,20 +90,20 @@ func Gather[T Number](ctx context.Context, c *Comm, send, recv []T, root int, op
 
 // IGather starts Gather without waiting; the buffers must not be touched until
 // the Request completes. ctx bounds the whole collective.
-func IGather[T Number](ctx context.Context, c *Comm, send, recv []T, root int, opts ...CallOption) (*Request, error) {
+func IGather[T Element](ctx context.Context, c *Comm, send, recv []T, root int, opts ...CallOption) (*Request, error) {
 	cl := newCall()
 	return nonblocking(ctx, c, cl, prepGather(cl, ctx, c, send, recv, root, opts))
 }
 
 // GatherInit prepares a persistent Gather on these buffers; each Start runs it.
-func GatherInit[T Number](ctx context.Context, c *Comm, send, recv []T, root int, opts ...CallOption) (*Persistent, error) {
+func GatherInit[T Element](ctx context.Context, c *Comm, send, recv []T, root int, opts ...CallOption) (*Persistent, error) {
 	cl := newCall()
 	return persistent(c, cl, prepGather(cl, ctx, c, send, recv, root, opts))
 }
 
 // Scatter sends block i of root's send buffer (of length Size()*len(recv)) to rank i's recv. send is ignored on other ranks. recv == nil at root means in place: root's block stays in send.
 // It returns when this rank's part is done and its buffers may be reused.
-func Scatter[T Number](ctx context.Context, c *Comm, send, recv []T, root int, opts ...CallOption) error {
+func Scatter[T Element](ctx context.Context, c *Comm, send, recv []T, root int, opts ...CallOption) error {
 	if useChain(c, opts) { // chaincoll.go
 		return chainScatter(ctx, c, send, recv, root, opts)
 	}
@@ -114,20 +114,20 @@ func Scatter[T Number](ctx context.Context, c *Comm, send, recv []T, root int, o
 
 // IScatter starts Scatter without waiting; the buffers must not be touched until
 // the Request completes. ctx bounds the whole collective.
-func IScatter[T Number](ctx context.Context, c *Comm, send, recv []T, root int, opts ...CallOption) (*Request, error) {
+func IScatter[T Element](ctx context.Context, c *Comm, send, recv []T, root int, opts ...CallOption) (*Request, error) {
 	cl := newCall()
 	return nonblocking(ctx, c, cl, prepScatter(cl, ctx, c, send, recv, root, opts))
 }
 
 // ScatterInit prepares a persistent Scatter on these buffers; each Start runs it.
-func ScatterInit[T Number](ctx context.Context, c *Comm, send, recv []T, root int, opts ...CallOption) (*Persistent, error) {
+func ScatterInit[T Element](ctx context.Context, c *Comm, send, recv []T, root int, opts ...CallOption) (*Persistent, error) {
 	cl := newCall()
 	return persistent(c, cl, prepScatter(cl, ctx, c, send, recv, root, opts))
 }
 
 // Allgather collects every rank's send buffer into recv on every rank; len(recv) == Size()*len(send). send == nil means in place: the rank's block is already at recv[Rank()*n:].
 // It returns when this rank's part is done and its buffers may be reused.
-func Allgather[T Number](ctx context.Context, c *Comm, send, recv []T, opts ...CallOption) error {
+func Allgather[T Element](ctx context.Context, c *Comm, send, recv []T, opts ...CallOption) error {
 	var cl call
 	err := prepAllgather(&cl, ctx, c, send, recv, opts)
 	return blocking(ctx, c, &cl, err)
@@ -135,20 +135,20 @@ func Allgather[T Number](ctx context.Context, c *Comm, send, recv []T, opts ...C
 
 // IAllgather starts Allgather without waiting; the buffers must not be touched until
 // the Request completes. ctx bounds the whole collective.
-func IAllgather[T Number](ctx context.Context, c *Comm, send, recv []T, opts ...CallOption) (*Request, error) {
+func IAllgather[T Element](ctx context.Context, c *Comm, send, recv []T, opts ...CallOption) (*Request, error) {
 	cl := newCall()
 	return nonblocking(ctx, c, cl, prepAllgather(cl, ctx, c, send, recv, opts))
 }
 
 // AllgatherInit prepares a persistent Allgather on these buffers; each Start runs it.
-func AllgatherInit[T Number](ctx context.Context, c *Comm, send, recv []T, opts ...CallOption) (*Persistent, error) {
+func AllgatherInit[T Element](ctx context.Context, c *Comm, send, recv []T, opts ...CallOption) (*Persistent, error) {
 	cl := newCall()
 	return persistent(c, cl, prepAllgather(cl, ctx, c, send, recv, opts))
 }
 
 // Alltoall sends block j of send to rank j and receives block i of recv from rank i; len(send) == len(recv) == Size()*n. send == nil means in place: the blocks to send are in recv and are replaced.
 // It returns when this rank's part is done and its buffers may be reused.
-func Alltoall[T Number](ctx context.Context, c *Comm, send, recv []T, opts ...CallOption) error {
+func Alltoall[T Element](ctx context.Context, c *Comm, send, recv []T, opts ...CallOption) error {
 	var cl call
 	err := prepAlltoall(&cl, ctx, c, send, recv, opts)
 	return blocking(ctx, c, &cl, err)
@@ -156,20 +156,20 @@ func Alltoall[T Number](ctx context.Context, c *Comm, send, recv []T, opts ...Ca
 
 // IAlltoall starts Alltoall without waiting; the buffers must not be touched until
 // the Request completes. ctx bounds the whole collective.
-func IAlltoall[T Number](ctx context.Context, c *Comm, send, recv []T, opts ...CallOption) (*Request, error) {
+func IAlltoall[T Element](ctx context.Context, c *Comm, send, recv []T, opts ...CallOption) (*Request, error) {
 	cl := newCall()
 	return nonblocking(ctx, c, cl, prepAlltoall(cl, ctx, c, send, recv, opts))
 }
 
 // AlltoallInit prepares a persistent Alltoall on these buffers; each Start runs it.
-func AlltoallInit[T Number](ctx context.Context, c *Comm, send, recv []T, opts ...CallOption) (*Persistent, error) {
+func AlltoallInit[T Element](ctx context.Context, c *Comm, send, recv []T, opts ...CallOption) (*Persistent, error) {
 	cl := newCall()
 	return persistent(c, cl, prepAlltoall(cl, ctx, c, send, recv, opts))
 }
 
 // ReduceScatterBlock combines the send buffers of all ranks with op and leaves block i of the result (of length len(recv)) on rank i; len(send) == Size()*len(recv). send == nil means in place: the input is in recv (of length Size()*n) and the result goes to recv[:n].
 // It returns when this rank's part is done and its buffers may be reused.
-func ReduceScatterBlock[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CallOption) error {
+func ReduceScatterBlock[T Element](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CallOption) error {
 	var cl call
 	err := prepReduceScatterBlock(&cl, ctx, c, send, recv, op, opts)
 	return blocking(ctx, c, &cl, err)
@@ -177,20 +177,20 @@ func ReduceScatterBlock[T Number](ctx context.Context, c *Comm, send, recv []T, 
 
 // IReduceScatterBlock starts ReduceScatterBlock without waiting; the buffers must not be touched until
 // the Request completes. ctx bounds the whole collective.
-func IReduceScatterBlock[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CallOption) (*Request, error) {
+func IReduceScatterBlock[T Element](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CallOption) (*Request, error) {
 	cl := newCall()
 	return nonblocking(ctx, c, cl, prepReduceScatterBlock(cl, ctx, c, send, recv, op, opts))
 }
 
 // ReduceScatterBlockInit prepares a persistent ReduceScatterBlock on these buffers; each Start runs it.
-func ReduceScatterBlockInit[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CallOption) (*Persistent, error) {
+func ReduceScatterBlockInit[T Element](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CallOption) (*Persistent, error) {
 	cl := newCall()
 	return persistent(c, cl, prepReduceScatterBlock(cl, ctx, c, send, recv, op, opts))
 }
 
 // Scan sets recv on rank r to the combination of the send buffers of ranks 0..r (inclusive prefix). send == nil means in place.
 // It returns when this rank's part is done and its buffers may be reused.
-func Scan[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CallOption) error {
+func Scan[T Element](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CallOption) error {
 	if useChain(c, opts) { // chaincoll.go
 		return chainScan(ctx, c, send, recv, op, opts)
 	}
@@ -201,20 +201,20 @@ func Scan[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, opts ..
 
 // IScan starts Scan without waiting; the buffers must not be touched until
 // the Request completes. ctx bounds the whole collective.
-func IScan[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CallOption) (*Request, error) {
+func IScan[T Element](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CallOption) (*Request, error) {
 	cl := newCall()
 	return nonblocking(ctx, c, cl, prepScan(cl, ctx, c, send, recv, op, opts))
 }
 
 // ScanInit prepares a persistent Scan on these buffers; each Start runs it.
-func ScanInit[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CallOption) (*Persistent, error) {
+func ScanInit[T Element](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CallOption) (*Persistent, error) {
 	cl := newCall()
 	return persistent(c, cl, prepScan(cl, ctx, c, send, recv, op, opts))
 }
 
 // Exscan sets recv on rank r > 0 to the combination of the send buffers of ranks 0..r-1 (exclusive prefix); rank 0's recv is left unchanged. send == nil means in place.
 // It returns when this rank's part is done and its buffers may be reused.
-func Exscan[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CallOption) error {
+func Exscan[T Element](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CallOption) error {
 	if useChain(c, opts) { // chaincoll.go
 		return chainExscan(ctx, c, send, recv, op, opts)
 	}
@@ -225,20 +225,20 @@ func Exscan[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, opts 
 
 // IExscan starts Exscan without waiting; the buffers must not be touched until
 // the Request completes. ctx bounds the whole collective.
-func IExscan[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CallOption) (*Request, error) {
+func IExscan[T Element](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CallOption) (*Request, error) {
 	cl := newCall()
 	return nonblocking(ctx, c, cl, prepExscan(cl, ctx, c, send, recv, op, opts))
 }
 
 // ExscanInit prepares a persistent Exscan on these buffers; each Start runs it.
-func ExscanInit[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CallOption) (*Persistent, error) {
+func ExscanInit[T Element](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CallOption) (*Persistent, error) {
 	cl := newCall()
 	return persistent(c, cl, prepExscan(cl, ctx, c, send, recv, op, opts))
 }
 
 // Gatherv collects rank i's send buffer (counts[i] elements) into recv at root at offset displs[i] (nil displs: packed). counts and displs must be the same on every rank. recv is ignored on other ranks. send == nil at root means in place.
 // It returns when this rank's part is done and its buffers may be reused.
-func Gatherv[T Number](ctx context.Context, c *Comm, send, recv []T, counts, displs []int, root int, opts ...CallOption) error {
+func Gatherv[T Element](ctx context.Context, c *Comm, send, recv []T, counts, displs []int, root int, opts ...CallOption) error {
 	var cl call
 	err := prepGatherv(&cl, ctx, c, send, recv, counts, displs, root, opts)
 	return blocking(ctx, c, &cl, err)
@@ -246,20 +246,20 @@ func Gatherv[T Number](ctx context.Context, c *Comm, send, recv []T, counts, dis
 
 // IGatherv starts Gatherv without waiting; the buffers must not be touched until
 // the Request completes. ctx bounds the whole collective.
-func IGatherv[T Number](ctx context.Context, c *Comm, send, recv []T, counts, displs []int, root int, opts ...CallOption) (*Request, error) {
+func IGatherv[T Element](ctx context.Context, c *Comm, send, recv []T, counts, displs []int, root int, opts ...CallOption) (*Request, error) {
 	cl := newCall()
 	return nonblocking(ctx, c, cl, prepGatherv(cl, ctx, c, send, recv, counts, displs, root, opts))
 }
 
 // GathervInit prepares a persistent Gatherv on these buffers; each Start runs it.
-func GathervInit[T Number](ctx context.Context, c *Comm, send, recv []T, counts, displs []int, root int, opts ...CallOption) (*Persistent, error) {
+func GathervInit[T Element](ctx context.Context, c *Comm, send, recv []T, counts, displs []int, root int, opts ...CallOption) (*Persistent, error) {
 	cl := newCall()
 	return persistent(c, cl, prepGatherv(cl, ctx, c, send, recv, counts, displs, root, opts))
 }
 
 // Scatterv sends counts[i] elements at send[displs[i]:] (nil displs: packed) from root to rank i's recv. counts and displs must be the same on every rank. recv == nil at root means in place.
 // It returns when this rank's part is done and its buffers may be reused.
-func Scatterv[T Number](ctx context.Context, c *Comm, send, recv []T, counts, displs []int, root int, opts ...CallOption) error {
+func Scatterv[T Element](ctx context.Context, c *Comm, send, recv []T, counts, displs []int, root int, opts ...CallOption) error {
 	var cl call
 	err := prepScatterv(&cl, ctx, c, send, recv, counts, displs, root, opts)
 	return blocking(ctx, c, &cl, err)
@@ -267,20 +267,20 @@ func Scatterv[T Number](ctx context.Context, c *Comm, send, recv []T, counts, di
 
 // IScatterv starts Scatterv without waiting; the buffers must not be touched until
 // the Request completes. ctx bounds the whole collective.
-func IScatterv[T Number](ctx context.Context, c *Comm, send, recv []T, counts, displs []int, root int, opts ...CallOption) (*Request, error) {
+func IScatterv[T Element](ctx context.Context, c *Comm, send, recv []T, counts, displs []int, root int, opts ...CallOption) (*Request, error) {
 	cl := newCall()
 	return nonblocking(ctx, c, cl, prepScatterv(cl, ctx, c, send, recv, counts, displs, root, opts))
 }
 
 // ScattervInit prepares a persistent Scatterv on these buffers; each Start runs it.
-func ScattervInit[T Number](ctx context.Context, c *Comm, send, recv []T, counts, displs []int, root int, opts ...CallOption) (*Persistent, error) {
+func ScattervInit[T Element](ctx context.Context, c *Comm, send, recv []T, counts, displs []int, root int, opts ...CallOption) (*Persistent, error) {
 	cl := newCall()
 	return persistent(c, cl, prepScatterv(cl, ctx, c, send, recv, counts, displs, root, opts))
 }
 
 // Allgatherv collects rank i's send buffer (counts[i] elements) into recv at offset displs[i] (nil displs: packed) on every rank. send == nil means in place: the rank's block is already in recv.
 // It returns when this rank's part is done and its buffers may be reused.
-func Allgatherv[T Number](ctx context.Context, c *Comm, send, recv []T, counts, displs []int, opts ...CallOption) error {
+func Allgatherv[T Element](ctx context.Context, c *Comm, send, recv []T, counts, displs []int, opts ...CallOption) error {
 	var cl call
 	err := prepAllgatherv(&cl, ctx, c, send, recv, counts, displs, opts)
 	return blocking(ctx, c, &cl, err)
@@ -288,20 +288,20 @@ func Allgatherv[T Number](ctx context.Context, c *Comm, send, recv []T, counts, 
 
 // IAllgatherv starts Allgatherv without waiting; the buffers must not be touched until
 // the Request completes. ctx bounds the whole collective.
-func IAllgatherv[T Number](ctx context.Context, c *Comm, send, recv []T, counts, displs []int, opts ...CallOption) (*Request, error) {
+func IAllgatherv[T Element](ctx context.Context, c *Comm, send, recv []T, counts, displs []int, opts ...CallOption) (*Request, error) {
 	cl := newCall()
 	return nonblocking(ctx, c, cl, prepAllgatherv(cl, ctx, c, send, recv, counts, displs, opts))
 }
 
 // AllgathervInit prepares a persistent Allgatherv on these buffers; each Start runs it.
-func AllgathervInit[T Number](ctx context.Context, c *Comm, send, recv []T, counts, displs []int, opts ...CallOption) (*Persistent, error) {
+func AllgathervInit[T Element](ctx context.Context, c *Comm, send, recv []T, counts, displs []int, opts ...CallOption) (*Persistent, error) {
 	cl := newCall()
 	return persistent(c, cl, prepAllgatherv(cl, ctx, c, send, recv, counts, displs, opts))
 }
 
 // Alltoallv sends sendCounts[j] elements at send[sendDispls[j]:] to rank j and receives recvCounts[i] elements from rank i at recv[recvDispls[i]:] (nil displacements: packed). In-place use is not supported.
 // It returns when this rank's part is done and its buffers may be reused.
-func Alltoallv[T Number](ctx context.Context, c *Comm, send []T, sendCounts, sendDispls []int, recv []T, recvCounts, recvDispls []int, opts ...CallOption) error {
+func Alltoallv[T Element](ctx context.Context, c *Comm, send []T, sendCounts, sendDispls []int, recv []T, recvCounts, recvDispls []int, opts ...CallOption) error {
 	var cl call
 	err := prepAlltoallv(&cl, ctx, c, send, sendCounts, sendDispls, recv, recvCounts, recvDispls, opts)
 	return blocking(ctx, c, &cl, err)
@@ -309,20 +309,20 @@ func Alltoallv[T Number](ctx context.Context, c *Comm, send []T, sendCounts, sen
 
 // IAlltoallv starts Alltoallv without waiting; the buffers must not be touched until
 // the Request completes. ctx bounds the whole collective.
-func IAlltoallv[T Number](ctx context.Context, c *Comm, send []T, sendCounts, sendDispls []int, recv []T, recvCounts, recvDispls []int, opts ...CallOption) (*Request, error) {
+func IAlltoallv[T Element](ctx context.Context, c *Comm, send []T, sendCounts, sendDispls []int, recv []T, recvCounts, recvDispls []int, opts ...CallOption) (*Request, error) {
 	cl := newCall()
 	return nonblocking(ctx, c, cl, prepAlltoallv(cl, ctx, c, send, sendCounts, sendDispls, recv, recvCounts, recvDispls, opts))
 }
 
 // AlltoallvInit prepares a persistent Alltoallv on these buffers; each Start runs it.
-func AlltoallvInit[T Number](ctx context.Context, c *Comm, send []T, sendCounts, sendDispls []int, recv []T, recvCounts, recvDispls []int, opts ...CallOption) (*Persistent, error) {
+func AlltoallvInit[T Element](ctx context.Context, c *Comm, send []T, sendCounts, sendDispls []int, recv []T, recvCounts, recvDispls []int, opts ...CallOption) (*Persistent, error) {
 	cl := newCall()
 	return persistent(c, cl, prepAlltoallv(cl, ctx, c, send, sendCounts, sendDispls, recv, recvCounts, recvDispls, opts))
 }
 
 // ReduceScatter combines the send buffers (of length sum(counts)) of all ranks with op and leaves the block of counts[i] elements at the packed offset of rank i in rank i's recv. send == nil means in place: the input is in recv and the result goes to its start.
 // It returns when this rank's part is done and its buffers may be reused.
-func ReduceScatter[T Number](ctx context.Context, c *Comm, send, recv []T, counts []int, op Op, opts ...CallOption) error {
+func ReduceScatter[T Element](ctx context.Context, c *Comm, send, recv []T, counts []int, op Op, opts ...CallOption) error {
 	var cl call
 	err := prepReduceScatter(&cl, ctx, c, send, recv, counts, op, opts)
 	return blocking(ctx, c, &cl, err)
@@ -330,13 +330,13 @@ func ReduceScatter[T Number](ctx context.Context, c *Comm, send, recv []T, count
 
 // IReduceScatter starts ReduceScatter without waiting; the buffers must not be touched until
 // the Request completes. ctx bounds the whole collective.
-func IReduceScatter[T Number](ctx context.Context, c *Comm, send, recv []T, counts []int, op Op, opts ...CallOption) (*Request, error) {
+func IReduceScatter[T Element](ctx context.Context, c *Comm, send, recv []T, counts []int, op Op, opts ...CallOption) (*Request, error) {
 	cl := newCall()
 	return nonblocking(ctx, c, cl, prepReduceScatter(cl, ctx, c, send, recv, counts, op, opts))
 }
 
 // ReduceScatterInit prepares a persistent ReduceScatter on these buffers; each Start runs it.
-func ReduceScatterInit[T Number](ctx context.Context, c *Comm, send, recv []T, counts []int, op Op, opts ...CallOption) (*Persistent, error) {
+func ReduceScatterInit[T Element](ctx context.Context, c *Comm, send, recv []T, counts []int, op Op, opts ...CallOption) (*Persistent, error) {
 	cl := newCall()
 	return persistent(c, cl, prepReduceScatter(cl, ctx, c, send, recv, counts, op, opts))
 }

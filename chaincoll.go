@@ -144,7 +144,7 @@ func (c *Comm) chainAbandon(err error) { c.abandonIn(err, true) }
 // chainKernel finishes the argument checks of a reducing chain call whose
 // own checks gave err: the operator's kernel for T and the options. On an
 // error it abandons the call.
-func chainKernel[T Number](c *Comm, name fmt.Stringer, op Op, opts []CallOption, err error) (exec.Kernel, error) {
+func chainKernel[T Element](c *Comm, name fmt.Stringer, op Op, opts []CallOption, err error) (exec.Kernel, error) {
 	var k exec.Kernel
 	if err == nil {
 		if k, err = kernelFor[T](op); err != nil {
@@ -261,7 +261,7 @@ func (x *chainX) end(name fmt.Stringer, err error) error {
 	return fmt.Errorf("%s/%s: %w", name, ChainAlgorithm, err)
 }
 
-func chainBcast[T Number](ctx context.Context, c *Comm, buf []T, root int, opts []CallOption) error {
+func chainBcast[T Element](ctx context.Context, c *Comm, buf []T, root int, opts []CallOption) error {
 	coll := schedule.Bcast
 	var spec schedule.Spec
 	_, err := checkArgs(ctx, c, &plan.Args{Coll: coll, Root: root, Recv: bufOf(buf)}, &spec)
@@ -280,7 +280,7 @@ func chainBcast[T Number](ctx context.Context, c *Comm, buf []T, root int, opts 
 	return x.end(coll, x.Bcast(ctx, root, kernels.Bytes(buf)))
 }
 
-func chainReduce[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, root int, opts []CallOption) error {
+func chainReduce[T Element](ctx context.Context, c *Comm, send, recv []T, op Op, root int, opts []CallOption) error {
 	coll := schedule.Reduce
 	var spec schedule.Spec
 	_, err := checkArgs(ctx, c, &plan.Args{Coll: coll, Root: root, Send: bufOf(send), Recv: bufOf(recv)}, &spec)
@@ -309,7 +309,7 @@ func chainReduce[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, 
 }
 
 // chainReduction runs Allreduce, Scan and Exscan.
-func chainReduction[T Number](ctx context.Context, c *Comm, coll schedule.Collective, send, recv []T, op Op, opts []CallOption) error {
+func chainReduction[T Element](ctx context.Context, c *Comm, coll schedule.Collective, send, recv []T, op Op, opts []CallOption) error {
 	var spec schedule.Spec
 	_, err := checkArgs(ctx, c, &plan.Args{Coll: coll, Send: bufOf(send), Recv: bufOf(recv)}, &spec)
 	k, err := chainKernel[T](c, coll, op, opts, err)
@@ -353,7 +353,7 @@ func chainReduction[T Number](ctx context.Context, c *Comm, coll schedule.Collec
 	return nil
 }
 
-func chainAllreduce[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, opts []CallOption) error {
+func chainAllreduce[T Element](ctx context.Context, c *Comm, send, recv []T, op Op, opts []CallOption) error {
 	if floating[T]() && (op.id == Sum.id || op.id == Prod.id || op.user != nil) {
 		// A double scan groups every rank's sum differently, and floating
 		// point rounds each grouping its own way: a reduce to rank 0 and a
@@ -374,7 +374,7 @@ func chainAllreduce[T Number](ctx context.Context, c *Comm, send, recv []T, op O
 }
 
 // floating reports whether T is a floating-point type.
-func floating[T Number]() bool {
+func floating[T Element]() bool {
 	var z T
 	switch any(z).(type) {
 	case float32, float64:
@@ -383,15 +383,15 @@ func floating[T Number]() bool {
 	return false
 }
 
-func chainScan[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, opts []CallOption) error {
+func chainScan[T Element](ctx context.Context, c *Comm, send, recv []T, op Op, opts []CallOption) error {
 	return chainReduction(ctx, c, schedule.Scan, send, recv, op, opts)
 }
 
-func chainExscan[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, opts []CallOption) error {
+func chainExscan[T Element](ctx context.Context, c *Comm, send, recv []T, op Op, opts []CallOption) error {
 	return chainReduction(ctx, c, schedule.Exscan, send, recv, op, opts)
 }
 
-func chainGather[T Number](ctx context.Context, c *Comm, send, recv []T, root int, opts []CallOption) error {
+func chainGather[T Element](ctx context.Context, c *Comm, send, recv []T, root int, opts []CallOption) error {
 	coll := schedule.Gather
 	x, count, ctx, err := chainRooted(ctx, c, coll, root, send, recv, opts)
 	if err != nil {
@@ -409,7 +409,7 @@ func chainGather[T Number](ctx context.Context, c *Comm, send, recv []T, root in
 	return x.end(coll, x.Gather(ctx, root, count*es, kernels.Bytes(send), out))
 }
 
-func chainScatter[T Number](ctx context.Context, c *Comm, send, recv []T, root int, opts []CallOption) error {
+func chainScatter[T Element](ctx context.Context, c *Comm, send, recv []T, root int, opts []CallOption) error {
 	coll := schedule.Scatter
 	x, count, ctx, err := chainRooted(ctx, c, coll, root, send, recv, opts)
 	if err != nil {
@@ -429,7 +429,7 @@ func chainScatter[T Number](ctx context.Context, c *Comm, send, recv []T, root i
 // chainRooted checks the arguments of a chain Gather or Scatter as the
 // table path does, and starts the call: the block count (that of one
 // rank's block, or len(all)/n at a root in place).
-func chainRooted[T Number](ctx context.Context, c *Comm, coll schedule.Collective, root int, send, recv []T, opts []CallOption) (*chainX, int, context.Context, error) {
+func chainRooted[T Element](ctx context.Context, c *Comm, coll schedule.Collective, root int, send, recv []T, opts []CallOption) (*chainX, int, context.Context, error) {
 	var spec schedule.Spec
 	_, err := checkArgs(ctx, c, &plan.Args{Coll: coll, Root: root, Send: bufOf(send), Recv: bufOf(recv)}, &spec)
 	count := spec.Count
@@ -458,7 +458,7 @@ func chainRooted[T Number](ctx context.Context, c *Comm, coll schedule.Collectiv
 // each at most one message of len(send) elements to each neighbour 2^k
 // away. The only option it takes is WithAlgorithm(ChainAlgorithm); the
 // others are checked as for any call and ignored.
-func DoubleScan[T Number](ctx context.Context, c *Comm, send, fromLeft, fromRight []T, op Op, opts ...CallOption) error {
+func DoubleScan[T Element](ctx context.Context, c *Comm, send, fromLeft, fromRight []T, op Op, opts ...CallOption) error {
 	return doubleScan(ctx, c, send, fromLeft, fromRight, op, false, opts)
 }
 
@@ -466,7 +466,7 @@ func DoubleScan[T Number](ctx context.Context, c *Comm, send, fromLeft, fromRigh
 // send_0 ⊕ … ⊕ send_r−1 and fromRight = send_r+1 ⊕ … ⊕ send_n−1. Rank 0's
 // fromLeft and the last rank's fromRight are left untouched, as
 // MPI_Exscan leaves rank 0's receive buffer.
-func DoubleExscan[T Number](ctx context.Context, c *Comm, send, fromLeft, fromRight []T, op Op, opts ...CallOption) error {
+func DoubleExscan[T Element](ctx context.Context, c *Comm, send, fromLeft, fromRight []T, op Op, opts ...CallOption) error {
 	return doubleScan(ctx, c, send, fromLeft, fromRight, op, true, opts)
 }
 
@@ -480,7 +480,7 @@ func (d dscan) String() string {
 	return "doublescan"
 }
 
-func doubleScan[T Number](ctx context.Context, c *Comm, send, fromLeft, fromRight []T, op Op, exclusive bool, opts []CallOption) error {
+func doubleScan[T Element](ctx context.Context, c *Comm, send, fromLeft, fromRight []T, op Op, exclusive bool, opts []CallOption) error {
 	name := dscan(exclusive)
 	err := c.usable(ctx)
 	if err == nil && (len(fromLeft) != len(send) || len(fromRight) != len(send)) {

@@ -17,7 +17,7 @@ import (
 // kernel — is here.
 
 // elemSize returns the size in bytes of a T.
-func elemSize[T Number]() int {
+func elemSize[T Element]() int {
 	var z T
 	return int(unsafe.Sizeof(z))
 }
@@ -38,7 +38,7 @@ func checkArgs(ctx context.Context, c *Comm, a *plan.Args, spec *schedule.Spec) 
 // prepare makes cl the call a on send and recv with op: it checks the
 // arguments, the operator and the options, and takes the plan from c's
 // cache or builds it.
-func prepare[T Number](cl *call, ctx context.Context, c *Comm, a plan.Args, send, recv []T, op Op, opts []CallOption) error {
+func prepare[T Element](cl *call, ctx context.Context, c *Comm, a plan.Args, send, recv []T, op Op, opts []CallOption) error {
 	a.Send, a.Recv = bufOf(send), bufOf(recv)
 	var pc plan.Call
 	use, err := checkArgs(ctx, c, &a, &pc.Spec)
@@ -158,67 +158,67 @@ func (c *Comm) newPlan(ctx context.Context, pc *plan.Call, o *plan.Options) (*pl
 	return e, nil
 }
 
-func prepBcast[T Number](cl *call, ctx context.Context, c *Comm, buf []T, root int, opts []CallOption) error {
+func prepBcast[T Element](cl *call, ctx context.Context, c *Comm, buf []T, root int, opts []CallOption) error {
 	return prepare(cl, ctx, c, plan.Args{Coll: schedule.Bcast, Root: root}, nil, buf, Op{}, opts)
 }
 
-func prepReduce[T Number](cl *call, ctx context.Context, c *Comm, send, recv []T, op Op, root int, opts []CallOption) error {
+func prepReduce[T Element](cl *call, ctx context.Context, c *Comm, send, recv []T, op Op, root int, opts []CallOption) error {
 	return prepare(cl, ctx, c, plan.Args{Coll: schedule.Reduce, Root: root}, send, recv, op, opts)
 }
 
-func prepAllreduce[T Number](cl *call, ctx context.Context, c *Comm, send, recv []T, op Op, opts []CallOption) error {
+func prepAllreduce[T Element](cl *call, ctx context.Context, c *Comm, send, recv []T, op Op, opts []CallOption) error {
 	return prepare(cl, ctx, c, plan.Args{Coll: schedule.Allreduce}, send, recv, op, opts)
 }
 
-func prepScan[T Number](cl *call, ctx context.Context, c *Comm, send, recv []T, op Op, opts []CallOption) error {
+func prepScan[T Element](cl *call, ctx context.Context, c *Comm, send, recv []T, op Op, opts []CallOption) error {
 	return prepare(cl, ctx, c, plan.Args{Coll: schedule.Scan}, send, recv, op, opts)
 }
 
-func prepExscan[T Number](cl *call, ctx context.Context, c *Comm, send, recv []T, op Op, opts []CallOption) error {
+func prepExscan[T Element](cl *call, ctx context.Context, c *Comm, send, recv []T, op Op, opts []CallOption) error {
 	return prepare(cl, ctx, c, plan.Args{Coll: schedule.Exscan}, send, recv, op, opts)
 }
 
-func prepGather[T Number](cl *call, ctx context.Context, c *Comm, send, recv []T, root int, opts []CallOption) error {
+func prepGather[T Element](cl *call, ctx context.Context, c *Comm, send, recv []T, root int, opts []CallOption) error {
 	return prepare(cl, ctx, c, plan.Args{Coll: schedule.Gather, Root: root}, send, recv, Op{}, opts)
 }
 
-func prepScatter[T Number](cl *call, ctx context.Context, c *Comm, send, recv []T, root int, opts []CallOption) error {
+func prepScatter[T Element](cl *call, ctx context.Context, c *Comm, send, recv []T, root int, opts []CallOption) error {
 	return prepare(cl, ctx, c, plan.Args{Coll: schedule.Scatter, Root: root}, send, recv, Op{}, opts)
 }
 
-func prepAllgather[T Number](cl *call, ctx context.Context, c *Comm, send, recv []T, opts []CallOption) error {
+func prepAllgather[T Element](cl *call, ctx context.Context, c *Comm, send, recv []T, opts []CallOption) error {
 	return prepare(cl, ctx, c, plan.Args{Coll: schedule.Allgather}, send, recv, Op{}, opts)
 }
 
-func prepAlltoall[T Number](cl *call, ctx context.Context, c *Comm, send, recv []T, opts []CallOption) error {
+func prepAlltoall[T Element](cl *call, ctx context.Context, c *Comm, send, recv []T, opts []CallOption) error {
 	return prepare(cl, ctx, c, plan.Args{Coll: schedule.Alltoall}, send, recv, Op{}, opts)
 }
 
-func prepReduceScatterBlock[T Number](cl *call, ctx context.Context, c *Comm, send, recv []T, op Op, opts []CallOption) error {
+func prepReduceScatterBlock[T Element](cl *call, ctx context.Context, c *Comm, send, recv []T, op Op, opts []CallOption) error {
 	return prepare(cl, ctx, c, plan.Args{Coll: schedule.ReduceScatterBlock}, send, recv, op, opts)
 }
 
-func prepGatherv[T Number](cl *call, ctx context.Context, c *Comm, send, recv []T, counts, displs []int, root int, opts []CallOption) error {
+func prepGatherv[T Element](cl *call, ctx context.Context, c *Comm, send, recv []T, counts, displs []int, root int, opts []CallOption) error {
 	a := plan.Args{Coll: schedule.Gatherv, Root: root, Counts: counts, Displs: displs}
 	return prepare(cl, ctx, c, a, send, recv, Op{}, opts)
 }
 
-func prepAllgatherv[T Number](cl *call, ctx context.Context, c *Comm, send, recv []T, counts, displs []int, opts []CallOption) error {
+func prepAllgatherv[T Element](cl *call, ctx context.Context, c *Comm, send, recv []T, counts, displs []int, opts []CallOption) error {
 	a := plan.Args{Coll: schedule.Allgatherv, Counts: counts, Displs: displs}
 	return prepare(cl, ctx, c, a, send, recv, Op{}, opts)
 }
 
-func prepScatterv[T Number](cl *call, ctx context.Context, c *Comm, send, recv []T, counts, displs []int, root int, opts []CallOption) error {
+func prepScatterv[T Element](cl *call, ctx context.Context, c *Comm, send, recv []T, counts, displs []int, root int, opts []CallOption) error {
 	a := plan.Args{Coll: schedule.Scatterv, Root: root, Counts: counts, Displs: displs}
 	return prepare(cl, ctx, c, a, send, recv, Op{}, opts)
 }
 
-func prepAlltoallv[T Number](cl *call, ctx context.Context, c *Comm, send []T, sendCounts, sendDispls []int, recv []T, recvCounts, recvDispls []int, opts []CallOption) error {
+func prepAlltoallv[T Element](cl *call, ctx context.Context, c *Comm, send []T, sendCounts, sendDispls []int, recv []T, recvCounts, recvDispls []int, opts []CallOption) error {
 	a := plan.Args{Coll: schedule.Alltoallv, Counts: sendCounts, Displs: sendDispls, RecvCounts: recvCounts, RecvDispls: recvDispls}
 	return prepare(cl, ctx, c, a, send, recv, Op{}, opts)
 }
 
-func prepReduceScatter[T Number](cl *call, ctx context.Context, c *Comm, send, recv []T, counts []int, op Op, opts []CallOption) error {
+func prepReduceScatter[T Element](cl *call, ctx context.Context, c *Comm, send, recv []T, counts []int, op Op, opts []CallOption) error {
 	return prepare(cl, ctx, c, plan.Args{Coll: schedule.ReduceScatter, Counts: counts}, send, recv, op, opts)
 }
 

@@ -89,7 +89,7 @@ type forms struct {
 // formsOf returns the forms of collective c: generic over the element
 // type, with its buffers.
 func formsOf(c coll) forms {
-	f := forms{Name: c.name, TypeParams: "[T Number]", Params: c.params + ", ", Args: c.args + ", ",
+	f := forms{Name: c.name, TypeParams: "[T Element]", Params: c.params + ", ", Args: c.args + ", ",
 		Doc:     c.doc + "\n// It returns when this rank's part is done and its buffers may be reused.",
 		IDoc:    "starts " + c.name + " without waiting; the buffers must not be touched until\n// the Request completes. ctx bounds the whole collective.",
 		InitDoc: "prepares a persistent " + c.name + " on these buffers; each Start runs it."}
