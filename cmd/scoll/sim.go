@@ -60,6 +60,11 @@ Models:
          that stage; a stage costs α per message of the busiest node plus the
          slowest node's congestion-weighted bytes (single-port: its sends or
          receives in sequence; multi-port: its slowest message).
+         Valid only when every message is sent and received in the same round
+         (rings, butterflies, buckets); trees and pipelines, whose ranks idle in
+         rounds their schedules leave out, are charged too little (a pipelined
+         bcast on 512 ranks 250× too little), and sim warns on stderr: use the
+         flow model for them (docs/models.md).
   flow   discrete events: each message is a flow started α after its round
          begins; flows share links max-min fairly; a rank starts its next round
          when the current one completes.
@@ -229,6 +234,13 @@ max_congestion the largest link load of any stage.
 					}
 					if err != nil {
 						return fmt.Errorf("%s at %d B: %w", name, n, err)
+					}
+					if res.Misaligned > 0 {
+						if show {
+							fmt.Fprint(stderr, "\r\x1b[K")
+						}
+						fmt.Fprintf(stderr, "scoll sim: stage model not valid for %s at %d B: in %d of %d stages a message's send and receive are in different rounds (ranks idle in rounds the schedule leaves out), so a stage is not what is in flight together and the time can be far too low; use --model flow\n",
+							name, n, res.Misaligned, res.NumStages)
 					}
 					row := simRow{Topology: topo.String(), Ranks: np, Op: coll.String(), Algorithm: name, Bytes: n, Model: model,
 						Time: res.Time, AlphaCount: res.AlphaCount, DeltaBytes: res.DeltaBytes, MaxCongestion: res.MaxCongestion, Stages: res.Stages}

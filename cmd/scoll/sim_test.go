@@ -245,3 +245,29 @@ func TestBarrierMessagesInCommands(t *testing.T) {
 		}
 	}
 }
+
+// The stage model warns where it is not valid: a pipelined bcast on 512
+// ranks passes its segment down a chain of 511 messages, which the stage
+// model charges as 2 stages (255× below the flow model); a ring allgather,
+// whose ranks all communicate in every round, gets no warning.
+func TestSimStageModelWarns(t *testing.T) {
+	base := []string{"sim", "--topology", "hypercube:9", "--format", "csv", "--progress", "never"}
+	out, stderr, err := run(t, append(base, "--op", "bcast", "--algorithm", "pipeline", "--sizes", "64K")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stderr, "stage model not valid for pipeline") || !strings.Contains(stderr, "--model flow") {
+		t.Errorf("no warning for the pipelined bcast:\n%s", stderr)
+	}
+	stage := csvColumn(t, out, "time_s")["pipeline"]
+	out, _, err = run(t, append(base, "--op", "bcast", "--algorithm", "pipeline", "--sizes", "64K", "--model", "flow")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if flow := csvColumn(t, out, "time_s")["pipeline"]; flow < 100*stage {
+		t.Errorf("pipeline: flow %g s, stage %g s: the flow model should follow the chain", flow, stage)
+	}
+	if _, stderr, err = run(t, append(base, "--op", "allgather", "--algorithm", "ring", "--sizes", "64")...); err != nil || stderr != "" {
+		t.Errorf("ring allgather: %v, stderr %q", err, stderr)
+	}
+}
