@@ -11,7 +11,9 @@
 //	scoll predict      predicted (α-β-γ) against measured time per algorithm
 //	scoll figures      the allgather and reduce-scatter figures of Sack's thesis, predicted
 //	scoll run          start N local processes of a program, one per rank (a small mpirun)
+//	scoll completion   shell completion script (bash, zsh, fish, powershell)
 //
+// scoll --version prints the module version and the commit it was built from.
 // Run "scoll help COMMAND" for a command's flags.
 package main
 
@@ -20,6 +22,8 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -46,7 +50,43 @@ library (github.com/scoll/scoll).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.CompletionOptions.DisableDefaultCmd = true
+	root.Version = version()
+	root.SetVersionTemplate("scoll {{.Version}}\n")
 	root.AddCommand(newBenchCmd(), newAlgorithmsCmd(), newSimCmd(), newScheduleCmd(), newCalibrateCmd(), newPredictCmd(), newModelCmd(), newFiguresCmd(), newRunCmd(), newSplitCmd(), newSplitPhasesCmd(), newClairvoyantCmd(), newMarendicCmd())
 	return root
+}
+
+// version returns the module version and the VCS revision the binary was
+// built from, as the Go toolchain recorded them ("(devel)" for a build in
+// the module's own tree; the revision and a "+dirty" mark when built from
+// a checkout).
+func version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(unknown)"
+	}
+	v := info.Main.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	var rev, dirty, at string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "+dirty"
+			}
+		case "vcs.time":
+			at = s.Value
+		}
+	}
+	if rev != "" && !strings.Contains(v, rev[:min(12, len(rev))]) {
+		v += fmt.Sprintf(" commit %.12s%s", rev, dirty)
+	}
+	if at != "" {
+		v += " " + at
+	}
+	return v + " " + info.GoVersion
 }
