@@ -18,8 +18,13 @@ import (
 )
 
 func main() {
-	n := flag.Int("n", 1<<20, "elements per vector")
+	n := flag.Int("n", 1<<20, "elements per vector (0 or more)")
 	flag.Parse()
+	if *n < 0 || flag.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "allreduce: -n %d: want 0 or more elements and no arguments\n", *n)
+		flag.Usage()
+		os.Exit(2)
+	}
 	if err := run(*n); err != nil {
 		fmt.Fprintln(os.Stderr, "allreduce:", err)
 		os.Exit(1)

@@ -23,9 +23,14 @@ import (
 )
 
 func main() {
-	n := flag.Int("n", 1<<20, "elements per vector")
-	reps := flag.Int("reps", 5, "timed repetitions of each allreduce")
+	n := flag.Int("n", 1<<20, "elements per vector (0 or more)")
+	reps := flag.Int("reps", 5, "timed repetitions of each allreduce (1 or more)")
 	flag.Parse()
+	if *n < 0 || *reps < 1 || flag.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "nodeallreduce: -n %d -reps %d: want 0 or more elements, 1 or more repetitions and no arguments\n", *n, *reps)
+		flag.Usage()
+		os.Exit(2)
+	}
 	if err := run(*n, *reps); err != nil {
 		fmt.Fprintln(os.Stderr, "nodeallreduce:", err)
 		os.Exit(1)
