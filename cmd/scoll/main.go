@@ -30,12 +30,33 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	err := newRootCmd().ExecuteContext(ctx)
+	cmd, err := newRootCmd().ExecuteContextC(ctx)
 	stop()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "scoll:", err)
+		fmt.Fprintln(os.Stderr, errorLine(cmd, err))
 		os.Exit(1)
 	}
+}
+
+// errorLine renders a command's error with one prefix, the command's own
+// ("scoll sim: ..."): the prefixes the packages put on their errors
+// ("scoll: ", "bench: ", "sim: ", ...) are dropped from its start, so that
+// neither a doubled "scoll: scoll:" nor another command's name leads.
+func errorLine(cmd *cobra.Command, err error) string {
+	name := "scoll"
+	if cmd != nil {
+		name = cmd.CommandPath()
+	}
+	msg := err.Error()
+	for again := true; again; {
+		again = false
+		for _, p := range []string{"scoll: ", "bench: ", "sim: ", "model: ", "workload: ", "schedule: ", "topology: ", "split: "} {
+			if rest, ok := strings.CutPrefix(msg, p); ok {
+				msg, again = rest, true
+			}
+		}
+	}
+	return name + ": " + msg
 }
 
 // newRootCmd returns the scoll command with every subcommand. Each
