@@ -485,6 +485,13 @@ func checkRendezvous(s string) error {
 		if s == "file:" {
 			return fmt.Errorf("%w: rendezvous %q has no directory", ErrInvalid, s)
 		}
+		// A directory given by hand must exist: a mistyped path would
+		// otherwise be created, and the ranks of another launch would never
+		// find this one's.
+		dir := strings.TrimPrefix(s, "file:")
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return fmt.Errorf("%w: rendezvous directory %s does not exist or is not a directory (create it, on a file system every host shares)", ErrInvalid, dir)
+		}
 		return nil
 	case strings.HasPrefix(s, "tcp:"):
 		if _, port, err := net.SplitHostPort(strings.TrimPrefix(s, "tcp:")); err != nil || port == "" {

@@ -548,6 +548,7 @@ func TestLaunchBadInput(t *testing.T) {
 		{"bad rendezvous", func(j *Job) { j.Rendezvous = "udp:x:1" }, ErrInvalid, "udp:x:1"},
 		{"tcp without port", func(j *Job) { j.Rendezvous = "tcp:host" }, ErrInvalid, "tcp:HOST:PORT"},
 		{"empty file rendezvous", func(j *Job) { j.Rendezvous = "file:" }, ErrInvalid, "no directory"},
+		{"missing rendezvous directory", func(j *Job) { j.Rendezvous = "file:/nonexistent/scoll-dir" }, ErrInvalid, "/nonexistent/scoll-dir does not exist"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			j, stdout, stderr := testJob(t, "env", 2)
