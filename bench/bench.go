@@ -51,6 +51,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/bits"
 	"slices"
 	"strings"
@@ -142,8 +143,11 @@ type Config struct {
 	// Grid is the process grid of topology-aware algorithms (scoll.WithGrid);
 	// nil means their default.
 	Grid []int
-	// MaxMemory skips configurations whose send and receive buffers, over
-	// all ranks, exceed it; 0 means DefaultMaxMemory, negative no limit.
+	// MaxMemory skips, before allocating anything, the configurations
+	// whose estimated memory over all ranks exceeds it: their buffers, the
+	// ranks themselves (RankBytes each in process), and their schedules
+	// and scratch space, extrapolated from a few ranks' (see Footprint).
+	// 0 means DefaultMaxMemory, negative no limit.
 	MaxMemory int64
 	// MaxCall stops an algorithm's sizes early: once a call at some size
 	// took longer than MaxCall on average, the larger sizes of that
@@ -151,6 +155,12 @@ type Config struct {
 	MaxCall time.Duration
 	// Progress, if set, is called before each configuration runs.
 	Progress func(Progress)
+	// OnResult, if set, is called with each result as soon as it is
+	// measured, and OnSkip with each configuration skipped, as soon as it
+	// is: a caller streams them instead of waiting for the Report (which
+	// holds them too).
+	OnResult func(Result)
+	OnSkip   func(Skip)
 	// World, when set, runs the benchmark as this process's rank of a job
 	// of processes (the communicator of scoll.Init) instead of on NP
 	// goroutines: every rank of World must call Run with the same Config,
@@ -181,6 +191,9 @@ type Result struct {
 	Op string `json:"op"`
 	// Algorithm is the registry name, or Auto.
 	Algorithm string `json:"algorithm"`
+	// Chosen is, for Auto, the algorithm scoll's default choice ran ("" if
+	// it could not be told).
+	Chosen string `json:"chosen,omitempty"`
 	// Type is the element type.
 	Type string `json:"type"`
 	// NP is the number of ranks.
@@ -209,6 +222,18 @@ type Skip struct {
 	// every size.
 	Bytes  int
 	Reason string
+	// Memory is, for a configuration skipped for Config.MaxMemory, the
+	// estimate that exceeded it (nil for other reasons).
+	Memory *Footprint
+}
+
+// Name returns the algorithm as tables show it: the registry name, or for
+// Auto "auto (chosen)".
+func (r Result) Name() string {
+	if r.Algorithm == Auto && r.Chosen != "" {
+		return r.Algorithm + " (" + r.Chosen + ")"
+	}
+	return r.Algorithm
 }
 
 // String describes the skip in one line.
@@ -345,9 +370,9 @@ func (c *config) algorithms() ([]string, []Skip, error) {
 
 // shape is the buffer layout of one configuration.
 type shape struct {
-	count int // elements per message unit (block for reducescatter)
-	bytes int // reported message size
-	mem   int64
+	count int   // elements per message unit (block for reducescatter)
+	bytes int   // reported message size
+	mem   int64 // bytes of the buffers over all ranks
 }
 
 // shape returns the layout for size bytes, or a reason to skip it.
@@ -382,15 +407,19 @@ func (c *config) shape(size int) (shape, string) {
 	default:
 		elems = 2 * P * N
 	}
-	sh := shape{count: n, bytes: size - size%es, mem: elems * int64(es)}
-	return sh, c.memCheck(sh)
+	return shape{count: n, bytes: size - size%es, mem: elems * int64(es)}, ""
 }
 
-func (c *config) memCheck(sh shape) string {
-	if c.MaxMemory > 0 && sh.mem > c.MaxMemory {
-		return fmt.Sprintf("buffers need %s over %d ranks, more than the limit of %s", FormatSize(int(sh.mem)), c.NP, FormatSize(int(c.MaxMemory)))
+// memCheck returns, when configuration (alg, sh) is refused for memory,
+// the estimate and why; else nil and "".
+func (c *config) memCheck(alg string, sh shape) (*Footprint, string) {
+	if c.MaxMemory <= 0 {
+		return nil, ""
 	}
-	return ""
+	if f := c.footprint(alg, sh); f.Total() > c.MaxMemory {
+		return &f, fmt.Sprintf("estimated memory %s over %d ranks exceeds the limit of %s", f, c.NP, FormatSize(int(c.MaxMemory)))
+	}
+	return nil, ""
 }
 
 // Run measures every algorithm of cfg at every size. It fails with an error
@@ -406,7 +435,16 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{Skipped: skipped}
+	rep := &Report{}
+	skip := func(s Skip) {
+		rep.Skipped = append(rep.Skipped, s)
+		if c.OnSkip != nil {
+			c.OnSkip(s)
+		}
+	}
+	for _, s := range skipped {
+		skip(s)
+	}
 	total := len(algs) * len(c.Sizes)
 	if c.Budget == 0 {
 		c.Budget = DefaultBudget
@@ -419,6 +457,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	for _, alg := range algs {
 		slow := "" // why the remaining sizes are skipped
 		for _, size := range c.Sizes {
+			if ctx.Err() != nil {
+				return rep, fmt.Errorf("%s: stopped after %d of %d configurations: %w", c.Op, done, total, context.Cause(ctx))
+			}
 			if c.Progress != nil {
 				c.Progress(Progress{Done: done, Total: total, Algorithm: alg, Bytes: size})
 			}
@@ -427,19 +468,26 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			if why == "" {
 				why = slow
 			}
+			var mem *Footprint
+			if why == "" {
+				mem, why = c.memCheck(alg, sh)
+			}
 			if why != "" {
-				rep.Skipped = append(rep.Skipped, Skip{Algorithm: alg, Bytes: size, Reason: why})
+				skip(Skip{Algorithm: alg, Bytes: size, Reason: why, Memory: mem})
 				continue
 			}
 			res, err := measure(ctx, c, alg, sh)
-			if errors.Is(err, scoll.ErrUnsupported) && !errors.Is(err, ErrVerify) {
-				rep.Skipped = append(rep.Skipped, Skip{Algorithm: alg, Bytes: size, Reason: err.Error()})
+			if errors.Is(err, scoll.ErrUnsupported) && !errors.Is(err, ErrVerify) && ctx.Err() == nil {
+				skip(Skip{Algorithm: alg, Bytes: size, Reason: err.Error()})
 				continue
 			}
 			if err != nil {
 				return rep, fmt.Errorf("%s/%s np=%d %s %d bytes: %w", c.Op, alg, c.NP, c.Type, sh.bytes, err)
 			}
 			rep.Results = append(rep.Results, res)
+			if c.OnResult != nil {
+				c.OnResult(res)
+			}
 			if d := time.Duration(res.AvgUs * 1e3); c.MaxCall > 0 && d > c.MaxCall {
 				slow = fmt.Sprintf("a call at %d bytes took %v, more than the limit of %v", res.Bytes, d.Round(time.Millisecond), c.MaxCall)
 			}
@@ -480,6 +528,13 @@ func measure(ctx context.Context, c *config, alg string, sh shape) (Result, erro
 	}
 	perRank := make([]float64, c.NP) // seconds per call
 	var nWarm, nIters int
+	var chosen string
+	var choices *choiceLog
+	var runOpts []scoll.Option
+	if alg == Auto {
+		choices = new(choiceLog)
+		runOpts = append(runOpts, scoll.WithLogger(slog.New(choices)))
+	}
 	body := func(ctx context.Context, comm *scoll.Comm) error {
 		comm, done, err := derived(ctx, comm, c.On)
 		if err != nil {
@@ -490,13 +545,33 @@ func measure(ctx context.Context, c *config, alg string, sh shape) (Result, erro
 		if err != nil {
 			return err
 		}
+		first0 := choices != nil && comm.Rank() == 0
+		if first0 {
+			choices.arm()
+		}
 		t0 := time.Now()
-		if err := k.call(ctx); err != nil {
+		err = k.call(ctx)
+		first := time.Since(t0)
+		if first0 {
+			chosen = choices.disarm()
+		}
+		if err != nil {
 			return err
 		}
-		first := time.Since(t0)
 		if err := k.check(); err != nil {
 			return fmt.Errorf("%w: %w", ErrVerify, err)
+		}
+		if alg == Auto {
+			// Every rank prepares the persistent form alike (preparing
+			// may agree on a model); rank 0 keeps its answer when the
+			// log told nothing.
+			name, err := k.algorithm(ctx)
+			if err != nil {
+				return err
+			}
+			if comm.Rank() == 0 && chosen == "" {
+				chosen = name
+			}
 		}
 		warm := warm
 		if c.Warmup == 0 {
@@ -539,13 +614,13 @@ func measure(ctx context.Context, c *config, alg string, sh shape) (Result, erro
 			err = scoll.Allgather(ctx, c.World, []float64{perRank[me]}, perRank)
 		}
 	} else {
-		err = scoll.Run(ctx, c.NP, body)
+		err = scoll.Run(ctx, c.NP, body, runOpts...)
 		releaseWorld(c.NP)
 	}
 	if err != nil {
 		return Result{}, err
 	}
-	r := Result{Op: c.Op, Algorithm: alg, Type: c.Type, NP: c.NP, Bytes: sh.bytes, Count: sh.count, Warmup: nWarm, Iters: nIters}
+	r := Result{Op: c.Op, Algorithm: alg, Chosen: chosen, Type: c.Type, NP: c.NP, Bytes: sh.bytes, Count: sh.count, Warmup: nWarm, Iters: nIters}
 	if c.Op == "reducescatter" {
 		r.Count = sh.count * c.NP
 	}

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -72,7 +73,55 @@ func TestRunAuto(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(rep.Results) != 1 || rep.Results[0].Algorithm != Auto {
-		t.Errorf("results %+v", rep.Results)
+		t.Fatalf("results %+v", rep.Results)
+	}
+	// The row names the algorithm scoll chose, one registered for bcast.
+	r := rep.Results[0]
+	if !slices.ContainsFunc(scoll.Algorithms("bcast"), func(a scoll.AlgorithmInfo) bool { return a.Name == r.Chosen }) {
+		t.Errorf("auto row chose %q, not a bcast algorithm", r.Chosen)
+	}
+	if r.Name() != "auto ("+r.Chosen+")" {
+		t.Errorf("Name() = %q", r.Name())
+	}
+}
+
+// A named algorithm's row has no Chosen: the name says it.
+func TestRunNamedHasNoChoice(t *testing.T) {
+	rep, err := Run(context.Background(), Config{Op: "allreduce", NP: 2, Algorithms: []string{"ring"}, Sizes: []int{64}, Iters: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := rep.Results[0]; r.Chosen != "" || r.Name() != "ring" {
+		t.Errorf("ring row: chosen %q, name %q", r.Chosen, r.Name())
+	}
+}
+
+// OnResult and OnSkip see every row and skip as it happens, in the
+// Report's order; cancelling the run after the first result leaves it in
+// the Report with an error wrapping context.Canceled.
+func TestRunStreamsAndCancels(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var got []Result
+	var skips []Skip
+	rep, err := Run(ctx, Config{
+		Op: "allreduce", NP: 3, Algorithms: []string{"recursive-doubling", "ring", "rabenseifner"}, Sizes: []int{2, 64, 256}, Type: "int32", Iters: 2,
+		OnResult: func(r Result) {
+			got = append(got, r)
+			if len(got) == 2 {
+				cancel()
+			}
+		},
+		OnSkip: func(s Skip) { skips = append(skips, s) },
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v, want context.Canceled", err)
+	}
+	if len(got) != 2 || !slices.Equal(got, rep.Results) {
+		t.Errorf("streamed %v, report %v", got, rep.Results)
+	}
+	if len(skips) != 1 || !slices.Equal(skips, rep.Skipped) || skips[0].Bytes != 2 {
+		t.Errorf("skips streamed %v, report %v", skips, rep.Skipped)
 	}
 }
 
@@ -108,7 +157,7 @@ func TestSkips(t *testing.T) {
 	want := []string{
 		"skipped " + pow2 + ": needs a power-of-two number of ranks (np=3)",
 		"skipped auto at 2 bytes: smaller than one int32 element",
-		"skipped auto at 8 bytes: buffers need 96 over 3 ranks, more than the limit of 95",
+		"skipped auto at 8 bytes: estimated memory at least 192.1 KiB (buffers 96 B, 3 ranks × 64 KiB, schedules not counted) over 3 ranks exceeds the limit of 95",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") || len(rep.Results) != 0 {
 		t.Errorf("skipped:\n%s\nwant:\n%s\nresults %v", strings.Join(got, "\n"), strings.Join(want, "\n"), rep.Results)

@@ -13,6 +13,16 @@ import (
 type runner interface {
 	call(ctx context.Context) error
 	check() error
+	// algorithm returns the algorithm scoll picks for the call when it
+	// names none, as a persistent request of the same call reports it.
+	algorithm(ctx context.Context) (string, error)
+}
+
+// number is the element types Config.Type names: scoll's arithmetic
+// element types (scoll.Number also has pairs, which the benchmark does not
+// measure).
+type number interface {
+	~int | ~int8 | ~int16 | ~int32 | ~int64 | ~uint | ~uint8 | ~uint16 | ~uint32 | ~uint64 | ~float32 | ~float64
 }
 
 // elemType is an element type Config.Type names: its size in bytes and
@@ -24,7 +34,7 @@ type elemType struct {
 }
 
 // typeOf returns the element type T, called name.
-func typeOf[T scoll.Number](name string) elemType {
+func typeOf[T number](name string) elemType {
 	var z T
 	return elemType{name, int(unsafe.Sizeof(z)), func(c *config, comm *scoll.Comm, n int, opts []scoll.CallOption) runner {
 		return newTyped[T](c, comm, n, opts)
@@ -71,7 +81,7 @@ const period = 251
 // val is element i of the input of source a: a small positive integer,
 // exact in every element type (integer sums wrap identically in the
 // reference and the kernels; float sums stay far below 2²⁴).
-func val[T scoll.Number](a, i int) T {
+func val[T number](a, i int) T {
 	return T((a*37+i)%period + 1)
 }
 
@@ -79,7 +89,7 @@ func val[T scoll.Number](a, i int) T {
 // exscan on rank 0, leave alone).
 const sentinel = 99
 
-type typed[T scoll.Number] struct {
+type typed[T number] struct {
 	op         string
 	comm       *scoll.Comm
 	rank, np   int
@@ -87,9 +97,10 @@ type typed[T scoll.Number] struct {
 	send, recv []T
 	opts       []scoll.CallOption
 	fn         func(ctx context.Context) error
+	init       func(ctx context.Context) (*scoll.Persistent, error)
 }
 
-func newTyped[T scoll.Number](c *config, comm *scoll.Comm, n int, opts []scoll.CallOption) *typed[T] {
+func newTyped[T number](c *config, comm *scoll.Comm, n int, opts []scoll.CallOption) *typed[T] {
 	k := &typed[T]{op: c.Op, comm: comm, rank: comm.Rank(), np: comm.Size(), root: c.Root, n: n, opts: opts}
 	r, np, root := k.rank, k.np, k.root
 	fill := func(s []T, src int) { fillPeriodic(s, vals[T](src)) }
@@ -103,6 +114,9 @@ func newTyped[T scoll.Number](c *config, comm *scoll.Comm, n int, opts []scoll.C
 			sent(k.recv)
 		}
 		k.fn = func(ctx context.Context) error { return scoll.Bcast(ctx, comm, k.recv, root, opts...) }
+		k.init = func(ctx context.Context) (*scoll.Persistent, error) {
+			return scoll.BcastInit(ctx, comm, k.recv, root, opts...)
+		}
 	case "allreduce", "reduce", "scan", "exscan":
 		k.send, k.recv = make([]T, n), make([]T, n)
 		fill(k.send, r)
@@ -110,14 +124,26 @@ func newTyped[T scoll.Number](c *config, comm *scoll.Comm, n int, opts []scoll.C
 		switch c.Op {
 		case "allreduce":
 			k.fn = func(ctx context.Context) error { return scoll.Allreduce(ctx, comm, k.send, k.recv, scoll.Sum, opts...) }
+			k.init = func(ctx context.Context) (*scoll.Persistent, error) {
+				return scoll.AllreduceInit(ctx, comm, k.send, k.recv, scoll.Sum, opts...)
+			}
 		case "reduce":
 			k.fn = func(ctx context.Context) error {
 				return scoll.Reduce(ctx, comm, k.send, k.recv, scoll.Sum, root, opts...)
 			}
+			k.init = func(ctx context.Context) (*scoll.Persistent, error) {
+				return scoll.ReduceInit(ctx, comm, k.send, k.recv, scoll.Sum, root, opts...)
+			}
 		case "scan":
 			k.fn = func(ctx context.Context) error { return scoll.Scan(ctx, comm, k.send, k.recv, scoll.Sum, opts...) }
+			k.init = func(ctx context.Context) (*scoll.Persistent, error) {
+				return scoll.ScanInit(ctx, comm, k.send, k.recv, scoll.Sum, opts...)
+			}
 		case "exscan":
 			k.fn = func(ctx context.Context) error { return scoll.Exscan(ctx, comm, k.send, k.recv, scoll.Sum, opts...) }
+			k.init = func(ctx context.Context) (*scoll.Persistent, error) {
+				return scoll.ExscanInit(ctx, comm, k.send, k.recv, scoll.Sum, opts...)
+			}
 		}
 	case "allgather", "gather":
 		k.send, k.recv = make([]T, n), make([]T, n*np)
@@ -125,11 +151,17 @@ func newTyped[T scoll.Number](c *config, comm *scoll.Comm, n int, opts []scoll.C
 		sent(k.recv)
 		if c.Op == "allgather" {
 			k.fn = func(ctx context.Context) error { return scoll.Allgather(ctx, comm, k.send, k.recv, opts...) }
+			k.init = func(ctx context.Context) (*scoll.Persistent, error) {
+				return scoll.AllgatherInit(ctx, comm, k.send, k.recv, opts...)
+			}
 		} else {
 			if r != root {
 				k.recv = nil
 			}
 			k.fn = func(ctx context.Context) error { return scoll.Gather(ctx, comm, k.send, k.recv, root, opts...) }
+			k.init = func(ctx context.Context) (*scoll.Persistent, error) {
+				return scoll.GatherInit(ctx, comm, k.send, k.recv, root, opts...)
+			}
 		}
 	case "scatter":
 		k.recv = make([]T, n)
@@ -141,6 +173,9 @@ func newTyped[T scoll.Number](c *config, comm *scoll.Comm, n int, opts []scoll.C
 			}
 		}
 		k.fn = func(ctx context.Context) error { return scoll.Scatter(ctx, comm, k.send, k.recv, root, opts...) }
+		k.init = func(ctx context.Context) (*scoll.Persistent, error) {
+			return scoll.ScatterInit(ctx, comm, k.send, k.recv, root, opts...)
+		}
 	case "alltoall":
 		k.send, k.recv = make([]T, n*np), make([]T, n*np)
 		for j := range np {
@@ -148,6 +183,9 @@ func newTyped[T scoll.Number](c *config, comm *scoll.Comm, n int, opts []scoll.C
 		}
 		sent(k.recv)
 		k.fn = func(ctx context.Context) error { return scoll.Alltoall(ctx, comm, k.send, k.recv, opts...) }
+		k.init = func(ctx context.Context) (*scoll.Persistent, error) {
+			return scoll.AlltoallInit(ctx, comm, k.send, k.recv, opts...)
+		}
 	case "reducescatter":
 		k.send, k.recv = make([]T, n*np), make([]T, n)
 		fill(k.send, r)
@@ -155,16 +193,28 @@ func newTyped[T scoll.Number](c *config, comm *scoll.Comm, n int, opts []scoll.C
 		k.fn = func(ctx context.Context) error {
 			return scoll.ReduceScatterBlock(ctx, comm, k.send, k.recv, scoll.Sum, opts...)
 		}
+		k.init = func(ctx context.Context) (*scoll.Persistent, error) {
+			return scoll.ReduceScatterBlockInit(ctx, comm, k.send, k.recv, scoll.Sum, opts...)
+		}
 	case "barrier":
 		k.fn = func(ctx context.Context) error { return scoll.Barrier(ctx, comm, opts...) }
+		k.init = func(ctx context.Context) (*scoll.Persistent, error) { return scoll.BarrierInit(ctx, comm, opts...) }
 	}
 	return k
 }
 
 func (k *typed[T]) call(ctx context.Context) error { return k.fn(ctx) }
 
+func (k *typed[T]) algorithm(ctx context.Context) (string, error) {
+	p, err := k.init(ctx)
+	if err != nil {
+		return "", err
+	}
+	return p.Algorithm(), nil
+}
+
 // vals returns val(src, i) for i in one period.
-func vals[T scoll.Number](src int) []T {
+func vals[T number](src int) []T {
 	tab := make([]T, period)
 	for i := range tab {
 		tab[i] = val[T](src, i)
@@ -173,7 +223,7 @@ func vals[T scoll.Number](src int) []T {
 }
 
 // constant returns one period of v.
-func constant[T scoll.Number](v T) []T {
+func constant[T number](v T) []T {
 	tab := make([]T, period)
 	for i := range tab {
 		tab[i] = v
@@ -183,7 +233,7 @@ func constant[T scoll.Number](v T) []T {
 
 // fillPeriodic sets s[i] = tab[i%period], copying doubling runs (large
 // buffers fill at memory speed).
-func fillPeriodic[T scoll.Number](s, tab []T) {
+func fillPeriodic[T number](s, tab []T) {
 	k := copy(s, tab)
 	for k < len(s) {
 		k += copy(s[k:], s[:k])
@@ -191,7 +241,7 @@ func fillPeriodic[T scoll.Number](s, tab []T) {
 }
 
 // expect checks got[i] == tab[(off+i)%period] for every i.
-func expect[T scoll.Number](what string, got, tab []T, off int) error {
+func expect[T number](what string, got, tab []T, off int) error {
 	j := off % period
 	for i, g := range got {
 		if g != tab[j] {
@@ -206,7 +256,7 @@ func expect[T scoll.Number](what string, got, tab []T, off int) error {
 
 // sums returns the reference sum over sources lo..hi-1 of val(src, i) for i
 // in one period: element i of the reduced vector is sums[i%period].
-func sums[T scoll.Number](lo, hi int) []T {
+func sums[T number](lo, hi int) []T {
 	tab := make([]T, period)
 	for s := lo; s < hi; s++ {
 		for i := range tab {
