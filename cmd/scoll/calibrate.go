@@ -38,6 +38,9 @@ sum kernel on 1 MiB. It prints the points and saves the parameters as JSON
   scoll calibrate --output params.json --time 500ms`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if budget <= 0 {
+				return fmt.Errorf("--time %v: want a positive duration", budget)
+			}
 			cal, err := bench.Calibrate(cmd.Context(), budget)
 			if err != nil {
 				return err
@@ -108,8 +111,23 @@ CPUs, measured times include the ranks' time sharing.`,
 			if !ok || coll.Vector() {
 				return fmt.Errorf("--op %q: want one of %s", cfg.Op, strings.Join(bench.Ops(), ", "))
 			}
-			var par model.Params
+			// Every flag is checked before the calibration and the runs.
+			if cfg.NP < 1 {
+				return fmt.Errorf("--np %d: want at least 1 rank", cfg.NP)
+			}
+			if budget <= 0 {
+				return fmt.Errorf("--time %v: want a positive duration", budget)
+			}
 			var err error
+			if cfg.Sizes, err = bench.ParseSizes(sizes); err != nil {
+				return err
+			}
+			if params != "" && params != "calibrate" && !exists(params) {
+				if _, perr := model.ParamsByName(params); perr != nil {
+					return fmt.Errorf("--params %q: neither a file nor a preset (%s), nor calibrate", params, strings.Join(model.Presets(), ", "))
+				}
+			}
+			var par model.Params
 			switch {
 			case params == "calibrate" || (params == "" && !exists(defaultParamsFile)):
 				cal, err := bench.Calibrate(cmd.Context(), budget)
@@ -124,9 +142,6 @@ CPUs, measured times include the ranks' time sharing.`,
 				par, err = model.OpenParams(params)
 			}
 			if err != nil {
-				return err
-			}
-			if cfg.Sizes, err = bench.ParseSizes(sizes); err != nil {
 				return err
 			}
 			if algs != "" {

@@ -71,6 +71,7 @@ library (github.com/scoll/scoll).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.PersistentPreRunE = checkOutputFlags
 	root.Version = version()
 	root.SetVersionTemplate("scoll {{.Version}}\n")
 	root.AddCommand(newBenchCmd(), newAlgorithmsCmd(), newSimCmd(), newScheduleCmd(), newCalibrateCmd(), newPredictCmd(), newModelCmd(), newFiguresCmd(), newRunCmd(), newSplitCmd(), newSplitPhasesCmd(), newClairvoyantCmd(), newMarendicCmd())

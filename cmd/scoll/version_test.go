@@ -52,3 +52,29 @@ func TestErrorLine(t *testing.T) {
 		}
 	}
 }
+
+// TestOutputFlagsFirst: flags are checked before any work: a plot in
+// another format, a file in a missing directory, bad rank counts, sizes,
+// parameters or times (each case fails at once; together they take well
+// under a second, where a calibration alone takes seconds).
+func TestOutputFlagsFirst(t *testing.T) {
+	for _, args := range [][]string{
+		{"sim", "--plot", "x.pdf"},
+		{"model", "--plot", "/nonexistent/dir/x.svg"},
+		{"model", "--op", "bcast", "--plot-bounds", "x.jpg"},
+		{"calibrate", "--output", "/nonexistent/dir/params.json"},
+		{"split", "--record", "/nonexistent/dir/split.trace"},
+		{"predict", "--np", "-1"},
+		{"predict", "--np", "0"},
+		{"predict", "--sizes", "1Q"},
+		{"predict", "--params", "nosuch"},
+		{"calibrate", "--time", "0s"},
+	} {
+		_, _, err := run(t, args...)
+		if err == nil {
+			t.Errorf("%v: no error", args)
+			continue
+		}
+		t.Logf("%v: %v", args, err)
+	}
+}
