@@ -49,7 +49,7 @@ func (im *imbalanceFlags) add(f *pflag.FlagSet) {
 // bench shares with it (np, algorithms, iterations, world).
 func runImbalance(cmd *cobra.Command, im *imbalanceFlags, cfg *bench.Config, sizes, format, progress string, world bool) error {
 	f := cmd.Flags()
-	for _, name := range []string{"op", "type", "time", "max-call", "root", "grid", "segment", "on", "max-memory"} {
+	for _, name := range []string{"op", "type", "time", "max-call", "root", "grid", "segment", "on", "max-memory", "tune-out"} {
 		if f.Changed(name) {
 			return fmt.Errorf("--%s does not apply to --imbalance (reduce of int32 with sum to root 0)", name)
 		}
