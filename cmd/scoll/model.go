@@ -84,11 +84,15 @@ scoll calibrate). --plot draws runtime, energy and memory against the rank
 count for the first size, one line per algorithm (Hoefler–Moor's Fig. 5).
 
 --trace FILE evaluates a recorded run instead (scoll.WithRecorder): its
-messages, bytes and rounds, the round-synchronous counted_s and loggp_s
-(this table's loggp_s is round-synchronous), the critical-path times
-critical_s and critical_loggp_s (model.CriticalPath; "-" when the trace
-needs eager sends, which the critical path does not model), energy_j and
-memory_bytes.`,
+messages, bytes and rounds, critical_s and loggp_s along its dependencies
+as above ("-" in the table, empty in CSV, null in JSON when the trace needs
+eager sends, which the critical path does not model), with --round-sync
+the round-synchronous counted_s and loggp_sync_s, energy_j and
+memory_bytes.
+
+The table shows times, energies and sizes with their units (12.34 µs,
+1.5 KiB); CSV and JSON give plain numbers in the unit of the column's name
+(seconds for _s, joules for _j, bytes for _bytes; docs/json.md).`,
 		Example: `  scoll model --op allreduce --np 8..4096 --sizes 8
   scoll model --op bcast --np 16,64,256 --sizes 8,64K --params infiniband --plot tradeoff.svg
   scoll model --trace split.trace --params curie`,

@@ -60,24 +60,28 @@ func simTrace(w io.Writer, tr *record.Trace, file string, cfg sim.Config, modelN
 	return writeSimRows(w, format, []simRow{row}, stages)
 }
 
-// traceModelRow is the evaluation of a trace by scoll model.
+// traceModelRow is the evaluation of a trace by scoll model, with the
+// names and meanings of scoll model's columns: critical_s and loggp_s
+// along the trace's dependencies (model.CriticalPath), counted_s and
+// loggp_sync_s round-synchronous (with --round-sync only).
 type traceModelRow struct {
-	Trace    string  `json:"trace"`
-	NP       int     `json:"np"`
-	Messages int64   `json:"messages"`
-	Bytes    int64   `json:"bytes"`
-	Rounds   int     `json:"rounds"`
-	CountedS float64 `json:"counted_s"`
-	LogGPS   float64 `json:"loggp_s"`
-	// The critical-path times are 0 when the trace cannot run with
-	// rendezvous matching (see model.EvaluateGenerator).
-	CriticalS      float64 `json:"critical_s"`
-	CriticalLogGPS float64 `json:"critical_loggp_s"`
-	EnergyJ        float64 `json:"energy_j"`
-	MemoryB        float64 `json:"memory_bytes"`
+	Trace    string `json:"trace"`
+	NP       int    `json:"np"`
+	Messages int64  `json:"messages"`
+	Bytes    int64  `json:"bytes"`
+	Rounds   int    `json:"rounds"`
+	// CriticalS and LogGPS are nil (null in JSON) when the trace cannot
+	// run with rendezvous matching (see model.EvaluateGenerator).
+	CriticalS  *float64 `json:"critical_s"`
+	LogGPS     *float64 `json:"loggp_s"`
+	CountedS   *float64 `json:"counted_s,omitempty"`
+	LogGPSyncS *float64 `json:"loggp_sync_s,omitempty"`
+	EnergyJ    float64  `json:"energy_j"`
+	MemoryB    float64  `json:"memory_bytes"`
 }
 
-// modelTrace evaluates the trace in file under the parameters params.
+// modelTrace evaluates the trace in file under the parameters params;
+// --round-sync adds the round-synchronous times.
 func modelTrace(cmd *cobra.Command, file, params, format string) error {
 	tr, err := openTrace(cmd, file, "op", "np", "sizes", "plot")
 	if err != nil {
@@ -87,31 +91,62 @@ func modelTrace(cmd *cobra.Command, file, params, format string) error {
 	if err != nil {
 		return err
 	}
+	roundSync, _ := cmd.Flags().GetBool("round-sync")
 	r, err := model.EvaluateGenerator(filepath.Base(file), tr.Size, 1, tr.Generator(), par)
 	if err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
 	row := traceModelRow{Trace: r.Algorithm, NP: tr.Size, Messages: tr.Messages(), Bytes: tr.Bytes(), Rounds: tr.Rounds(),
-		CountedS: r.Counted, LogGPS: r.LogGP, CriticalS: r.Critical, CriticalLogGPS: r.CriticalLogGP, EnergyJ: r.Energy, MemoryB: r.Memory}
-	return writeRows(cmd.OutOrStdout(), format, []traceModelRow{row}, traceModelFormat)
+		EnergyJ: r.Energy, MemoryB: r.Memory}
+	if r.Critical != 0 || r.CriticalLogGP != 0 || tr.Messages() == 0 {
+		row.CriticalS, row.LogGPS = &r.Critical, &r.CriticalLogGP
+	}
+	if roundSync {
+		row.CountedS, row.LogGPSyncS = &r.Counted, &r.LogGP
+	}
+	return writeRows(cmd.OutOrStdout(), format, []traceModelRow{row}, traceModelFormat(roundSync))
 }
 
-// traceModelFormat is how scoll model --trace writes its row; the table
-// shows "-" for critical-path times the trace could not give.
-var traceModelFormat = rowFormat[traceModelRow]{
-	columns: []string{"trace", "np", "messages", "bytes", "rounds", "counted_s", "loggp_s", "critical_s", "critical_loggp_s", "energy_j", "memory_bytes"},
-	csv: func(r traceModelRow) []string {
-		return []string{r.Trace, strconv.Itoa(r.NP), strconv.FormatInt(r.Messages, 10), strconv.FormatInt(r.Bytes, 10), strconv.Itoa(r.Rounds),
-			g8(r.CountedS), g8(r.LogGPS), g8(r.CriticalS), g8(r.CriticalLogGPS), g8(r.EnergyJ), g8(r.MemoryB)}
-	},
-	cells: func(r traceModelRow) string {
-		crit := func(x float64) string {
-			if x == 0 && r.Messages > 0 {
-				return "-"
-			}
-			return fmt.Sprintf("%.4g", x)
+// traceModelFormat is how scoll model --trace writes its row: critical-path
+// times the trace could not give are "-" in the table and empty in CSV.
+func traceModelFormat(roundSync bool) rowFormat[traceModelRow] {
+	columns := []string{"trace", "np", "messages", "bytes", "rounds", "critical_s", "loggp_s"}
+	headings := []string{"trace", "np", "messages", "bytes", "rounds", "critical", "loggp"}
+	if roundSync {
+		columns = append(columns, "counted_s", "loggp_sync_s")
+		headings = append(headings, "counted", "loggp_sync")
+	}
+	times := func(r traceModelRow) []*float64 {
+		t := []*float64{r.CriticalS, r.LogGPS}
+		if roundSync {
+			t = append(t, r.CountedS, r.LogGPSyncS)
 		}
-		return fmt.Sprintf("%s\t%d\t%d\t%d\t%d\t%.4g\t%.4g\t%s\t%s\t%.4g\t%.0f\t", r.Trace, r.NP, r.Messages, r.Bytes, r.Rounds,
-			r.CountedS, r.LogGPS, crit(r.CriticalS), crit(r.CriticalLogGPS), r.EnergyJ, r.MemoryB)
-	},
+		return t
+	}
+	return rowFormat[traceModelRow]{
+		columns: append(columns, "energy_j", "memory_bytes"),
+		csv: func(r traceModelRow) []string {
+			f := []string{r.Trace, strconv.Itoa(r.NP), strconv.FormatInt(r.Messages, 10), strconv.FormatInt(r.Bytes, 10), strconv.Itoa(r.Rounds)}
+			for _, x := range times(r) {
+				if x == nil {
+					f = append(f, "")
+				} else {
+					f = append(f, g8(*x))
+				}
+			}
+			return append(f, g8(r.EnergyJ), g8(r.MemoryB))
+		},
+		headings: append(headings, "energy", "memory"),
+		cells: func(r traceModelRow) string {
+			c := fmt.Sprintf("%s\t%d\t%d\t%s\t%d\t", r.Trace, r.NP, r.Messages, fmtBytes(float64(r.Bytes)), r.Rounds)
+			for _, x := range times(r) {
+				if x == nil {
+					c += "-\t"
+				} else {
+					c += fmtTime(*x) + "\t"
+				}
+			}
+			return c + fmtEnergy(r.EnergyJ) + "\t" + fmtBytes(r.MemoryB) + "\t"
+		},
+	}
 }

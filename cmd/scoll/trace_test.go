@@ -73,7 +73,7 @@ func TestSimTrace(t *testing.T) {
 // sends must be eager (no critical path).
 func TestModelTrace(t *testing.T) {
 	file := recordRing(t, 64)
-	out, _, err := run(t, "model", "--trace", file, "--format", "json")
+	out, _, err := run(t, "model", "--trace", file, "--format", "json", "--round-sync")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,8 +82,31 @@ func TestModelTrace(t *testing.T) {
 		t.Fatalf("%v:\n%s", err, out)
 	}
 	r := rows[0]
-	if r.NP != 8 || r.Messages != 112 || r.Rounds != 14 || r.CountedS <= 0 || r.CriticalS <= 0 || r.EnergyJ <= 0 || r.MemoryB <= 0 {
-		t.Errorf("row %+v", r)
+	if r.NP != 8 || r.Messages != 112 || r.Rounds != 14 || r.CountedS == nil || *r.CountedS <= 0 || r.CriticalS == nil || *r.CriticalS <= 0 ||
+		r.LogGPS == nil || *r.LogGPS <= 0 || r.LogGPSyncS == nil || *r.LogGPSyncS <= 0 || r.EnergyJ <= 0 || r.MemoryB <= 0 {
+		t.Errorf("row %s", out)
+	}
+	// The same names and meanings as scoll model's: a ring's critical path
+	// is its round-synchronous time, and the trace's is the registry ring's.
+	if *r.LogGPS != *r.LogGPSyncS {
+		t.Errorf("ring trace: loggp_s %g, loggp_sync_s %g: want equal", *r.LogGPS, *r.LogGPSyncS)
+	}
+	out, _, err = run(t, "model", "--op", "allreduce", "--np", "8", "--sizes", "64", "--format", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reg []modelRow
+	if err := json.Unmarshal([]byte(out), &reg); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range reg {
+		if m.Algorithm == "ring" && (m.LogGPS != *r.LogGPS || m.CriticalS != *r.CriticalS) {
+			t.Errorf("ring: scoll model loggp_s %g critical_s %g, --trace %g %g", m.LogGPS, m.CriticalS, *r.LogGPS, *r.CriticalS)
+		}
+	}
+	out, _, err = run(t, "model", "--trace", file, "--format", "csv")
+	if err != nil || !strings.HasPrefix(out, "trace,np,messages,bytes,rounds,critical_s,loggp_s,energy_j,memory_bytes\n") {
+		t.Errorf("csv without --round-sync: %v\n%s", err, out)
 	}
 	eager := filepath.Join(t.TempDir(), "eager.trace")
 	text := "scoll-trace 1\nranks 2\nrank 0\ns1:8\nr1:8\nrank 1\ns0:8\nr0:8\nend\n"
