@@ -19,8 +19,9 @@ import (
 // Provenance: the process's maximum RSS (/usr/bin/time -f %M) of scoll
 // bench --sizes 8 --iters 1 --warmup 0 on one algorithm, linux/amd64, Go
 // 1.26: 1,024 ranks 46–55 MB, 4,096 ranks 142–154 MB (35–38 KB a rank),
-// 16,384 ranks 771–820 MB (47–50 KB a rank). The charge rounds the largest
-// of these up, so that the estimate errs on the side of refusing.
+// 16,384 ranks 771–820 MB (47–50 KB a rank), 32,768 ranks 1,201 MB (37 KB
+// a rank). The charge rounds the largest of these up, so that the estimate
+// errs on the side of refusing.
 const RankBytes = 64 << 10
 
 // Footprint is the memory one configuration allocates, as Run estimates it
