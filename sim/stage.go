@@ -45,8 +45,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/bits"
 	"runtime"
+	"strconv"
 	"sync"
 	"text/tabwriter"
 
@@ -594,7 +596,7 @@ func (st *stager) cost() StageStat {
 // rank distance, route length in links and congestion, and the largest
 // message in bytes and as a multiple of the smallest nonzero message of all
 // the stages ("size×n"); then the message and byte counts and the stage's
-// α count, δ bytes and time.
+// α count, δ bytes and time (with its unit: ns, µs, ms or s).
 func WriteStageTable(w io.Writer, stages []StageStat) error {
 	var unit int64 // the smallest nonzero message of the run
 	for _, s := range stages {
@@ -603,7 +605,7 @@ func WriteStageTable(w io.Writer, stages []StageStat) error {
 		}
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "stage\tS\tdistance\thops\tmax_congestion\tmax_msg\tsize×n\tmessages\tbytes\talpha\tdelta_bytes\ttime_s\t")
+	fmt.Fprintln(tw, "stage\tS\tdistance\thops\tmax_congestion\tmax_msg\tsize×n\tmessages\tbytes\talpha\tdelta_bytes\ttime\t")
 	for _, s := range stages {
 		bit, size := "-", "-"
 		if s.Bit >= 0 {
@@ -612,8 +614,44 @@ func WriteStageTable(w io.Writer, stages []StageStat) error {
 		if unit > 0 {
 			size = fmt.Sprintf("%.4g", float64(s.MaxBytes)/float64(unit))
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%.4g\t%.4g\t%d\t%s\t%d\t%d\t%g\t%.6g\t%.6g\t\n", s.Stage, bit, s.MaxDistance, s.MaxHops, s.MaxCongestion,
-			s.MaxBytes, size, s.Messages, s.Bytes, s.AlphaCount, s.DeltaBytes, s.Time)
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%.4g\t%.4g\t%d\t%s\t%d\t%d\t%s\t%s\t%s\t\n", s.Stage, bit, s.MaxDistance, s.MaxHops, s.MaxCongestion,
+			s.MaxBytes, size, s.Messages, s.Bytes, plainCount(s.AlphaCount), plainCount(s.DeltaBytes), tableTime(s.Time))
 	}
 	return tw.Flush()
+}
+
+// plainCount formats a count that may be fractional without an exponent:
+// whole numbers as they are, others with two decimals.
+func plainCount(x float64) string {
+	if x == math.Trunc(x) && math.Abs(x) < 1e15 {
+		return strconv.FormatFloat(x, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(x, 'f', 2, 64)
+}
+
+// tableTime formats seconds for a table in ns, µs, ms or s, to 4
+// significant digits ("9.021 µs").
+func tableTime(s float64) string {
+	unit, scale := "s", 1.0
+	switch a := math.Abs(s); {
+	case a == 0:
+		return "0 s"
+	case a < 0.99995e-6:
+		unit, scale = "ns", 1e-9
+	case a < 0.99995e-3:
+		unit, scale = "µs", 1e-6
+	case a < 0.99995:
+		unit, scale = "ms", 1e-3
+	}
+	m := s / scale
+	prec := 0
+	switch a := math.Abs(m); {
+	case a < 9.9995:
+		prec = 3
+	case a < 99.995:
+		prec = 2
+	case a < 999.95:
+		prec = 1
+	}
+	return strconv.FormatFloat(m, 'f', prec, 64) + " " + unit
 }

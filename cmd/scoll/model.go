@@ -225,11 +225,14 @@ func modelFormat(roundSync bool) rowFormat[modelRow] {
 		return []float64{deref(r.CountedS), deref(r.LogGPSyncS)}
 	}
 	columns := []string{"op", "algorithm", "np", "bytes", "cost_s", "critical_s", "loggp_s"}
+	headings := []string{"op", "algorithm", "np", "bytes", "cost", "critical", "loggp"}
 	if roundSync {
 		columns = append(columns, "counted_s", "loggp_sync_s")
+		headings = append(headings, "counted", "loggp_sync")
 	}
 	return rowFormat[modelRow]{
-		columns: append(columns, "form", "form_s", "energy_j", "memory_bytes", "arrival_s"),
+		columns:  append(columns, "form", "form_s", "energy_j", "memory_bytes", "arrival_s"),
+		headings: append(headings, "form", "form_time", "energy", "memory", "arrival"),
 		csv: func(r modelRow) []string {
 			f := []string{r.Op, r.Algorithm, strconv.Itoa(r.NP), strconv.Itoa(r.Bytes), g8(r.CostS), g8(r.CriticalS), g8(r.LogGPS)}
 			for _, x := range sync(r) {
@@ -238,11 +241,15 @@ func modelFormat(roundSync bool) rowFormat[modelRow] {
 			return append(f, r.Form, g8(r.FormS), g8(r.EnergyJ), g8(r.MemoryB), g8(r.ArrivalS))
 		},
 		cells: func(r modelRow) string {
-			c := fmt.Sprintf("%s\t%s\t%d\t%d\t%.4g\t%.4g\t%.4g\t", r.Op, r.Algorithm, r.NP, r.Bytes, r.CostS, r.CriticalS, r.LogGPS)
+			c := fmt.Sprintf("%s\t%s\t%d\t%s\t%s\t%s\t%s\t", r.Op, r.Algorithm, r.NP, fmtBytes(float64(r.Bytes)), fmtTime(r.CostS), fmtTime(r.CriticalS), fmtTime(r.LogGPS))
 			for _, x := range sync(r) {
-				c += fmt.Sprintf("%.4g\t", x)
+				c += fmtTime(x) + "\t"
 			}
-			return c + fmt.Sprintf("%s\t%.4g\t%.4g\t%.0f\t%.4g\t", cmp.Or(r.Form, "-"), r.FormS, r.EnergyJ, r.MemoryB, r.ArrivalS)
+			form := "-"
+			if r.Form != "" {
+				form = fmtTime(r.FormS)
+			}
+			return c + fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t", cmp.Or(r.Form, "-"), form, fmtEnergy(r.EnergyJ), fmtBytes(r.MemoryB), fmtTime(r.ArrivalS))
 		},
 	}
 }
@@ -286,8 +293,9 @@ func modelBcastFormat(base rowFormat[modelRow]) rowFormat[modelRow] {
 		csv: func(r modelRow) []string {
 			return append(base.csv(r), g8(r.RoundOptS), g8(ratio(r.ArrivalS, r.RoundOptS)), g8(r.NotesBoundS), g8(ratio(r.ArrivalS, r.NotesBoundS)))
 		},
+		headings: append(append([]string(nil), base.headings...), "round_opt", "ratio_round_opt", "notes_bound", "ratio_notes"),
 		cells: func(r modelRow) string {
-			return base.cells(r) + fmt.Sprintf("%.4g\t%.3f\t%.4g\t%.3f\t", r.RoundOptS, ratio(r.ArrivalS, r.RoundOptS), r.NotesBoundS, ratio(r.ArrivalS, r.NotesBoundS))
+			return base.cells(r) + fmt.Sprintf("%s\t%.3f\t%s\t%.3f\t", fmtTime(r.RoundOptS), ratio(r.ArrivalS, r.RoundOptS), fmtTime(r.NotesBoundS), ratio(r.ArrivalS, r.NotesBoundS))
 		},
 	}
 }

@@ -322,13 +322,14 @@ var simFormat = rowFormat[simRow]{
 	csv: func(r simRow) []string {
 		return append([]string{r.Topology, strconv.Itoa(r.Ranks), r.Op, r.Algorithm, strconv.Itoa(r.Bytes), r.Model}, r.csvResult()...)
 	},
-	headings: []string{"topology", "ranks", "op", "algorithm", "bytes", "time_s", "alpha_count", "delta_bytes", "mbps", "max_congestion"},
+	headings: []string{"topology", "ranks", "op", "algorithm", "bytes", "time", "alpha_count", "delta_bytes", "rate", "max_congestion"},
 	cells: func(r simRow) string {
 		alpha, delta := "n/a", "n/a"
 		if r.stageTerms() {
-			alpha, delta = fmt.Sprintf("%g", r.AlphaCount), fmt.Sprintf("%.6g", r.DeltaBytes)
+			alpha, delta = fmtCount(r.AlphaCount), fmtBytes(r.DeltaBytes)
 		}
-		return fmt.Sprintf("%s\t%d\t%s\t%s\t%d\t%.6g\t%s\t%s\t%.2f\t%.4g\t", r.Topology, r.Ranks, r.Op, r.Algorithm, r.Bytes, r.Time, alpha, delta, r.MBps, r.MaxCongestion)
+		return fmt.Sprintf("%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t", r.Topology, r.Ranks, r.Op, r.Algorithm, fmtBytes(float64(r.Bytes)),
+			fmtTime(r.Time), alpha, delta, fmtRate(r.MBps), fmtCount(r.MaxCongestion))
 	},
 }
 
@@ -340,9 +341,9 @@ var simBcastFormat = rowFormat[simRow]{
 	csv: func(r simRow) []string {
 		return append(simFormat.csv(r), g8(r.RoundOptS), g8(ratio(r.Time, r.RoundOptS)), g8(r.NotesBoundS), g8(ratio(r.Time, r.NotesBoundS)))
 	},
-	headings: append(append([]string(nil), simFormat.headings...), "round_opt_s", "ratio_round_opt", "notes_bound_s", "ratio_notes"),
+	headings: append(append([]string(nil), simFormat.headings...), "round_opt", "ratio_round_opt", "notes_bound", "ratio_notes"),
 	cells: func(r simRow) string {
-		return simFormat.cells(r) + fmt.Sprintf("%.4g\t%.3f\t%.4g\t%.3f\t", r.RoundOptS, ratio(r.Time, r.RoundOptS), r.NotesBoundS, ratio(r.Time, r.NotesBoundS))
+		return simFormat.cells(r) + fmt.Sprintf("%s\t%.3f\t%s\t%.3f\t", fmtTime(r.RoundOptS), ratio(r.Time, r.RoundOptS), fmtTime(r.NotesBoundS), ratio(r.Time, r.NotesBoundS))
 	},
 }
 

@@ -43,8 +43,8 @@ var embedFormat = rowFormat[embedRow]{
 			strconv.Itoa(r.Edges), strconv.FormatInt(r.Messages, 10)}
 	},
 	cells: func(r embedRow) string {
-		return fmt.Sprintf("%s\t%s\t%d\t%s\t%s\t%d\t%d\t%d\t%.4g\t%.4g\t%.4g\t%.4g\t%d\t%d\t", r.Topology, r.Mapping, r.Ranks, r.Op, r.Algorithm, r.Bytes,
-			r.Load, r.Dilation, r.MeanDilation, r.Congestion, r.StageCongestion, r.ModelCongestion, r.Edges, r.Messages)
+		return fmt.Sprintf("%s\t%s\t%d\t%s\t%s\t%s\t%d\t%d\t%.3f\t%s\t%s\t%s\t%d\t%d\t", r.Topology, r.Mapping, r.Ranks, r.Op, r.Algorithm, fmtBytes(float64(r.Bytes)),
+			r.Load, r.Dilation, r.MeanDilation, fmtCount(r.Congestion), fmtCount(r.StageCongestion), fmtCount(r.ModelCongestion), r.Edges, r.Messages)
 	},
 }
 

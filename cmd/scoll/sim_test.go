@@ -132,8 +132,8 @@ func TestSimStageColumns(t *testing.T) {
 	lines := strings.Split(out, "\n")
 	var head, stage1 []string
 	for i, l := range lines {
-		if f := strings.Fields(l); len(f) > 0 && f[0] == "stage" && i+2 < len(lines) {
-			head, stage1 = f, strings.Fields(lines[i+2])
+		if f := tableFields(l); len(f) > 0 && f[0] == "stage" && i+2 < len(lines) {
+			head, stage1 = f, tableFields(lines[i+2])
 		}
 	}
 	want := map[string]string{"stage": "1", "S": "8", "distance": "256", "hops": "4", "max_congestion": "2", "max_msg": "1024", "size×n": "1"}
@@ -161,7 +161,7 @@ func TestSimFlowLeavesStageTermsOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f := strings.Fields(strings.Split(out, "\n")[1]); len(f) < 8 || f[6] != "n/a" || f[7] != "n/a" {
+	if f := tableFields(strings.Split(out, "\n")[1]); len(f) < 8 || f[6] != "n/a" || f[7] != "n/a" {
 		t.Errorf("flow table: alpha_count and delta_bytes not n/a:\n%s", out)
 	}
 	out, _, err = run(t, append(base, "--model", "flow", "--format", "csv")...)
