@@ -145,45 +145,46 @@ func (c *Config) node(r int) int {
 // of its communication as Sack tabulates it (sec. 3.4.1: S[s], distance,
 // hops, congestion, size).
 type StageStat struct {
-	Stage    int
-	Messages int   // messages sent in the stage
-	Bytes    int64 // bytes sent in the stage
+	Stage    int   `json:"stage"`
+	Messages int   `json:"messages"` // messages sent in the stage
+	Bytes    int64 `json:"bytes"`    // bytes sent in the stage
 	// Bit is the rank bit every message of the stage flips (destination =
 	// source XOR 2^Bit, Sack's S[s]), or -1 when the messages do not all
 	// flip the same single bit (or there are none).
-	Bit int
+	Bit int `json:"bit"`
 	// MaxDistance is the largest rank distance |dst − src| of a message.
-	MaxDistance int
+	MaxDistance int `json:"max_distance"`
 	// MaxHops is the longest route of a message in links. A route split
 	// over equal-cost paths counts the length of those paths (the sum of
 	// its hop fractions).
-	MaxHops float64
+	MaxHops float64 `json:"max_hops"`
 	// MaxBytes is the largest message and MinBytes the smallest nonzero
 	// one (0 when every message is empty).
-	MaxBytes, MinBytes int64
+	MaxBytes int64 `json:"max_bytes"`
+	MinBytes int64 `json:"min_bytes"`
 	// MaxCongestion is the largest congestion factor c of any message: the
 	// largest link load on its route (messages, fractional for split
 	// routes, divided by the link's capacity), at least 1.
-	MaxCongestion float64
+	MaxCongestion float64 `json:"max_congestion"`
 	// AlphaCount is the number of message start-ups charged: the most
 	// messages any node sends or receives in the stage (store-and-forward:
 	// the most link crossings, a message counting one per link).
-	AlphaCount float64
+	AlphaCount float64 `json:"alpha_count"`
 	// DeltaBytes is the congestion-weighted bytes charged: c·m of the
 	// slowest message (multi-port) or the largest sum of c·m over a node's
 	// sends or receives (single-port). Store-and-forward charges
 	// (c_1 + ... + c_D)·m for a message over D links, c_j being the load
 	// of its j-th link among the stage's j-th links; packet switching
 	// charges c·k·b for its k packets of b bytes.
-	DeltaBytes float64
+	DeltaBytes float64 `json:"delta_bytes"`
 	// Latency is the per-hop time in seconds of the stage's slowest
 	// message, which overlaps its node's other messages: t_h·D
 	// (cut-through), (D+k−1)·t_h + (D−1)·c·b·δ (packet switching: the
 	// per-packet hop latencies and the pipeline's fill) or 0
 	// (store-and-forward).
-	Latency float64
+	Latency float64 `json:"latency_s"`
 	// Time is AlphaCount·α + DeltaBytes·δ + Latency.
-	Time float64
+	Time float64 `json:"time_s"`
 }
 
 // Result is the cost of a whole schedule.

@@ -84,12 +84,9 @@ section in place.`,
 				_, err := io.WriteString(w, markdownTable(infos))
 				return err
 			case "json":
-				if infos == nil {
-					infos = []scoll.AlgorithmInfo{}
-				}
 				enc := json.NewEncoder(w)
 				enc.SetIndent("", "  ")
-				return enc.Encode(infos)
+				return enc.Encode(algorithmsJSON(infos))
 			}
 			return fmt.Errorf("--format %q: want table, markdown or json", format)
 		},
@@ -97,6 +94,30 @@ section in place.`,
 	cmd.Flags().StringVar(&format, "format", "table", "output format: table, markdown or json")
 	cmd.Flags().StringVar(&update, "update", "", "with --format markdown: replace the section between the algorithm markers of this file")
 	return cmd
+}
+
+// algorithmJSON is an algorithm of scoll algorithms --format json
+// (docs/json.md).
+type algorithmJSON struct {
+	Collective  string `json:"collective"`
+	Name        string `json:"name"`
+	Path        string `json:"path"`
+	When        string `json:"when,omitempty"`
+	Requires    string `json:"requires"`
+	Commutative bool   `json:"commutative"`
+	PowerOfTwo  bool   `json:"power_of_two"`
+	Doc         string `json:"doc"`
+	Source      string `json:"source"`
+}
+
+// algorithmsJSON returns infos as JSON objects (an empty list for none).
+func algorithmsJSON(infos []scoll.AlgorithmInfo) []algorithmJSON {
+	out := []algorithmJSON{}
+	for _, a := range infos {
+		out = append(out, algorithmJSON{Collective: a.Collective, Name: a.Name, Path: pathOf(a), When: a.When, Requires: a.Requires,
+			Commutative: a.Commutative, PowerOfTwo: a.PowerOfTwo, Doc: a.Doc, Source: a.Source})
+	}
+	return out
 }
 
 // allAlgorithms returns the registry, by collective then name, and the
