@@ -221,11 +221,14 @@ func writeClairvoyantSVG(w io.Writer, pl *algorithms.ClairvoyantPlan) error {
 		return fmt.Errorf("%d ranks: the drawing holds at most %d", pl.P, schedule.MaxSVGRanks)
 	}
 	const cw, ch, left, top = 44, 22, 64, 28
-	width, height := left+cw*max(pl.Rounds, 1)+10, top+ch*pl.P+10
+	title := fmt.Sprintf("clairvoyant reduce, P=%d N=%d root=%d, R=%d rounds", pl.P, pl.N, pl.Root, pl.Rounds)
+	// The image holds the title: 0.62 em a character bounds sans-serif text.
+	width, height := max(left+cw*max(pl.Rounds, 1)+10, 8+int(6.2*float64(len(title)))), top+ch*pl.P+10
 	bw := bufio.NewWriter(w)
 	defer bw.Flush()
-	fmt.Fprintf(bw, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="10">`+"\n", width, height)
-	fmt.Fprintf(bw, `<text x="4" y="14">clairvoyant reduce, P=%d N=%d root=%d, R=%d rounds</text>`+"\n", pl.P, pl.N, pl.Root, pl.Rounds)
+	fmt.Fprintf(bw, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="10">`+"\n", width, height, width, height)
+	fmt.Fprintf(bw, `<title>%s</title>`+"\n", title)
+	fmt.Fprintf(bw, `<text x="4" y="14">%s</text>`+"\n", title)
 	for k := range pl.Rounds {
 		fmt.Fprintf(bw, `<text x="%d" y="%d" text-anchor="middle">%d</text>`+"\n", left+k*cw+cw/2, top-2, k)
 	}

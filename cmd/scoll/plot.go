@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
+	"image/color"
 	"io"
 	"math"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -68,26 +71,69 @@ func drawLines(p *plot.Plot, lines ...any) error {
 	return plotutil.AddLinePoints(p, lines...)
 }
 
+// plotMargin is the blank border around a figure: room for the
+// descenders of the axis labels and for a renderer whose font runs a little
+// wider than the one the layout measured.
+const plotMargin = 4 * vg.Millimeter
+
 // savePlots draws plots stacked in one column into file, an SVG or PNG
-// image (by its extension).
+// image (by its extension), on a white background with plotMargin on
+// every side. An SVG names its fonts with fallbacks (svgFontFamilies).
 func savePlots(file string, tiles [][]*plot.Plot, w, h vg.Length) error {
 	var canvas vg.CanvasWriterTo
+	svg := false
 	switch strings.ToLower(filepath.Ext(file)) {
 	case ".svg":
-		canvas = vgsvg.New(w, h)
+		canvas, svg = vgsvg.New(w, h), true
 	case ".png":
 		canvas = vgimg.PngCanvas{Canvas: vgimg.New(w, h)}
 	default:
 		return fmt.Errorf("--plot %q: want a .svg or .png file", file)
 	}
 	dc := draw.New(canvas)
-	cs := plot.Align(tiles, draw.Tiles{Rows: len(tiles), Cols: 1, PadY: vg.Millimeter * 4, PadTop: vg.Millimeter * 2}, dc)
+	dc.SetColor(color.White)
+	dc.Fill(dc.Rectangle.Path())
+	cs := plot.Align(tiles, draw.Tiles{Rows: len(tiles), Cols: 1, PadY: vg.Millimeter * 4,
+		PadTop: plotMargin, PadBottom: plotMargin, PadLeft: plotMargin, PadRight: plotMargin}, dc)
 	for i := range tiles {
 		tiles[i][0].Draw(cs[i][0])
 	}
 	return createFile(file, func(w io.Writer) error {
-		_, err := canvas.WriteTo(w)
+		if !svg {
+			_, err := canvas.WriteTo(w)
+			return err
+		}
+		var buf bytes.Buffer
+		if _, err := canvas.WriteTo(&buf); err != nil {
+			return err
+		}
+		_, err := w.Write(svgFontFamilies(buf.Bytes()))
 		return err
+	})
+}
+
+// svgFamily matches a font family that gonum's SVG canvas names alone
+// (style="font-family:Liberation Serif;...").
+var svgFamily = regexp.MustCompile(`font-family:(Liberation (Serif|Sans|Mono));`)
+
+// svgFallbacks gives each Liberation font (gonum/plot's, which the layout
+// measures) the fonts with its metrics that browsers, Inkscape and rsvg
+// find on every system, then the generic family: Times New Roman and Times
+// for Serif, Arial and Helvetica for Sans, Courier New and Courier for
+// Mono. The SVG stays small (no embedded font) and its text keeps the
+// widths the layout gave it.
+var svgFallbacks = map[string]string{
+	"Serif": `'Times New Roman',Times,'Nimbus Roman',serif`,
+	"Sans":  `Arial,Helvetica,'Nimbus Sans',sans-serif`,
+	"Mono":  `'Courier New',Courier,'Nimbus Mono PS',monospace`,
+}
+
+// svgFontFamilies rewrites the font families of an SVG written by gonum's
+// canvas to lists ending in a generic family (svgFallbacks).
+func svgFontFamilies(svg []byte) []byte {
+	return svgFamily.ReplaceAllFunc(svg, func(m []byte) []byte {
+		sub := svgFamily.FindSubmatch(m)
+		return []byte(fmt.Sprintf("font-family:'%s',%s;", sub[1], svgFallbacks[string(sub[2])]))
 	})
 }
 

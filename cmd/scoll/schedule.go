@@ -30,7 +30,8 @@ func newScheduleCmd() *cobra.Command {
 		Long: `schedule builds the schedule every rank runs for one collective call and prints
 it: text (a line per round), json (per rank: rounds of operations on buffer
 regions), goal (the GOAL text format of the LogGOPSim simulator) or svg (a
-timeline with a row per rank and a line per message; at most 256 ranks).
+timeline with a row per rank and a line per message, under a title naming
+the collective, algorithm, ranks and size and a legend; at most 256 ranks).
 
 In GOAL a round's reductions are one "calc N": N = γ·bytes in nanoseconds,
 the unit LogGOPSim reads, with γ from --params (stated in the file's first
@@ -88,7 +89,11 @@ of alltoall. Elements are --elem bytes wide.`,
 				}
 				return schedule.WriteGOAL(out, w.Size, w.ElemSize(), par.Gamma, gen)
 			case "svg":
-				return schedule.WriteSVG(out, w.Size, gen)
+				title := fmt.Sprintf("%s %s: %d ranks, %s per rank", coll, w.Algorithm, w.Size, fmtBytes(float64(bytes)))
+				if elem > 1 {
+					title += fmt.Sprintf(" (%d-byte elements)", elem)
+				}
+				return schedule.WriteSVGTitle(out, w.Size, gen, title)
 			}
 			return fmt.Errorf("--format %q: want text, json, goal or svg", form)
 		},
