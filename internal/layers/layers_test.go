@@ -21,7 +21,7 @@ const module = "github.com/scoll/scoll"
 // them; exec and the transports below the public API, knowing nothing of
 // algorithms.
 var allowed = map[string][]string{
-	"":                        {"algorithms", "exec", "internal/arrival", "internal/chain", "internal/cid", "internal/jobenv", "internal/postbox", "internal/errs", "internal/kernels", "internal/plan", "internal/wire", "schedule", "split", "transport", "transport/inproc", "transport/record", "transport/tcp", "transport/mpi"},
+	"":                        {"algorithms", "exec", "internal/arrival", "internal/chain", "internal/cid", "internal/jobenv", "internal/postbox", "internal/errs", "internal/kernels", "internal/plan", "internal/wire", "schedule", "split", "transport", "transport/inproc", "transport/record", "transport/tcp", "transport/mpi", "tuning"},
 	"schedule":                {},
 	"topology":                {},
 	"algorithms":              {"internal/errs", "schedule"},
@@ -53,8 +53,8 @@ var allowed = map[string][]string{
 	"internal/launch":         {},
 	"internal/mem":            {},
 	"internal/layers":         {},
-	"bench":                   {"", "internal/kernels", "split", "transport", "transport/inproc", "transport/record"},
-	"cmd/scoll":               {"", "algorithms", "bench", "internal/launch", "model", "schedule", "sim", "topology", "transport", "transport/record", "workload"},
+	"bench":                   {"", "algorithms", "internal/kernels", "schedule", "split", "transport", "transport/inproc", "transport/record"},
+	"cmd/scoll":               {"", "algorithms", "bench", "internal/launch", "model", "schedule", "sim", "topology", "transport", "transport/record", "tuning", "workload"},
 	"examples/allreduce":      {""},
 	"examples/nodeallreduce":  {""},
 }
