@@ -104,8 +104,8 @@ a torus in XYZ order every ring message crosses links no other message of
 its stage uses, so the stage model charges it exactly (P−1)(α + nδ). The
 command uses that closed form above --ring-sim-max, checks it against every
 ring it does simulate, and marks the rows "closed form" in the CSV.`,
-		Example: `  scoll figures --out docs/figures
-  scoll figures --out /tmp/f --tori 4x4x4 --shapes 4x4x4,4x4x8 --sizes 8,1K --node-sizes 1K`,
+		Example: `  scoll figures --out figs --tori 4x4x4 --shapes 4x4x4,4x4x8 --sizes 8,1K --node-sizes 1K
+  (the full set, as in docs/figures: scoll figures --out docs/figures, some minutes)`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			sizeTori, err := parseTori("--tori", tori)

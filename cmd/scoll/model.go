@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/scoll/scoll/bench"
 	"github.com/scoll/scoll/model"
@@ -43,7 +44,7 @@ type modelRow struct {
 }
 
 func newModelCmd() *cobra.Command {
-	var op, nps, sizes, params, format, plotFile, traceFile, arrivals, boundsPlot string
+	var op, nps, sizes, params, format, plotFile, traceFile, arrivals, boundsPlot, progress string
 	var roundSync bool
 	cmd := &cobra.Command{
 		Use:   "model",
@@ -117,13 +118,27 @@ The table shows times, energies and sizes with their units (12.34 µs,
 			if err != nil {
 				return err
 			}
+			show, err := showProgress(progress, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			for _, p := range ranks {
+				if _, err := parseArrivals(arrivals, p); err != nil {
+					return err
+				}
+			}
 			var rows []modelRow
+			total, done, start := len(sz)*len(ranks), 0, time.Now()
 			for _, n := range sz {
 				for _, p := range ranks {
 					arr, err := parseArrivals(arrivals, p)
 					if err != nil {
 						return err
 					}
+					if show {
+						fmt.Fprintf(cmd.ErrOrStderr(), "\r\x1b[K%s [%d/%d] np=%d %s B", progressBar(done, total, 20), done+1, total, p, bench.FormatSize(n))
+					}
+					done++
 					res, err := workload.EvaluateArrivals(coll, p, n, par, arr)
 					if err != nil {
 						return fmt.Errorf("np=%d, %d B: %w", p, n, err)
@@ -137,6 +152,9 @@ The table shows times, energies and sizes with their units (12.34 µs,
 							// does all the work, which the round-synchronous
 							// times charge exactly.
 							row.CriticalS, row.LogGPS = r.Counted, r.LogGP
+							if row.ArrivalS == 0 {
+								row.ArrivalS = r.Counted
+							}
 						}
 						if roundSync {
 							row.CountedS, row.LogGPSyncS = &r.Counted, &r.LogGP
@@ -148,6 +166,9 @@ The table shows times, energies and sizes with their units (12.34 µs,
 						rows = append(rows, row)
 					}
 				}
+			}
+			if show {
+				fmt.Fprintf(cmd.ErrOrStderr(), "\r\x1b[Kscoll model: %d configurations in %.1fs\n", total, time.Since(start).Seconds())
 			}
 			rf := modelFormat(roundSync)
 			if coll == schedule.Bcast {
@@ -179,6 +200,7 @@ The table shows times, energies and sizes with their units (12.34 µs,
 	f.StringVar(&traceFile, "trace", "", "evaluate the recorded trace in this file instead of registry algorithms")
 	f.StringVar(&boundsPlot, "plot-bounds", "", "bcast: plot each algorithm's critical path over the round-optimal bound against the size, for the first --np, into this .svg or .png file")
 	f.StringVar(&arrivals, "arrivals", "", "the ranks' arrival times, comma-separated durations (0,0,0,5ms), for one --np")
+	addProgressFlag(f, &progress)
 	f.BoolVar(&roundSync, "round-sync", false, "also print the round-synchronous times counted_s and loggp_sync_s (valid only when every rank communicates in every round)")
 	return cmd
 }

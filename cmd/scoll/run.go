@@ -50,9 +50,10 @@ after --grace, and run exits with the failing rank's status (128+signal when
 it was killed). SIGINT and SIGTERM to run stop the job the same way, as does
 --timeout (exit status 124). Every rank runs in its own process group, which
 is what gets signalled.`,
-		Example: `  scoll run --np 4 -- ./myprog --size 1M
-  scoll run --np 8 --rendezvous tcp:127.0.0.1:7000 --timeout 5m ./myprog
-  scoll run --np 2 --tag-output=false -- go run ./examples/allreduce`,
+		Example: `  scoll run --np 4 -- ./allreduce -n 1000
+  scoll run --np 8 --rendezvous tcp:127.0.0.1:7000 --timeout 5m ./allreduce
+  scoll run --np 2 --tag-output=false -- go run ./examples/allreduce
+  (./allreduce: go build -o allreduce ./examples/allreduce)`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if job.NP < 1 {
 				return fmt.Errorf("--np %d: want at least 1", job.NP)

@@ -92,9 +92,9 @@ max_congestion the largest link load of any stage.
 
 ` + simTraceHelp,
 		Example: `  scoll sim --topology torus:8x8x8 --op allgather --algorithm ring,recursive-doubling --sizes 64,4K,32K
-  scoll sim --topology clos:R=32,T=16,mu=0.25 --op allgather --algorithm all --model flow
+  scoll sim --topology clos:R=8,T=4,mu=0.25 --op allgather --algorithm all --model flow --sizes 64,4K
   scoll sim --topology torus:8x8x8 --op allgather --algorithm recursive-doubling --sizes 1K --stages
-  scoll sim --topology torus:16x16x16 --trace split.trace --model flow`,
+  scoll sim --topology torus:8x8x8 --trace split.trace --model flow`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			topo, err := topology.Parse(topoSpec)

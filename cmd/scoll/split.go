@@ -111,16 +111,16 @@ With --record FILE, split instead runs one split (the first algorithm and
 group given, with the colors, keys and generalized-split flags given) with
 every message recorded, and writes the trace to FILE for scoll sim --trace
 and scoll model --trace.`,
-		Example: `  scoll split --np 4096
-  scoll split --np 65536 --algorithm cheng --group distributed:16 --reps 3
+		Example: `  scoll split --np 1024
+  scoll split --np 16384 --algorithm cheng --group distributed:16 --reps 3
   scoll split --np 1024 --colors 8 --keys reverse --format csv
-  scoll split --np 1024,2048,4096,8192 --group table,distributed:16 --plot fig2.svg
-  scoll split --np 4096 --color-len 80 --groups small --no-reorder --chain --algorithm bitonic,hash,hash64
-  scoll split --figure moody4 --np 16,64,256,1024,4096 --plot moody4.svg --format csv
+  scoll split --np 128,256,512 --group table,distributed:16 --plot fig2.svg
+  scoll split --np 1024 --color-len 80 --groups small --no-reorder --chain --algorithm bitonic,hash,hash64
+  scoll split --figure moody4 --np 16,64,256,1024 --plot moody4.svg --format csv
   scoll run --np 8 -- scoll split --world --algorithm all
-  scoll split --np 4096 --algorithm cheng --group distributed:64 --record split.trace
-  scoll split --np 4096 --algorithm hash --color-len 5 --groups small --no-reorder --chain --record hash.trace
-  scoll sim --trace split.trace --topology torus:16x16x16`,
+  scoll split --np 512 --algorithm cheng --group distributed:64 --record split.trace
+  scoll split --np 1024 --algorithm hash --color-len 5 --groups small --no-reorder --chain --record hash.trace
+  scoll sim --trace split.trace --topology torus:8x8x8`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			fl := cmd.Flags()

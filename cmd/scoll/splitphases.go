@@ -33,7 +33,7 @@ CPU time, so that up to 64 sorters on a few cores still show per-sorter work
 (wall-clock phases cannot shrink as n/p there). Each row is the busiest
 sorter's time, the median over --reps. "total" is the busiest sorter's sum
 of the four phases; "wall" the whole sort's elapsed time on this machine.`,
-		Example: `  scoll split-phases --entries 8M,16M,32M --sorters 2,4,8,16,32,64
+		Example: `  scoll split-phases --entries 1M,2M --sorters 2,4,8
   scoll split-phases --entries 1M --sorters 2,8 --plot phases.svg --csv phases.csv`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -76,5 +77,40 @@ func TestOutputFlagsFirst(t *testing.T) {
 			continue
 		}
 		t.Logf("%v: %v", args, err)
+	}
+}
+
+// TestModelProgressAndArrival: scoll model reports its configurations on
+// stderr when asked, and a row whose critical path is not walked (the
+// exchange at 1024 ranks) still has its arrival time.
+func TestModelProgressAndArrival(t *testing.T) {
+	out, errOut, err := run(t, "model", "--op", "allreduce", "--np", "8,16", "--sizes", "8", "--progress", "always", "--format", "csv")
+	if err != nil || !strings.Contains(errOut, "[2/2] np=16") || !strings.Contains(errOut, "2 configurations") {
+		t.Fatalf("progress: %v\n%s", err, errOut)
+	}
+	_ = out
+	out, _, err = run(t, "model", "--op", "allreduce", "--np", "1024", "--sizes", "8", "--format", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []struct {
+		Algorithm string  `json:"algorithm"`
+		CriticalS float64 `json:"critical_s"`
+		ArrivalS  float64 `json:"arrival_s"`
+	}
+	if err := json.Unmarshal([]byte(out), &rows); err != nil {
+		t.Fatal(err)
+	}
+	seen := false
+	for _, r := range rows {
+		if r.Algorithm == "exchange" {
+			seen = true
+			if r.ArrivalS != r.CriticalS || r.ArrivalS == 0 {
+				t.Errorf("exchange: arrival %g, critical %g", r.ArrivalS, r.CriticalS)
+			}
+		}
+	}
+	if !seen {
+		t.Error("no exchange row")
 	}
 }

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# What a new user runs, end to end, on a clean checkout: the README
+# quickstart's main command, every example of every `scoll <command>
+# --help`, the commands of the README's command table, and bad flags. It
+# fails on a panic, a non-zero exit where success is expected, a zero exit
+# where failure is expected, or a run longer than 60 s. (The quickstart's
+# other command, go test ./..., is .ci/run's own first step; the long
+# reproductions in docs/ and the multi-host launch lines are not run.)
+#
+#   scripts/newuser.sh            # from the repository's root
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+limit=${NEWUSER_LIMIT:-60}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/bin" "$work/run/docs/figures"
+go build -o "$work/bin/scoll" ./cmd/scoll || exit 1
+go build -o "$work/run/allreduce" ./examples/allreduce || exit 1
+export PATH="$work/bin:$PATH"
+fails=0 runs=0
+
+# check WANT NAME CMD: runs CMD (a shell line) in the work directory under
+# the time limit and checks its exit status (WANT ok or fail) and that it
+# did not panic.
+check() {
+	local want=$1 name=$2 line=$3 start end code out
+	runs=$((runs + 1))
+	start=$(date +%s)
+	local dir="$work/run"
+	case $line in *"go run "*) dir=$root ;; esac # go run needs the module
+	out=$(cd "$dir" && timeout "$limit" bash -c "$line" 2>&1 >/dev/null)
+	code=$?
+	end=$(date +%s)
+	local why=""
+	if [ $code -eq 124 ]; then
+		why="ran longer than ${limit}s"
+	elif grep -qE '^panic:|^goroutine [0-9]+ \[' <<<"$out"; then
+		why="panicked"
+	elif [ "$want" = ok ] && [ $code -ne 0 ]; then
+		why="exit status $code, want 0"
+	elif [ "$want" = fail ] && [ $code -eq 0 ]; then
+		why="exit status 0, want failure"
+	fi
+	if [ -n "$why" ]; then
+		fails=$((fails + 1))
+		echo "FAIL ($why, $((end - start))s) $name: $line"
+		sed 's/^/    /' <<<"$out" | tail -5
+	else
+		echo "ok   ($((end - start))s) $name: $line"
+	fi
+}
+
+# The README quickstart's main command (through the built binary).
+check ok quickstart "scoll bench"
+
+# Every example of every command's help (./allreduce is the allreduce
+# example, built; `--update README.md` works on a copy).
+cp "$root/README.md" "$work/run/README.md"
+for cmd in $(scoll --help | sed -n '/^Available Commands:/,/^Flags:/p' | awk 'NR>1 && NF>1 {print $1}' | grep -v '^help$\|^completion$'); do
+	scoll "$cmd" --help | sed -n '/^Examples:/,/^Flags:/p' | sed -n 's/^  \(scoll .*\)$/\1/p' | while IFS= read -r ex; do
+		echo "$cmd	$ex"
+	done
+done >"$work/examples"
+# Traces that examples read come from the examples that write them.
+sort -s -t'	' -k2,2 <"$work/examples" | awk -F'\t' '/--record/ {print; next} {rest[NR]=$0} END {for (i in rest) print rest[i]}' >"$work/examples.sorted"
+while IFS='	' read -r cmd ex; do
+	check ok "$cmd --help example" "$ex"
+done <"$work/examples.sorted"
+
+# The README's marked commands: the lines of its "<!-- newuser:" comment.
+sed -n '/^<!-- newuser:/,/^-->/p' "$root/README.md" | sed '1d;$d' >"$work/readme"
+while IFS= read -r line; do
+	check ok "README" "$line"
+done <"$work/readme"
+
+# Bad flags: each must fail, with a message and no panic.
+for line in \
+	"scoll bench --np 0" \
+	"scoll bench --sizes 12Q" \
+	"scoll bench --op allsum" \
+	"scoll sim --topology torus:0x4" \
+	"scoll sim --plot x.pdf" \
+	"scoll model --np -4" \
+	"scoll schedule --op allreduce --algorithm nosuch" \
+	"scoll predict --np 0" \
+	"scoll calibrate --output /nonexistent/dir/p.json" \
+	"scoll run --rendezvous file:/nonexistent/dir --np 2 -- ./allreduce" \
+	"scoll split --np -1" \
+	"scoll nosuchcommand" \
+	"./allreduce -n -5" \
+	"SCOLL_ALGORITHM_ALLREDUCE=rign ./allreduce -n 10"; do
+	check fail "bad flags" "$line"
+done
+
+echo "newuser: $runs runs, $fails failed"
+[ "$fails" -eq 0 ]
