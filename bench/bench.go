@@ -217,11 +217,11 @@ type Result struct {
 // Skip is a configuration Run did not measure, and why.
 type Skip struct {
 	// Algorithm is the algorithm skipped.
-	Algorithm string
+	Algorithm string `json:"algorithm"`
 	// Bytes is the size skipped, or -1 when the algorithm was skipped at
 	// every size.
-	Bytes  int
-	Reason string
+	Bytes  int    `json:"bytes"`
+	Reason string `json:"reason"`
 	// Memory is, for a configuration skipped for Config.MaxMemory, the
 	// estimate that exceeded it (nil for other reasons).
 	Memory *Footprint

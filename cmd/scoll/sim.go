@@ -218,6 +218,15 @@ max_congestion the largest link load of any stage.
 					if n%elem != 0 {
 						return fmt.Errorf("--sizes: %d B is not a multiple of --elem %d", n, elem)
 					}
+					label := name
+					if name == "auto" {
+						// The library's default choice of a message schedule
+						// under the simulated network's α and δ.
+						if w.Algorithm, err = autoAlgorithm(w); err != nil {
+							return err
+						}
+						label = "auto (" + w.Algorithm + ")"
+					}
 					gen, err := w.Generator()
 					if err != nil {
 						if algs == "all" {
@@ -242,7 +251,7 @@ max_congestion the largest link load of any stage.
 						fmt.Fprintf(stderr, "scoll sim: stage model not valid for %s at %d B: in %d of %d stages a message's send and receive are in different rounds (ranks idle in rounds the schedule leaves out), so a stage is not what is in flight together and the time can be far too low; use --model flow\n",
 							name, n, res.Misaligned, res.NumStages)
 					}
-					row := simRow{Topology: topo.String(), Ranks: np, Op: coll.String(), Algorithm: name, Bytes: n, Model: model,
+					row := simRow{Topology: topo.String(), Ranks: np, Op: coll.String(), Algorithm: label, Bytes: n, Model: model,
 						Time: res.Time, AlphaCount: res.AlphaCount, DeltaBytes: res.DeltaBytes, MaxCongestion: res.MaxCongestion, Stages: res.Stages}
 					if res.Time > 0 {
 						row.MBps = float64(n) * float64(np-1) / res.Time / 1e6
@@ -272,7 +281,7 @@ max_congestion the largest link load of any stage.
 	f.StringVar(&mapSpec, "mapping", "xyz", "rank to node map: xyz, morton, gray, ring, htree (docs/embeddings.md), random[:seed] (an irregular partition) or list:n0,n1,...")
 	f.IntVar(&np, "np", 0, "ranks (default: one per node)")
 	f.StringVar(&op, "op", "allgather", "collective")
-	f.StringVar(&algs, "algorithm", "all", "algorithms, comma-separated, or all")
+	f.StringVar(&algs, "algorithm", "all", "algorithms, comma-separated, all, or auto (the library's default choice under the simulated α and δ, printed as auto (name))")
 	f.StringVar(&sizes, "sizes", "64,4K,32K", "per-rank sizes in bytes: a list and ranges as in scoll bench")
 	f.IntVar(&elem, "elem", 1, "element size in bytes: pipelined algorithms cut their default 64 KiB segments in such elements, as the library does for a call of this element type")
 	f.StringVar(&gridSpec, "grid", "auto", "process grid of topology-aware algorithms (rd-optimal, bucket3, ...): AxBxC, or auto (the torus or mesh itself when the ranks fill it in XYZ order)")
@@ -307,6 +316,10 @@ func pickAlgorithms(coll schedule.Collective, list string) ([]string, error) {
 	var names []string
 	for _, n := range strings.Split(list, ",") {
 		n = strings.TrimSpace(n)
+		if n == "auto" {
+			names = append(names, n)
+			continue
+		}
 		if _, ok := algorithms.Lookup(coll, n); !ok {
 			return nil, fmt.Errorf("--algorithm %q: %s has %s", n, coll, algorithmNames(coll))
 		}
@@ -452,4 +465,18 @@ func mbpsPlot(title string, rows []simRow, ax mbpsAxis) (*plot.Plot, error) {
 	p.Y.Min, p.Y.Max = 0, p.Y.Max*(1+0.06*float64(len(ls.names)))
 	p.Y.Tick.Marker = plainTicks{}
 	return p, nil
+}
+
+// autoAlgorithm returns the message schedule the library's default rule
+// picks for w's call under w's machine model (algorithms.Select: the
+// shared-memory paths are for ranks of one process, not for a network).
+func autoAlgorithm(w workload.Workload) (string, error) {
+	es := w.ElemSize()
+	p := algorithms.Params{Spec: schedule.Spec{Coll: w.Coll, Size: w.Size, Root: w.Root, Count: w.Bytes / es},
+		Commutative: true, ElemSize: es, Grid: w.Grid, Placement: w.Placement, Machine: w.Machine}
+	in := algorithms.Select(&p, w.Machine)
+	if in == nil {
+		return "", fmt.Errorf("--algorithm auto: no %s algorithm fits %d ranks", w.Coll, w.Size)
+	}
+	return in.Name, nil
 }

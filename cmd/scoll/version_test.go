@@ -114,3 +114,18 @@ func TestModelProgressAndArrival(t *testing.T) {
 		t.Error("no exchange row")
 	}
 }
+
+// TestSimAuto: scoll sim --algorithm auto names the algorithm the default
+// rule picked under the simulated α and δ: latency-bound recursive
+// doubling for 8 bytes, bandwidth-bound Rabenseifner for 1 MiB.
+func TestSimAuto(t *testing.T) {
+	out, _, err := run(t, "sim", "--topology", "torus:4x4", "--op", "allreduce", "--algorithm", "auto", "--sizes", "8,1M", "--format", "csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"auto (recursive-doubling)", "auto (rabenseifner)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
