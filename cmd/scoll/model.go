@@ -44,7 +44,7 @@ type modelRow struct {
 }
 
 func newModelCmd() *cobra.Command {
-	var op, nps, sizes, params, format, plotFile, traceFile, arrivals, boundsPlot, progress string
+	var op, nps, sizes, params, format, plotFile, traceFile, arrivals, boundsPlot, progress, maxMemory string
 	var roundSync bool
 	cmd := &cobra.Command{
 		Use:   "model",
@@ -121,6 +121,16 @@ The table shows times, energies and sizes with their units (12.34 µs,
 			show, err := showProgress(progress, cmd.ErrOrStderr())
 			if err != nil {
 				return err
+			}
+			limit, err := parseMaxMemory(maxMemory)
+			if err != nil {
+				return err
+			}
+			for _, p := range ranks {
+				if est := int64(p) * modelRankBytes; limit >= 0 && est > limit {
+					return fmt.Errorf("--np %d: the evaluation would need about %s (%d ranks × %s), over --max-memory %s; raise it (0: no limit) or model fewer ranks",
+						p, bench.HumanSize(est), p, bench.HumanSize(modelRankBytes), maxMemory)
+				}
 			}
 			for _, p := range ranks {
 				if _, err := parseArrivals(arrivals, p); err != nil {
@@ -201,6 +211,7 @@ The table shows times, energies and sizes with their units (12.34 µs,
 	f.StringVar(&boundsPlot, "plot-bounds", "", "bcast: plot each algorithm's critical path over the round-optimal bound against the size, for the first --np, into this .svg or .png file")
 	f.StringVar(&arrivals, "arrivals", "", "the ranks' arrival times, comma-separated durations (0,0,0,5ms), for one --np")
 	addProgressFlag(f, &progress)
+	f.StringVar(&maxMemory, "max-memory", "4G", "refuse, before evaluating, rank counts whose evaluation would need more memory than this (about 20 KiB per rank; 0: no limit)")
 	f.BoolVar(&roundSync, "round-sync", false, "also print the round-synchronous times counted_s and loggp_sync_s (valid only when every rank communicates in every round)")
 	return cmd
 }
@@ -364,3 +375,10 @@ func plotModel(file string, rows []modelRow, n int, params string) error {
 	}
 	return savePlots(file, tiles, 8*vg.Inch, 12*vg.Inch)
 }
+
+// modelRankBytes is what scoll model's evaluation of one call needs per
+// rank, for --max-memory: the peak resident memory of scoll model --op
+// bcast --sizes 8 grew from 329 MB at 16,384 ranks to 1.24 GB at 65,536
+// (/usr/bin/time -f %M, 2 cores, every algorithm, two evaluated at once),
+// 18.5 KB per rank; rounded up.
+const modelRankBytes = 20 << 10

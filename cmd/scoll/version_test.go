@@ -129,3 +129,18 @@ func TestSimAuto(t *testing.T) {
 		}
 	}
 }
+
+// TestModelMaxMemory: a rank count whose evaluation would not fit is
+// refused at once, naming the estimate.
+func TestModelMaxMemory(t *testing.T) {
+	_, _, err := run(t, "model", "--np", "1048576", "--sizes", "8")
+	if err == nil || !strings.Contains(err.Error(), "20 GiB") || !strings.Contains(err.Error(), "--max-memory 4G") {
+		t.Errorf("--np 1M: %v", err)
+	}
+	if _, _, err := run(t, "model", "--np", "64", "--sizes", "8", "--max-memory", "1M"); err == nil {
+		t.Error("--np 64 under a 1 MiB limit ran")
+	}
+	if _, _, err := run(t, "model", "--np", "64", "--sizes", "8", "--max-memory", "2M"); err != nil {
+		t.Errorf("--np 64 under a 2 MiB limit: %v", err)
+	}
+}
