@@ -321,16 +321,8 @@ func plotBcastBounds(file string, rows []modelRow, np int, params string) error 
 // modelBcastFormat is base (a modelFormat) with the bcast bounds and each
 // row's critical-path time as a multiple of them.
 func modelBcastFormat(base rowFormat[modelRow]) rowFormat[modelRow] {
-	return rowFormat[modelRow]{
-		columns: append(append([]string(nil), base.columns...), "round_opt_s", "ratio_round_opt", "notes_bound_s", "ratio_notes"),
-		csv: func(r modelRow) []string {
-			return append(base.csv(r), g8(r.RoundOptS), g8(ratio(r.ArrivalS, r.RoundOptS)), g8(r.NotesBoundS), g8(ratio(r.ArrivalS, r.NotesBoundS)))
-		},
-		headings: append(append([]string(nil), base.headings...), "round_opt", "ratio_round_opt", "notes_bound", "ratio_notes"),
-		cells: func(r modelRow) string {
-			return base.cells(r) + fmt.Sprintf("%s\t%.3f\t%s\t%.3f\t", fmtTime(r.RoundOptS), ratio(r.ArrivalS, r.RoundOptS), fmtTime(r.NotesBoundS), ratio(r.ArrivalS, r.NotesBoundS))
-		},
-	}
+	return withBounds(base, func(r modelRow) float64 { return r.ArrivalS },
+		func(r modelRow) (float64, float64) { return r.RoundOptS, r.NotesBoundS })
 }
 
 // ratio returns a/b (0 when b is 0).

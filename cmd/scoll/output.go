@@ -157,3 +157,22 @@ func fmtCount(x float64) string {
 	}
 	return strconv.FormatFloat(x, 'f', 2, 64)
 }
+
+// withBounds returns base with a bcast's distance to its bounds appended:
+// the round-optimal pipelined bound and the notes' reference, from row r's
+// time t(r) and bounds b(r) (round-optimal, notes), and t as a multiple of
+// each (scoll model's and scoll sim's bcast rows).
+func withBounds[R any](base rowFormat[R], t func(R) float64, b func(R) (roundOpt, notes float64)) rowFormat[R] {
+	return rowFormat[R]{
+		columns: append(append([]string(nil), base.columns...), "round_opt_s", "ratio_round_opt", "notes_bound_s", "ratio_notes"),
+		csv: func(r R) []string {
+			ro, nb := b(r)
+			return append(base.csv(r), g8(ro), g8(ratio(t(r), ro)), g8(nb), g8(ratio(t(r), nb)))
+		},
+		headings: append(append([]string(nil), base.headings...), "round_opt", "ratio_round_opt", "notes_bound", "ratio_notes"),
+		cells: func(r R) string {
+			ro, nb := b(r)
+			return base.cells(r) + fmt.Sprintf("%s\t%.3f\t%s\t%.3f\t", fmtTime(ro), ratio(t(r), ro), fmtTime(nb), ratio(t(r), nb))
+		},
+	}
+}

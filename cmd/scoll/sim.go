@@ -349,16 +349,8 @@ var simFormat = rowFormat[simRow]{
 // simBcastFormat is simFormat with each bcast's distance to the bounds:
 // the round-optimal pipelined bound and the notes' reference, and the
 // simulated time as a multiple of each.
-var simBcastFormat = rowFormat[simRow]{
-	columns: append(append([]string(nil), simFormat.columns...), "round_opt_s", "ratio_round_opt", "notes_bound_s", "ratio_notes"),
-	csv: func(r simRow) []string {
-		return append(simFormat.csv(r), g8(r.RoundOptS), g8(ratio(r.Time, r.RoundOptS)), g8(r.NotesBoundS), g8(ratio(r.Time, r.NotesBoundS)))
-	},
-	headings: append(append([]string(nil), simFormat.headings...), "round_opt", "ratio_round_opt", "notes_bound", "ratio_notes"),
-	cells: func(r simRow) string {
-		return simFormat.cells(r) + fmt.Sprintf("%s\t%.3f\t%s\t%.3f\t", fmtTime(r.RoundOptS), ratio(r.Time, r.RoundOptS), fmtTime(r.NotesBoundS), ratio(r.Time, r.NotesBoundS))
-	},
-}
+var simBcastFormat = withBounds(simFormat, func(r simRow) float64 { return r.Time },
+	func(r simRow) (float64, float64) { return r.RoundOptS, r.NotesBoundS })
 
 // csvResult returns the CSV fields of r's result: time_s, alpha_count,
 // delta_bytes (empty for the flow model), mbps and max_congestion.
