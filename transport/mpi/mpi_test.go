@@ -304,3 +304,47 @@ func TestNativeWithTraffic(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestServeWhileIdle: a rank that serves requests and makes no call of its
+// own — no operation in flight, no waiter — still answers them (its pump
+// keeps testing for headers while a service is registered). Rank 0 serves
+// and sleeps; the others ask it and must get their replies before it wakes.
+func TestServeWhileIdle(t *testing.T) {
+	tr := needWorld(t)
+	const svc = 77<<32 | 3
+	if tr.Rank() == 0 {
+		answered := make(chan struct{}, tr.Size())
+		tr.Serve(svc, func(src int, req []byte) []byte {
+			answered <- struct{}{}
+			return append([]byte{0}, req...)
+		})
+		barrier(t, tr)
+		// Idle: only the pump can answer. The askers finish within the
+		// window or fail the test on their side.
+		deadline := time.After(20 * time.Second)
+		for range tr.Size() - 1 {
+			select {
+			case <-answered:
+			case <-deadline:
+				t.Fatal("requests not answered while this rank made no call")
+			}
+		}
+		barrier(t, tr)
+		tr.Unserve(svc)
+		return
+	}
+	barrier(t, tr)
+	k := transport.Key{Comm: svc, Tag: int64(tr.Rank())}
+	buf := make([]byte, 8)
+	r := post(t, tr, false, 0, transport.ReplyKey(k), buf)
+	s := &transport.Msg{Peer: 0, Key: k, Buf: []byte{byte(tr.Rank())}, Eager: true, W: transport.NewWaiter(0)}
+	s.W.Add(1)
+	if err := tr.Isend(s); err != nil {
+		t.Fatal(err)
+	}
+	transporttest.Wait(t, s, r)
+	if r.Err != nil || r.N != 2 || buf[1] != byte(tr.Rank()) {
+		t.Errorf("reply %v (err %v)", buf[:r.N], r.Err)
+	}
+	barrier(t, tr)
+}

@@ -50,6 +50,15 @@ func (t *Transport) Park(w *transport.Waiter) {
 // Unpark is called when a parked waiter resumes.
 func (t *Transport) Unpark(w *transport.Waiter) { t.parked.Add(-1) }
 
+// busy reports whether the pump has work: operations in flight, a waiter
+// parked (it may wait for what a request delivers, such as a split's
+// post, which no operation of its own stands for), or a service whose
+// requests must be answered while this rank makes no call at all.
+// Called with mu held.
+func (t *Transport) busy() bool {
+	return t.active > 0 || t.parked.Load() > 0 || len(t.services) > 0
+}
+
 // kickPump wakes the pump if it is idle (a post made work for it).
 func (t *Transport) kickPump() {
 	if !t.pumpIdle.Load() {
@@ -101,9 +110,9 @@ func (t *Transport) pump() {
 		// the check below sees pumpIdle set and kicks.
 		t.pumpIdle.Store(true)
 		t.mu.Lock()
-		active := t.active
+		busy := t.busy()
 		t.mu.Unlock()
-		if active == 0 {
+		if !busy {
 			select {
 			case <-t.wake:
 			case <-t.stop:
@@ -131,7 +140,7 @@ func (t *Transport) pump() {
 			}
 			ev := t.events
 			ds := t.progress(buf[:0])
-			active, inflight := t.active, t.inflight
+			busy, inflight := t.busy(), t.inflight
 			now := time.Now()
 			if t.events != ev {
 				last, nap = now, pumpMinSleep
@@ -139,7 +148,7 @@ func (t *Transport) pump() {
 			t.mu.Unlock()
 			complete(ds)
 			clear(buf[:])
-			if active == 0 {
+			if !busy {
 				break
 			}
 			switch quiet := now.Sub(last); {
