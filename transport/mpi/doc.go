@@ -82,8 +82,11 @@
 // a waiting goroutine polls (MPI_Testsome over the outstanding requests,
 // then header matching) while it spins, so that the rank that waits also
 // moves its messages, without a thread hand-off. A pump goroutine polls
-// whenever operations are outstanding and no waiter is polling: after a
-// waiter parks, and for sends nobody waits for. When nothing happens it
+// whenever no waiter is polling and there is work: operations outstanding
+// (sends nobody waits for too), a parked waiter (it may wait for what a
+// peer's request delivers, such as a split's post), or a registered
+// service (Serve), whose requests are answered even while the rank makes
+// no call at all. When nothing happens it
 // polls without pause for 50 µs, then yields the CPU between polls
 // (sched_yield) up to 5 ms if a waiter is parked or a payload is in
 // flight, then sleeps between polls from 10 µs doubling to 1 ms: a rank
