@@ -38,7 +38,7 @@ func TestLookup(t *testing.T) {
 		{schedule.Allreduce, 64, 8, "rabenseifner", true}, // below the smallest: the smallest
 		{schedule.Allreduce, 9, 8, "recursive-doubling", true},
 		{schedule.Allreduce, 12, 8, "recursive-doubling", true}, // 12/8 < 64/12
-		{schedule.Allreduce, 23, 8, "rabenseifner", true}, // 64/23 ≈ 2.78 < 23/8 ≈ 2.88
+		{schedule.Allreduce, 23, 8, "rabenseifner", true},       // 64/23 ≈ 2.78 < 23/8 ≈ 2.88
 		{schedule.Allreduce, 1000, 1 << 20, "rabenseifner", true},
 		{schedule.Bcast, 2, 1 << 20, "binomial", true},
 		{schedule.Reduce, 8, 8, "", false},
