@@ -75,7 +75,8 @@ func bcastOptimalPackets(p *Params) (n, seg int) {
 	case p.Segment > 0:
 		seg = p.Segment
 	default:
-		seg = (p.Count + optimalPacketCount(p) - 1) / optimalPacketCount(p)
+		n := optimalPacketCount(p)
+		seg = (p.Count + n - 1) / n
 	}
 	seg = max(1, min(seg, p.Count))
 	return rtSegs(p.Count, seg), seg
