@@ -14,16 +14,22 @@ import (
 // its rounds as the schedule IR says (a round starts when the rank's
 // previous round has ended), in two models.
 type Critical struct {
-	// AlphaBetaGamma is the time in seconds in the α-β-γ model.
+	// AlphaBetaGamma is the time in seconds in the α-β-γ model with a send
+	// port and a receive port per rank.
 	AlphaBetaGamma float64
-	// LogGP is the time in seconds in Hoefler and Moor's LogGP accounting.
+	// LogGP is the time in seconds in LogGP as Alexandrov et al. define it
+	// and LogGOPSim simulates it: one CPU per rank that pays o for every
+	// send and every receive, gaps g + (s−1)·G between a network
+	// interface's messages, L on the wire.
 	LogGP float64
 }
 
 // CriticalPath evaluates the schedules of gen on size ranks along their
 // dependencies rather than round-synchronously (compare AlphaBetaGamma and
-// LogGP of Count's counts). Each rank has a send port and a receive port
-// that carry one message at a time, in the order the round posts them. A
+// LogGP of Count's counts).
+//
+// In the α-β-γ model each rank has a send port and a receive port that
+// carry one message at a time, in the order the round posts them. A
 // message m that is the j-th send of a round starting at S_s and the j'-th
 // receive of a round starting at S_r completes at
 //
@@ -34,18 +40,26 @@ type Critical struct {
 // ports have carried it and what was queued before it. A round ends when its
 // last message has completed (at its start if it has none), plus γ per byte
 // it reduces and β per byte it copies, and the rank's next round starts
-// then. In LogGP a port's first j messages of B bytes take
-// L + 2o + (j−1)·max(o, g) + G·B, a round's reductions take γ per byte
-// (the computation a GOAL export's calc operations stand for, see
-// schedule.WriteGOAL) and copies are free. For a round in which every rank
-// sends and receives alike this is the round-synchronous cost (plus γ per
-// reduced byte, which the round-synchronous LogGP leaves out).
+// then.
+//
+// LogGP is simulated event by event on the dependencies a GOAL export
+// states (schedule.WriteGOAL), so that LogGOPSim run on the export gives
+// the same time: a send takes the rank's CPU for o and its send gap for
+// g + (s−1)·G and arrives L after its overhead; an arrived message takes the
+// receiver's CPU for o + (s−1)·G (when it is free, posted receive or not)
+// and its receive gap for g + (s−1)·G; a round's reductions take the CPU for
+// γ per byte once its messages have completed, copies are free. A rank's
+// sends and receives thus compete for its one CPU, as in LogGP, where the
+// α-β-γ ports overlap them. For rounds of one message each way with
+// G = 0 and g ≤ o both give the round-synchronous L + 2o per round. Zero-
+// byte messages cost as one-byte ones; times are exact to a decimal quantum
+// (a femtosecond, coarser for long schedules) with ties taken in order.
 //
 // Unlike the round-synchronous view this charges pipelines (a rank's first
 // round waits for its first segment) and sparse schedules (a ring whose
 // empty blocks drop rounds still passes each block hop by hop) along their
-// real chains of messages. Ports serve messages in posting order, never
-// out of order, and links are not shared: network contention is the
+// real chains of messages. Messages are served in posting order, never out
+// of order, and links are not shared: network contention is the
 // simulator's business (package sim).
 //
 // Every rank's schedule is streamed round by round (iter.Pull per rank, one
@@ -57,7 +71,8 @@ type Critical struct {
 // for tree, butterfly and ring algorithms, Θ(P²) for those whose ranks post
 // all their messages in one round (linear allgather, direct alltoall) or
 // combine P vectors in one (allgather-reduce allreduce). Time is linear in
-// the schedules' size, about a microsecond per round of a rank.
+// the schedules' size: each rank's schedule is generated twice, once per
+// model, at about a microsecond per round of a rank.
 //
 // A schedule whose messages cannot all be matched (it would deadlock) is an
 // error wrapping ErrArgument; builder errors are returned with the rank.
@@ -98,7 +113,7 @@ func run(size, elemSize int, gen schedule.Generator, p Params, limit int64, arri
 	e := &engine{p: p, es: int64(elemSize), ranks: make([]cpRank, size), limit: limit}
 	for r := range e.ranks {
 		if arrival != nil {
-			e.ranks[r].end = [2]float64{arrival[r], arrival[r]}
+			e.ranks[r].end = arrival[r]
 		}
 	}
 	e.rp = schedule.NewReplay(size, gen, e, schedule.ReplayOptions{Arrival: arrival})
@@ -117,11 +132,17 @@ func run(size, elemSize int, gen schedule.Generator, p Params, limit int64, arri
 		}
 		rk.rc.Scratch = int64(e.rp.Streams().Scratch(r)) * int64(elemSize)
 		e.t.add(rk.rc)
-		c.AlphaBetaGamma = max(c.AlphaBetaGamma, rk.end[0])
-		c.LogGP = max(c.LogGP, rk.end[1])
+		c.AlphaBetaGamma = max(c.AlphaBetaGamma, rk.end)
 	}
 	cnt, err = e.t.counts(size, elemSize)
 	if err != nil {
+		return Counts{}, Critical{}, false, err
+	}
+	last := 0.0
+	for _, a := range arrival {
+		last = max(last, a)
+	}
+	if c.LogGP, err = logGPPath(size, elemSize, gen, p, arrival, logGPBound(cnt, p, last)); err != nil {
 		return Counts{}, Critical{}, false, err
 	}
 	return cnt, c, true, nil
@@ -130,8 +151,6 @@ func run(size, elemSize int, gen schedule.Generator, p Params, limit int64, arri
 // errOver stops a replay whose rounds hold more operations than the limit.
 var errOver = errors.New("model: over the operation limit")
 
-// The engine's times are pairs: [0] in the α-β-γ model, [1] in LogGP.
-
 // cpOp is a message of a rank's current round.
 type cpOp struct {
 	// at is the message's place on its rank's port: it is the at.n-th
@@ -139,7 +158,7 @@ type cpOp struct {
 	// bytes of those messages up to and including it.
 	at port
 	// partner is the other end's round start and place on its port.
-	partnerStart [2]float64
+	partnerStart float64
 	partner      port
 }
 
@@ -149,8 +168,8 @@ type port struct{ n, bytes int64 }
 // cpRank is one rank's progress.
 type cpRank struct {
 	rc    RankCounts // the rank's counts so far (rc.Rounds rounds pulled)
-	start [2]float64 // start of the current round
-	end   [2]float64 // end of the last finished round (the arrival before the first)
+	start float64    // start of the current round
+	end   float64    // end of the last finished round (the arrival before the first)
 	ops   []cpOp     // the current round's messages, by operation index
 	// bytes the current round reduces and copies
 	reduced, copied int64
@@ -223,23 +242,14 @@ func (e *engine) Finish(r int) error {
 			continue
 		}
 		op := &rk.ops[i]
-		for m := range 2 {
-			t := max(rk.start[m]+e.cost(m, op.at), op.partnerStart[m]+e.cost(m, op.partner))
-			end[m] = max(end[m], t)
-		}
+		end = max(end, rk.start+e.cost(op.at), op.partnerStart+e.cost(op.partner))
 	}
-	end[0] += e.p.Gamma*float64(rk.reduced) + e.p.Beta*float64(rk.copied)
-	end[1] += e.p.Gamma * float64(rk.reduced)
-	rk.end = end
+	rk.end = end + e.p.Gamma*float64(rk.reduced) + e.p.Beta*float64(rk.copied)
 	return nil
 }
 
 // cost is the time from a round's start until its port has carried the
-// messages up to q: model 0 is α-β-γ, model 1 LogGP.
-func (e *engine) cost(model int, q port) float64 {
-	p := e.p
-	if model == 0 {
-		return p.Alpha*float64(q.n) + p.Beta*float64(q.bytes)
-	}
-	return p.L + 2*p.O + float64(q.n-1)*max(p.O, p.G) + p.GPerByte*float64(q.bytes)
+// messages up to q in the α-β-γ model.
+func (e *engine) cost(q port) float64 {
+	return e.p.Alpha*float64(q.n) + e.p.Beta*float64(q.bytes)
 }

@@ -22,11 +22,12 @@ func TestCriticalPathHand(t *testing.T) {
 	// 1 + 160. Rank 0 then copies (160): 481; rank 1 reduces (3200): 3521.
 	// C leaves rank 1 at 3521 and arrives at 3521 + 1 + 160 = 3682 (rank 0
 	// waits from 481); rank 0 combines it (1600): 5282.
-	// LogGP: a port's first message of B bytes takes L + 2o + B·G = 1200 + B,
-	// reductions γ per byte, copies nothing; round 0's messages end at 1232,
-	// rank 1 reduces (3200): 4432; C completes at 4432 + 1216 = 5648 and rank
-	// 0 combines it (1600): 7248.
-	if want := (model.Critical{AlphaBetaGamma: 5282, LogGP: 7248}); !near(c.AlphaBetaGamma, want.AlphaBetaGamma) || !near(c.LogGP, want.LogGP) {
+	// LogGP: both ranks send at 0 (CPU busy until o = 100); A and B arrive
+	// at o + L = 1100 and take their receivers' CPU for o + (B−1)·G: rank 1
+	// has A at 1231, then reduces (3200) until 4431 and sends C, which
+	// arrives at 5531; rank 0 has it at 5531 + 100 + 15 = 5646 and combines
+	// it (1600): 7246. The copy is free.
+	if want := (model.Critical{AlphaBetaGamma: 5282, LogGP: 7246}); !near(c.AlphaBetaGamma, want.AlphaBetaGamma) || !near(c.LogGP, want.LogGP) {
 		t.Errorf("CriticalPath = %+v, want %+v", c, want)
 	}
 }
@@ -41,9 +42,11 @@ func TestCriticalPathPorts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// LogGP: L + 2o + 3·max(o, g) + 16·G = 10 + 2 + 9 + 8
-	if !near(c.AlphaBetaGamma, 12) || !near(c.LogGP, 29) {
-		t.Errorf("linear bcast: %+v, want α-β-γ 12, LogGP 29", c)
+	// LogGP: the root's sends start g + (4−1)·G = 4.5 apart, the last at
+	// 13.5; it arrives o + L later and takes the leaf's CPU for o + 3·G:
+	// 13.5 + 11 + 2.5 = 27.
+	if !near(c.AlphaBetaGamma, 12) || !near(c.LogGP, 27) {
+		t.Errorf("linear bcast: %+v, want α-β-γ 12, LogGP 27", c)
 	}
 }
 

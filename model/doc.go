@@ -142,8 +142,9 @@
 // mapped to B̃F: the form's (P−1)·s bytes are allgather's, while Bruck's
 // alltoall moves about (P/2)·s·lg P.
 //
-// The LogGP time of the schedules (round-synchronous LogGP of the counts,
-// and CriticalPath) equals the form's time for the mapped FT, F̃T, BT, B̃T,
+// The LogGP time of the schedules (round-synchronous LogGP of the counts;
+// CriticalPath's too with G = 0 on powers of two, as it charges (s−1)·G a
+// message) equals the form's time for the mapped FT, F̃T, BT, B̃T,
 // BF, B̃F and 2×BT algorithms on a power of two ranks (bcast/binomial,
 // bcast/linear, gather/linear, scatter/linear and the Bruck forms for any
 // P), but for reduce/linear, whose root receives one message a round, in

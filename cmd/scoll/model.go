@@ -57,10 +57,11 @@ and size, by counting its schedules (scoll's model package):
              critical path: a rank's round starts when its previous round
              has ended and a message completes when both its ends have
              carried it; model.CriticalPath)
-  loggp_s    the LogGP time of its schedules along their dependencies (o, g
-             and G per port, L per message, γ per byte reduced, copies
-             free): what LogGOPSim gives for scoll schedule --format goal
-             with the same parameters
+  loggp_s    the LogGP time of its schedules along their dependencies (one
+             CPU per rank paying o per send and receive, g + (s-1)G between
+             messages, L per message, γ per byte reduced, copies free):
+             what LogGOPSim gives for scoll schedule --format goal with the
+             same parameters
   counted_s, loggp_sync_s (with --round-sync) the round-synchronous α-β-γ
              and LogGP times: round i of every rank taken as one step, the
              busiest rank's messages per step. They hold only for schedules
