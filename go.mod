@@ -1,10 +1,11 @@
 module github.com/scoll/scoll
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.9
+	golang.org/x/sys v0.50.0
 	gonum.org/v1/plot v0.17.0
 )
 
