@@ -1,0 +1,62 @@
+//go:build linux
+
+package shm
+
+import (
+	"errors"
+	"fmt"
+
+	"golang.org/x/sys/unix"
+)
+
+// Watch observes another process of the job on this host, so that a rank
+// waiting on shared memory learns that its peer died instead of waiting
+// forever: through a pidfd where the kernel has them (Linux 5.3), which
+// also survives the reuse of the pid by an unrelated process, else by
+// signalling the pid with signal 0.
+type Watch struct {
+	pid   int
+	pidfd int // -1 without pidfd_open
+}
+
+// WatchProcess starts watching process pid. It fails when pid does not run.
+func WatchProcess(pid int) (*Watch, error) {
+	if pid <= 0 {
+		return nil, fmt.Errorf("shm: watch of pid %d", pid)
+	}
+	fd, err := unix.PidfdOpen(pid, 0)
+	switch {
+	case err == nil:
+		return &Watch{pid: pid, pidfd: fd}, nil
+	case errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM):
+		w := &Watch{pid: pid, pidfd: -1}
+		if !w.Alive() {
+			return nil, fmt.Errorf("shm: process %d does not run", pid)
+		}
+		return w, nil
+	default:
+		return nil, fmt.Errorf("shm: watching process %d: %w", pid, err)
+	}
+}
+
+// Alive reports whether the process still runs (has not exited; a zombie
+// not yet reaped counts as exited).
+func (w *Watch) Alive() bool {
+	if w.pidfd >= 0 {
+		fds := []unix.PollFd{{Fd: int32(w.pidfd), Events: unix.POLLIN}}
+		n, err := unix.Poll(fds, 0)
+		return err == nil && n == 0
+	}
+	err := unix.Kill(w.pid, 0)
+	return err == nil || errors.Is(err, unix.EPERM)
+}
+
+// Close stops watching.
+func (w *Watch) Close() error {
+	if w.pidfd < 0 {
+		return nil
+	}
+	err := unix.Close(w.pidfd)
+	w.pidfd = -1
+	return err
+}
