@@ -1,0 +1,21 @@
+//go:build unix
+
+package tcp
+
+import "syscall"
+
+// canPoll: the reader polls its socket (pollReader).
+const canPoll = true
+
+// readFD makes one read of fd, retried when interrupted.
+func readFD(fd uintptr, b []byte) (int, error) {
+	for {
+		n, err := syscall.Read(int(fd), b)
+		if err != syscall.EINTR {
+			if n < 0 {
+				n = 0
+			}
+			return n, err
+		}
+	}
+}
