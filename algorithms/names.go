@@ -20,6 +20,7 @@ const (
 	Dissemination        = "dissemination"
 	Exchange             = "exchange"
 	Fibonacci            = "fibonacci"
+	Hier                 = "hier"
 	InOrderBinary        = "in-order-binary"
 	KNomial              = "k-nomial"
 	Linear               = "linear"

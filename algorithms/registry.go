@@ -24,6 +24,12 @@ const (
 	NeedsCommutative Requirement = 1 << iota
 	// NeedsPowerOfTwo: the number of ranks must be a power of two.
 	NeedsPowerOfTwo
+	// NeedsNodes: the algorithm is made for ranks grouped on nodes
+	// (Params.Nodes). It runs correctly on any layout (without Nodes every
+	// rank is its own node), but the default rule considers it only when
+	// Nodes puts the ranks on several nodes with more than one rank on some
+	// node, and then prefers it to the algorithms without the flag.
+	NeedsNodes
 )
 
 // String lists the requirements in words ("-" for none).
@@ -34,6 +40,9 @@ func (r Requirement) String() string {
 	}
 	if r&NeedsPowerOfTwo != 0 {
 		s = append(s, "power-of-two ranks")
+	}
+	if r&NeedsNodes != 0 {
+		s = append(s, "node layout")
 	}
 	if len(s) == 0 {
 		return "-"
@@ -82,6 +91,18 @@ type Params struct {
 	// machine (the optimal bcast's packet count); zero means InProcess.
 	// Select sets it to the model it compares costs under.
 	Machine Machine
+	// Nodes puts the ranks on nodes (hosts) for the node-aware algorithms
+	// (hier): Nodes[r] >= 0 is the node of rank r, len(Nodes) == Size. The
+	// numbers only tell which ranks share a node; a node's ranks need not be
+	// consecutive. Nil means every rank on a node of its own. The default
+	// rule prefers the node-aware algorithms when Nodes shows several nodes
+	// and more than one rank on some node.
+	Nodes []int
+	// Inner names the algorithm the node-aware algorithms (hier) run among
+	// the node leaders (an algorithm of the same collective, or of
+	// allgatherv for an allgather over nodes of unequal sizes); "" means
+	// the default rule's choice for the leaders' call.
+	Inner string
 }
 
 // machine returns p's machine model (InProcess when unset).
@@ -223,8 +244,9 @@ func Lookup(c schedule.Collective, name string) (*Info, bool) {
 	return nil, false
 }
 
-// Check reports why the algorithm cannot run p: a grid, placement or radix
-// vector that does not fit (errs.InvalidArgument) or an unmet requirement (errs.Unsupported).
+// Check reports why the algorithm cannot run p: a grid, placement, radix
+// vector or node layout that does not fit or an unknown inner algorithm
+// (errs.InvalidArgument), or an unmet requirement (errs.Unsupported).
 func (in *Info) Check(p *Params) error {
 	if p.Grid != nil {
 		if err := CheckGrid(p.Grid, p.Size); err != nil {
@@ -238,6 +260,16 @@ func (in *Info) Check(p *Params) error {
 	}
 	if p.RadixVector != nil {
 		if err := CheckRadixVector(p.RadixVector, p.Size); err != nil {
+			return err
+		}
+	}
+	if p.Nodes != nil {
+		if err := CheckNodes(p.Nodes, p.Size); err != nil {
+			return err
+		}
+	}
+	if in.Requires&NeedsNodes != 0 {
+		if err := hierCheck(p); err != nil {
 			return err
 		}
 	}
@@ -276,7 +308,11 @@ func (in *Info) Schedule(p *Params) (*schedule.Schedule, error) {
 
 // Select returns the message schedule the default rule picks for p: among
 // the algorithms of path Messages whose requirements p meets, the one with
-// the least α-β-γ cost under the parameters m (ties broken by name). It
+// the least α-β-γ cost under the parameters m (ties broken by name). The
+// node-aware algorithms (NeedsNodes) take part only when p.Nodes puts the
+// ranks on several nodes with more than one rank on some node, and then win
+// over the others (the single α of the model cannot tell the cheap
+// messages inside a node from the dear ones between nodes). It
 // returns nil when none fits. (The transport paths are chosen before it, by
 // the conditions their When states.)
 func Select(p *Params, m Machine) *Info { return SelectExcept(p, m, nil) }
@@ -286,17 +322,20 @@ func Select(p *Params, m Machine) *Info { return SelectExcept(p, m, nil) }
 func SelectExcept(p *Params, m Machine, skip func(name string) bool) *Info {
 	var best *Info
 	bestT := 0.0
+	multi := multiNode(p.Nodes)
 	if p.Machine != m {
 		q := *p
 		q.Machine = m
 		p = &q
 	}
 	for _, in := range List(p.Coll) {
-		if in.Path != Messages || in.Explicit || (skip != nil && skip(in.Name)) || in.Check(p) != nil {
+		aware := in.Requires&NeedsNodes != 0
+		if in.Path != Messages || in.Explicit || (skip != nil && skip(in.Name)) || (aware && !multi) || in.Check(p) != nil {
 			continue
 		}
 		t := in.Cost(p).Time(m.Alpha, m.Beta, m.Gamma)
-		if best == nil || t < bestT {
+		bestAware := best != nil && best.Requires&NeedsNodes != 0
+		if best == nil || aware && !bestAware || aware == bestAware && t < bestT {
 			best, bestT = in, t
 		}
 	}
