@@ -1,0 +1,646 @@
+//go:build linux
+
+package shm
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/scoll/scoll/internal/errs"
+	"github.com/scoll/scoll/transport"
+)
+
+// Transport is one rank's endpoint of a group of processes (or, in tests,
+// goroutines) that share a segment. Every ordered pair of ranks has a ring
+// in the segment; a message is one record or, when longer than a record,
+// consecutive records (chunks) that its sender writes and its receiver
+// copies out, a chunk at a time, while the sender writes the next. Every
+// rank has a slot with its pid, its state and the doorbell its receiver
+// sleeps on when all its rings are empty.
+//
+// A progress goroutine per endpoint drains the incoming rings, matches
+// messages with posted receives (by source and key, in posting order),
+// writes what did not fit in a full ring, and sleeps on the doorbell when
+// there is nothing to do. A send of a collective call (not Eager) completes
+// when its receiver has matched it and acknowledged, so that a mismatched
+// call fails at both ends; an eager send completes once written.
+type Transport struct {
+	rank, size int
+	seg        *Segment
+	cfg        Config
+
+	outMu   []sync.Mutex // per destination: its ring and pending records
+	out     []*Ring      // rings to each rank (nil for self)
+	pending [][][]byte   // records waiting for room in out[d], in order
+	in      []*Ring      // rings from each rank
+	inMsg   []*incoming  // the message being received from each rank
+
+	mu      sync.Mutex
+	posted  map[matchKey][]*transport.Msg
+	unexp   map[matchKey][]*incoming
+	syncs   map[uint64]*transport.Msg // sync sends waiting for their ack
+	nextID  uint64
+	closed  bool
+	peerErr []error // why a peer is unusable
+
+	stop chan struct{}
+	done chan struct{}
+}
+
+// Config configures an endpoint.
+type Config struct {
+	// RingBytes is the data capacity of each ring, a power of two (default
+	// 64 KiB).
+	RingBytes int
+	// Poll is how often a sleeping endpoint checks its peers' liveness
+	// (default 10 ms).
+	Poll time.Duration
+}
+
+func (c Config) ringBytes() int {
+	if c.RingBytes == 0 {
+		return 64 << 10
+	}
+	return c.RingBytes
+}
+
+func (c Config) poll() time.Duration {
+	if c.Poll == 0 {
+		return 10 * time.Millisecond
+	}
+	return c.Poll
+}
+
+type matchKey struct {
+	src int
+	key transport.Key
+}
+
+// incoming is a message being received or received unexpectedly.
+type incoming struct {
+	key   transport.Key
+	sig   uint64
+	id    uint64
+	sync  bool
+	total int
+	got   int
+	data  []byte         // unexpected: the bytes so far
+	m     *transport.Msg // matched: the receive
+	short bool           // matched receive too short: data is dropped
+}
+
+// Record types and the header every record starts with.
+const (
+	recFirst = 1 // first (or only) chunk of a message
+	recMore  = 2 // a further chunk of the message in progress
+	recAck   = 3 // the receiver matched sync send id (status: 0 ok, 1 mismatch)
+
+	hdrLen = 48 // type u8, flags u8, pad, comm, seq, tag, sig, id, total (u32) at 40
+)
+
+const flagSync = 1
+
+// Slot layout per rank (one cache line): pid u32, state u32, bell (8 bytes).
+const (
+	stateUp     = 1
+	stateClosed = 2
+)
+
+// NewLocalGroup starts n endpoints in this process on one segment, each
+// with its own mapping, as n processes would have: for tests and
+// benchmarks of the transport itself.
+func NewLocalGroup(n int, cfg Config) ([]*Transport, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("%w: shm: group of %d endpoints", errs.InvalidArgument, n)
+	}
+	size := SegmentSize(n, cfg.ringBytes())
+	first, err := CreateSegment("local", size)
+	if err != nil {
+		return nil, err
+	}
+	eps := make([]*Transport, 0, n)
+	fail := func(err error) ([]*Transport, error) {
+		for _, e := range eps {
+			e.Close()
+		}
+		return nil, err
+	}
+	for r := range n {
+		seg := first
+		if r > 0 {
+			fd, err := unix.Dup(first.FD())
+			if err != nil {
+				return fail(err)
+			}
+			if seg, err = AttachSegment(fd, size); err != nil {
+				return fail(err)
+			}
+		}
+		ep, err := New(seg, r, n, cfg)
+		if err != nil {
+			seg.Close()
+			return fail(err)
+		}
+		eps = append(eps, ep)
+	}
+	return eps, nil
+}
+
+// SegmentSize returns the bytes of a segment for n ranks with rings of
+// ringBytes.
+func SegmentSize(n, ringBytes int) int { return n*lineSize + n*n*RingSize(ringBytes) }
+
+// New returns rank's endpoint on seg, a segment of SegmentSize(size,
+// cfg.RingBytes) bytes shared by the group (zero before the first endpoint
+// starts). The endpoint owns seg and closes it.
+func New(seg *Segment, rank, size int, cfg Config) (*Transport, error) {
+	rb := cfg.ringBytes()
+	if size < 1 || rank < 0 || rank >= size || len(seg.Bytes()) < SegmentSize(size, rb) {
+		return nil, fmt.Errorf("%w: shm: rank %d of %d on a segment of %d bytes", errs.InvalidArgument, rank, size, len(seg.Bytes()))
+	}
+	t := &Transport{rank: rank, size: size, seg: seg, cfg: cfg,
+		outMu: make([]sync.Mutex, size), out: make([]*Ring, size), pending: make([][][]byte, size),
+		in: make([]*Ring, size), inMsg: make([]*incoming, size),
+		posted: map[matchKey][]*transport.Msg{}, unexp: map[matchKey][]*incoming{}, syncs: map[uint64]*transport.Msg{},
+		peerErr: make([]error, size), stop: make(chan struct{}), done: make(chan struct{})}
+	mem := seg.Bytes()
+	for p := range size {
+		if p == rank {
+			continue
+		}
+		var err error
+		if t.out[p], err = NewRing(t.ringMem(rank, p), rb); err != nil {
+			return nil, err
+		}
+		if t.in[p], err = NewRing(t.ringMem(p, rank), rb); err != nil {
+			return nil, err
+		}
+	}
+	u32(mem, rank*lineSize).Store(uint32(os.Getpid()))
+	u32(mem, rank*lineSize+4).Store(stateUp)
+	go t.progress()
+	return t, nil
+}
+
+func (t *Transport) ringMem(from, to int) []byte {
+	rs := RingSize(t.cfg.ringBytes())
+	off := t.size*lineSize + (from*t.size+to)*rs
+	return t.seg.Bytes()[off : off+rs]
+}
+
+func (t *Transport) bell(r int) *Bell {
+	off := r*lineSize + 8
+	return &Bell{mem: t.seg.Bytes()[off : off+8]}
+}
+
+func (t *Transport) state(r int) uint32 { return u32(t.seg.Bytes(), r*lineSize+4).Load() }
+
+// Rank returns this endpoint's rank.
+func (t *Transport) Rank() int { return t.rank }
+
+// Size returns the number of ranks.
+func (t *Transport) Size() int { return t.size }
+
+func (t *Transport) checkPeer(m *transport.Msg) error {
+	if m.Peer < 0 || m.Peer >= t.size {
+		return fmt.Errorf("%w: shm: peer %d of %d ranks", errs.InvalidArgument, m.Peer, t.size)
+	}
+	return nil
+}
+
+// Isend posts a send.
+func (t *Transport) Isend(m *transport.Msg) error {
+	if err := t.checkPeer(m); err != nil {
+		return err
+	}
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return errs.Closed
+	}
+	if err := t.peerErr[m.Peer]; err != nil {
+		t.mu.Unlock()
+		return err
+	}
+	t.nextID++
+	id := t.nextID
+	sync := !m.Eager
+	if m.Peer == t.rank {
+		t.mu.Unlock()
+		t.deliverSelf(m)
+		return nil
+	}
+	if sync {
+		t.syncs[id] = m
+	}
+	t.mu.Unlock()
+	t.write(m, id, sync)
+	if !sync {
+		m.W.Done()
+	}
+	return nil
+}
+
+// deliverSelf delivers a send to this rank itself.
+func (t *Transport) deliverSelf(m *transport.Msg) {
+	x := &incoming{key: m.Key, sig: m.Sig, total: len(m.Buf), got: len(m.Buf), data: append([]byte(nil), m.Buf...)}
+	t.mu.Lock()
+	r := t.takePosted(matchKey{t.rank, m.Key})
+	if r == nil {
+		k := matchKey{t.rank, m.Key}
+		t.unexp[k] = append(t.unexp[k], x)
+	}
+	t.mu.Unlock()
+	if r != nil {
+		finish(r, x.data, x.sig, t.rank)
+		r.W.Done()
+	}
+	m.W.Done()
+}
+
+// write queues message m's records to its peer; the caller's goroutine
+// writes what fits and the progress goroutine the rest. The data is copied
+// into the records, so m's buffer is free once this returns (an eager send
+// completes then).
+func (t *Transport) write(m *transport.Msg, id uint64, sync bool) {
+	d := m.Peer
+	t.outMu[d].Lock()
+	defer t.outMu[d].Unlock()
+	maxData := t.out[d].MaxRecord() - hdrLen
+	buf := m.Buf
+	typ := byte(recFirst)
+	for first := true; first || len(buf) > 0; first = false {
+		n := min(len(buf), maxData)
+		rec := make([]byte, hdrLen+n)
+		rec[0] = typ
+		if sync {
+			rec[1] = flagSync
+		}
+		binary.LittleEndian.PutUint64(rec[8:], m.Key.Comm)
+		binary.LittleEndian.PutUint64(rec[16:], m.Key.Seq)
+		binary.LittleEndian.PutUint64(rec[24:], uint64(m.Key.Tag))
+		binary.LittleEndian.PutUint64(rec[32:], m.Sig)
+		binary.LittleEndian.PutUint64(rec[40:], id)
+		binary.LittleEndian.PutUint32(rec[4:], uint32(len(m.Buf)))
+		copy(rec[hdrLen:], buf[:n])
+		buf = buf[n:]
+		typ = recMore
+		t.pending[d] = append(t.pending[d], rec)
+	}
+	t.flushLocked(d)
+}
+
+// flushLocked writes d's pending records while they fit; outMu[d] is held.
+func (t *Transport) flushLocked(d int) {
+	wrote := false
+	for len(t.pending[d]) > 0 {
+		ok, err := t.out[d].Write(t.pending[d][0])
+		if err != nil || !ok {
+			break
+		}
+		t.pending[d][0] = nil
+		t.pending[d] = t.pending[d][1:]
+		wrote = true
+	}
+	if len(t.pending[d]) == 0 {
+		t.pending[d] = nil
+	}
+	if wrote {
+		t.bell(d).Ring()
+	}
+}
+
+// Irecv posts a receive.
+func (t *Transport) Irecv(m *transport.Msg) error {
+	if err := t.checkPeer(m); err != nil {
+		return err
+	}
+	k := matchKey{m.Peer, m.Key}
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return errs.Closed
+	}
+	if q := t.unexp[k]; len(q) > 0 {
+		x := q[0]
+		if len(q) == 1 {
+			delete(t.unexp, k)
+		} else {
+			t.unexp[k] = q[1:]
+		}
+		if x.got < x.total {
+			// Still arriving: the rest goes straight to the receive.
+			x.m = m
+			x.short = len(m.Buf) < x.total
+			if !x.short && x.sig == m.Sig && m.Combine == nil {
+				copy(m.Buf, x.data)
+				x.data = nil
+			}
+			t.mu.Unlock()
+			t.ack(m.Peer, x)
+			return nil
+		}
+		t.mu.Unlock()
+		finish(m, x.data, x.sig, m.Peer)
+		t.ack(m.Peer, x)
+		m.W.Done()
+		return nil
+	}
+	if err := t.peerErr[m.Peer]; err != nil {
+		t.mu.Unlock()
+		return err
+	}
+	t.posted[k] = append(t.posted[k], m)
+	t.mu.Unlock()
+	return nil
+}
+
+// takePosted removes and returns the first receive posted for k; t.mu is
+// held.
+func (t *Transport) takePosted(k matchKey) *transport.Msg {
+	q := t.posted[k]
+	if len(q) == 0 {
+		return nil
+	}
+	if len(q) == 1 {
+		delete(t.posted, k)
+	} else {
+		t.posted[k] = q[1:]
+	}
+	return q[0]
+}
+
+// finish completes receive r with data from rank from, as tcp does: a
+// signature mismatch fails it, a short buffer too.
+func finish(r *transport.Msg, data []byte, sig uint64, from int) {
+	if sig != r.Sig {
+		r.Err = mismatch(from)
+		return
+	}
+	transport.Finish(r, data)
+}
+
+func mismatch(from int) error {
+	return fmt.Errorf("%w: message from rank %d belongs to another call", errs.Mismatch, from)
+}
+
+// ack tells the sender of a sync message that its receive matched it.
+func (t *Transport) ack(src int, x *incoming) {
+	if !x.sync || src == t.rank {
+		return
+	}
+	rec := make([]byte, hdrLen)
+	rec[0] = recAck
+	if x.m != nil && x.m.Sig != x.sig {
+		rec[1] = 1
+	}
+	binary.LittleEndian.PutUint64(rec[40:], x.id)
+	t.outMu[src].Lock()
+	t.pending[src] = append(t.pending[src], rec)
+	t.flushLocked(src)
+	t.outMu[src].Unlock()
+}
+
+// Cancel withdraws a posted receive that has not matched yet.
+func (t *Transport) Cancel(m *transport.Msg) bool {
+	t.mu.Lock()
+	k := matchKey{m.Peer, m.Key}
+	q := t.posted[k]
+	for i, r := range q {
+		if r == m {
+			q = append(q[:i:i], q[i+1:]...)
+			if len(q) == 0 {
+				delete(t.posted, k)
+			} else {
+				t.posted[k] = q
+			}
+			t.mu.Unlock()
+			m.Err = errs.Canceled
+			m.W.Done()
+			return true
+		}
+	}
+	t.mu.Unlock()
+	return false
+}
+
+// progress drains the incoming rings, flushes pending records and sleeps
+// on the doorbell when idle, until Close.
+func (t *Transport) progress() {
+	defer close(t.done)
+	bell := t.bell(t.rank)
+	idle := time.Now()
+	for {
+		select {
+		case <-t.stop:
+			return
+		default:
+		}
+		seq := bell.Seq()
+		busy := false
+		for p := range t.size {
+			if p == t.rank {
+				continue
+			}
+			got := false
+			for {
+				rec, err := t.in[p].Peek()
+				if err != nil {
+					t.failPeer(p, err)
+					break
+				}
+				if rec == nil {
+					break
+				}
+				t.handle(p, rec)
+				t.in[p].Release()
+				got = true
+			}
+			if got {
+				busy = true
+				t.bell(p).Ring() // room for its pending records
+			}
+			t.outMu[p].Lock()
+			if len(t.pending[p]) > 0 {
+				t.flushLocked(p)
+			}
+			t.outMu[p].Unlock()
+		}
+		if busy {
+			idle = time.Now()
+			continue
+		}
+		if time.Since(idle) > t.cfg.poll() {
+			t.checkPeers()
+			idle = time.Now()
+		}
+		bell.Wait(seq, t.cfg.poll())
+	}
+}
+
+// handle processes one record from rank p.
+func (t *Transport) handle(p int, rec []byte) {
+	if len(rec) < hdrLen {
+		t.failPeer(p, ErrCorrupt)
+		return
+	}
+	id := binary.LittleEndian.Uint64(rec[40:])
+	switch rec[0] {
+	case recAck:
+		t.mu.Lock()
+		m := t.syncs[id]
+		delete(t.syncs, id)
+		t.mu.Unlock()
+		if m != nil {
+			if rec[1] == 1 {
+				m.Err = mismatch(p)
+			}
+			m.W.Done()
+		}
+	case recFirst:
+		key := transport.Key{Comm: binary.LittleEndian.Uint64(rec[8:]), Seq: binary.LittleEndian.Uint64(rec[16:]),
+			Tag: int64(binary.LittleEndian.Uint64(rec[24:]))}
+		x := &incoming{key: key, sig: binary.LittleEndian.Uint64(rec[32:]), id: id, sync: rec[1]&flagSync != 0,
+			total: int(binary.LittleEndian.Uint32(rec[4:]))}
+		t.mu.Lock()
+		x.m = t.takePosted(matchKey{p, key})
+		if x.m == nil {
+			x.data = make([]byte, 0, x.total)
+			k := matchKey{p, key}
+			t.unexp[k] = append(t.unexp[k], x)
+		} else {
+			x.short = len(x.m.Buf) < x.total
+		}
+		t.mu.Unlock()
+		if x.m != nil {
+			t.ack(p, x)
+		}
+		t.inMsg[p] = x
+		t.chunk(p, rec[hdrLen:])
+	case recMore:
+		if t.inMsg[p] == nil {
+			t.failPeer(p, ErrCorrupt)
+			return
+		}
+		t.chunk(p, rec[hdrLen:])
+	default:
+		t.failPeer(p, ErrCorrupt)
+	}
+}
+
+// chunk adds data to the message in progress from p and completes it when
+// whole.
+func (t *Transport) chunk(p int, data []byte) {
+	x := t.inMsg[p]
+	t.mu.Lock()
+	m := x.m
+	switch {
+	case m == nil:
+		x.data = append(x.data, data...)
+	case !x.short && x.sig == m.Sig && m.Combine == nil:
+		copy(m.Buf[x.got:], data)
+	default:
+		x.data = append(x.data, data...)
+	}
+	x.got += len(data)
+	if x.got > x.total {
+		t.mu.Unlock()
+		t.failPeer(p, ErrCorrupt)
+		return
+	}
+	whole := x.got == x.total
+	t.mu.Unlock()
+	if !whole {
+		return
+	}
+	t.inMsg[p] = nil
+	if m == nil {
+		return // unexpected: Irecv completes it
+	}
+	switch {
+	case x.sig != m.Sig:
+		m.Err = mismatch(p)
+	case x.short || m.Combine != nil:
+		transport.Finish(m, x.data)
+	default:
+		m.N = x.total
+	}
+	m.W.Done()
+}
+
+// checkPeers fails the operations of peers that closed or died.
+func (t *Transport) checkPeers() {
+	for p := range t.size {
+		if p == t.rank || t.peerErr[p] != nil {
+			continue
+		}
+		if st := t.state(p); st == stateClosed {
+			t.failPeer(p, fmt.Errorf("%w: rank %d closed its endpoint", errs.PeerFailed, p))
+		}
+	}
+}
+
+// failPeer fails every operation with p and every later one.
+func (t *Transport) failPeer(p int, err error) {
+	t.mu.Lock()
+	if t.peerErr[p] == nil {
+		t.peerErr[p] = err
+	}
+	var fail []*transport.Msg
+	for k, q := range t.posted {
+		if k.src == p {
+			fail = append(fail, q...)
+			delete(t.posted, k)
+		}
+	}
+	for id, m := range t.syncs {
+		if m.Peer == p {
+			fail = append(fail, m)
+			delete(t.syncs, id)
+		}
+	}
+	t.mu.Unlock()
+	for _, m := range fail {
+		m.Err = err
+		m.W.Done()
+	}
+}
+
+// Close fails the outstanding operations with errs.Closed, tells the peers
+// and releases the segment.
+func (t *Transport) Close() error {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return nil
+	}
+	t.closed = true
+	var fail []*transport.Msg
+	for _, q := range t.posted {
+		fail = append(fail, q...)
+	}
+	for _, m := range t.syncs {
+		fail = append(fail, m)
+	}
+	t.posted, t.syncs = map[matchKey][]*transport.Msg{}, map[uint64]*transport.Msg{}
+	t.mu.Unlock()
+	for _, m := range fail {
+		m.Err = errs.Closed
+		m.W.Done()
+	}
+	u32(t.seg.Bytes(), t.rank*lineSize+4).Store(stateClosed)
+	close(t.stop)
+	t.bell(t.rank).Ring()
+	<-t.done
+	for p := range t.size {
+		if p != t.rank {
+			t.bell(p).Ring()
+		}
+	}
+	return t.seg.Close()
+}
