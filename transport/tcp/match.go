@@ -77,12 +77,9 @@ func (p *peer) recv(m *transport.Msg) error {
 			p.mu.Unlock()
 		default:
 			ack := in.ack && in.sig == m.Sig && !p.sentProof(in.key, in.sig)
-			if ack {
-				p.control(header{kind: kindAck, id: in.id})
-			}
 			p.mu.Unlock()
-			if in.ack {
-				p.wake()
+			if ack {
+				p.sendControl(header{kind: kindAck, id: in.id})
 			}
 			fill(m, in.buf, in.sig, p.rank)
 			p.t.finish(m, nil)
@@ -177,12 +174,9 @@ func (p *peer) complete(x *incoming) {
 	if x.ack && m.Err == nil {
 		p.mu.Lock()
 		ack := !p.sentProof(x.key, x.sig)
-		if ack {
-			p.control(header{kind: kindAck, id: x.id})
-		}
 		p.mu.Unlock()
 		if ack {
-			p.wake()
+			p.sendControl(header{kind: kindAck, id: x.id})
 		}
 	}
 	p.t.finish(m, nil)

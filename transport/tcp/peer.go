@@ -64,7 +64,14 @@ type peer struct {
 	postedSig chan struct{}
 	closing   bool // Close called: write what is queued, then goodbye
 	started   bool
-	writing   bool // a goroutine is writing to conn
+	writing   bool       // a goroutine is writing to conn
+	rawc      *rawWriter // conn's socket, for sendControl; nil when conn is no socket
+	// scratch is the inline writers' memory (sendInline, sendControl),
+	// used only by the goroutine that set writing.
+	scratch struct {
+		hdr       [headerLen]byte
+		bufs, tmp net.Buffers
+	}
 
 	lastWrite atomic.Int64 // unix ns of the last write, by the transport's clock
 	upOnce    sync.Once
@@ -193,6 +200,7 @@ func (p *peer) handshake(raw net.Conn, addr string, deadline time.Time) (net.Con
 func (p *peer) start() {
 	p.mu.Lock()
 	p.started = true
+	p.rawc = newRawConnWriter(p.conn)
 	p.mu.Unlock()
 	p.markUp()
 	t := p.t

@@ -27,11 +27,20 @@ const spinPolls = 200
 // the cores.
 const osYieldEvery = 8
 
+// osYieldEvery: every this many empty polls the reader also gives the CPU
+// to other processes (sched_yield), which matters when the ranks outnumber
+// the cores.
+
 // pollReader reads a connection with the socket's own non-blocking reads,
 // polling spinPolls times before blocking. Read deadlines and Close apply as
-// to the connection's Read.
+// to the connection's Read. One goroutine reads it at a time.
 type pollReader struct {
-	rc syscall.RawConn
+	rc    syscall.RawConn
+	read  func(fd uintptr) bool // r.readOnce, bound once: no allocation per read
+	b     []byte                // the current read's buffer
+	n     int                   // what the last read returned
+	errno error
+	block bool // wait in the network poller when the socket is empty
 }
 
 // newPollReader returns a polling reader of conn, or conn itself when conn
@@ -45,7 +54,16 @@ func newPollReader(conn net.Conn) io.Reader {
 	if err != nil {
 		return conn
 	}
-	return &pollReader{rc: rc}
+	r := &pollReader{rc: rc}
+	r.read = r.readOnce
+	return r
+}
+
+// readOnce reads the socket once; false makes rc.Read wait in the network
+// poller until it is readable, then call it again.
+func (r *pollReader) readOnce(fd uintptr) bool {
+	r.n, r.errno = readFD(fd, r.b)
+	return r.errno != syscall.EAGAIN || !r.block
 }
 
 // Read reads at most len(b) bytes, at least one unless it fails.
@@ -53,29 +71,75 @@ func (r *pollReader) Read(b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
-	var n int
-	var errno error
+	r.b = b
+	defer func() { r.b = nil }()
 	for i := 0; ; i++ {
-		block := i >= spinPolls
-		err := r.rc.Read(func(fd uintptr) bool {
-			n, errno = readFD(fd, b)
-			// false: wait in the network poller, then read again.
-			return errno != syscall.EAGAIN || !block
-		})
+		r.block = i >= spinPolls
+		err := r.rc.Read(r.read)
 		switch {
 		case err != nil:
 			return 0, err
-		case errno == syscall.EAGAIN:
+		case r.errno == syscall.EAGAIN:
 			runtime.Gosched()
 			if i%osYieldEvery == osYieldEvery-1 {
 				osYield()
 			}
 			continue
-		case errno != nil:
-			return 0, &net.OpError{Op: "read", Net: "tcp", Err: errno}
-		case n == 0:
+		case r.errno != nil:
+			return 0, &net.OpError{Op: "read", Net: "tcp", Err: r.errno}
+		case r.n == 0:
 			return 0, io.EOF
 		}
-		return n, nil
+		return r.n, nil
 	}
+}
+
+// rawWriter writes to a socket without waiting (sendControl). One
+// goroutine uses it at a time.
+type rawWriter struct {
+	rc    syscall.RawConn
+	write func(fd uintptr) bool // w.writeOnce, bound once
+	b     []byte
+	n     int
+	errno error
+}
+
+func newRawWriter(rc syscall.RawConn) *rawWriter {
+	w := &rawWriter{rc: rc}
+	w.write = w.writeOnce
+	return w
+}
+
+func (w *rawWriter) writeOnce(fd uintptr) bool {
+	w.n, w.errno = writeFD(fd, w.b)
+	return true // never wait
+}
+
+// tryWrite writes what the socket takes of b now, without waiting: n < len(b)
+// when its buffer is full (n may be 0).
+func (w *rawWriter) tryWrite(b []byte) (n int, err error) {
+	w.b = b
+	err = w.rc.Write(w.write)
+	w.b = nil
+	switch {
+	case err != nil:
+		return 0, err
+	case w.errno == syscall.EAGAIN:
+		return 0, nil
+	}
+	return w.n, w.errno
+}
+
+// newRawConnWriter returns a rawWriter of conn, or nil when conn is not a
+// socket.
+func newRawConnWriter(conn net.Conn) *rawWriter {
+	tc, ok := conn.(*net.TCPConn)
+	if !ok || !canPoll {
+		return nil
+	}
+	rc, err := tc.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	return newRawWriter(rc)
 }

@@ -19,3 +19,16 @@ func readFD(fd uintptr, b []byte) (int, error) {
 		}
 	}
 }
+
+// writeFD makes one write to fd, retried when interrupted.
+func writeFD(fd uintptr, b []byte) (int, error) {
+	for {
+		n, err := syscall.Write(int(fd), b)
+		if err != syscall.EINTR {
+			if n < 0 {
+				n = 0
+			}
+			return n, err
+		}
+	}
+}

@@ -20,6 +20,7 @@ type frame struct {
 	h       header
 	payload []byte
 	m       *transport.Msg
+	raw     []byte // set instead: the unwritten rest of a control frame (sendControl)
 }
 
 // done reports whether writing f completes its send (rts and sync sends
@@ -88,12 +89,57 @@ func (p *peer) send(m *transport.Msg) error {
 	return nil
 }
 
+// sendControl sends control frame h (an ack): when nothing is queued and
+// nobody is writing, the calling goroutine writes it at once if the socket
+// takes it without waiting, sparing the hand-off to the writer goroutine;
+// otherwise the writer sends it. The write never blocks: the caller may be
+// the reader, which must not wait for the peer to read (the peer's reader
+// may be waiting for this one).
+func (p *peer) sendControl(h header) {
+	p.mu.Lock()
+	if p.rawc == nil || p.state != stateUp || !p.started || p.writing || len(p.out) > 0 || len(p.ctrl) > 0 || p.closing {
+		p.control(h)
+		p.mu.Unlock()
+		p.wake()
+		return
+	}
+	p.writing = true
+	p.mu.Unlock()
+	b := p.scratch.hdr[:]
+	h.encode(b)
+	n, err := p.rawc.tryWrite(b)
+	if n > 0 {
+		p.lastWrite.Store(p.t.clk.Now().UnixNano())
+	}
+	p.mu.Lock()
+	p.writing = false
+	switch {
+	case err != nil:
+	case n == 0:
+		p.control(h)
+	case n < headerLen:
+		// The rest goes first, before any control frame queued meanwhile.
+		p.ctrl = append([]*frame{{raw: append([]byte(nil), b[n:]...)}}, p.ctrl...)
+	}
+	more := len(p.out) > 0 || len(p.ctrl) > 0
+	p.mu.Unlock()
+	if err != nil {
+		p.down(p.peerErr(fmt.Errorf("write: %v", err)))
+		return
+	}
+	if more {
+		p.wake()
+	}
+}
+
 // sendInline writes f, an eager or sync frame, from the sender's goroutine
 // and completes what it can; the caller has set p.writing.
 func (p *peer) sendInline(conn net.Conn, f *frame) {
-	var hb [headerLen]byte
-	f.h.encode(hb[:])
-	err := writeAll(conn, net.Buffers{hb[:], f.payload}, p.t.dl)
+	hb := p.scratch.hdr[:]
+	f.h.encode(hb)
+	p.scratch.bufs = append(p.scratch.bufs[:0], hb, f.payload)
+	err := writeAll(conn, p.scratch.bufs, &p.scratch.tmp, p.t.dl)
+	p.scratch.bufs[0], p.scratch.bufs[1] = nil, nil // keep no reference to the message
 	p.lastWrite.Store(p.t.clk.Now().UnixNano())
 	if err != nil {
 		err = p.peerErr(fmt.Errorf("write: %v", err))
@@ -201,7 +247,8 @@ type frameWriter struct {
 	dl   deadlines
 	hdrs []byte // header storage of the current group
 	bufs net.Buffers
-	n    int // payload bytes in the current group
+	tmp  net.Buffers // writeAll's
+	n    int         // payload bytes in the current group
 }
 
 func (w *frameWriter) add(h *header, payload []byte) {
@@ -215,6 +262,15 @@ func (w *frameWriter) add(h *header, payload []byte) {
 	}
 }
 
+// addCtrl adds control frame f, or the rest of one (f.raw).
+func (w *frameWriter) addCtrl(f *frame) {
+	if f.raw != nil {
+		w.bufs = append(w.bufs, f.raw)
+		return
+	}
+	w.add(&f.h, nil)
+}
+
 // flush writes the current group. Headers are appended to hdrs (a slice
 // taken before hdrs grows keeps its bytes), and hdrs is reused only once
 // the group is written.
@@ -222,7 +278,7 @@ func (w *frameWriter) flush() error {
 	if len(w.bufs) == 0 {
 		return nil
 	}
-	err := writeAll(w.conn, w.bufs, w.dl)
+	err := writeAll(w.conn, w.bufs, &w.tmp, w.dl)
 	w.hdrs, w.bufs, w.n = w.hdrs[:0], w.bufs[:0], 0
 	return err
 }
@@ -231,7 +287,7 @@ func (w *frameWriter) flush() error {
 // control frames queued meanwhile written between them.
 func (w *frameWriter) write(p *peer, ctrl, batch []*frame) error {
 	for _, f := range ctrl {
-		w.add(&f.h, nil)
+		w.addCtrl(f)
 	}
 	moreCtrl := func() error {
 		p.mu.Lock()
@@ -245,7 +301,7 @@ func (w *frameWriter) write(p *peer, ctrl, batch []*frame) error {
 			return err
 		}
 		for _, f := range c {
-			w.add(&f.h, nil)
+			w.addCtrl(f)
 		}
 		return w.flush()
 	}
@@ -318,9 +374,13 @@ func (p *peer) afterGoodbye() {
 	p.down(errClosing)
 }
 
-// writeAll writes bufs with one vectored write under a deadline.
-func writeAll(conn net.Conn, bufs net.Buffers, dl deadlines) error {
+// writeAll writes bufs with one vectored write under a deadline, consuming
+// a copy of it in *tmp (which must outlive the call, so that nothing is
+// allocated per write).
+func writeAll(conn net.Conn, bufs net.Buffers, tmp *net.Buffers, dl deadlines) error {
 	conn.SetWriteDeadline(dl.next())
-	_, err := bufs.WriteTo(conn)
+	*tmp = bufs
+	_, err := tmp.WriteTo(conn)
+	*tmp = nil
 	return err
 }
