@@ -27,10 +27,6 @@ const spinPolls = 200
 // the cores.
 const osYieldEvery = 8
 
-// osYieldEvery: every this many empty polls the reader also gives the CPU
-// to other processes (sched_yield), which matters when the ranks outnumber
-// the cores.
-
 // pollReader reads a connection with the socket's own non-blocking reads,
 // polling spinPolls times before blocking. Read deadlines and Close apply as
 // to the connection's Read. One goroutine reads it at a time.
