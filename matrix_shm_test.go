@@ -1,0 +1,70 @@
+//go:build linux
+
+package scoll_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/scoll/scoll"
+	"github.com/scoll/scoll/transport/shm"
+)
+
+// shmComms returns the world communicators of a job of p ranks in this
+// process over one shared-memory segment, each rank with its own mapping
+// as separate processes have.
+func shmComms(t testing.TB, p int, cfg shm.Config) []*scoll.Comm {
+	t.Helper()
+	eps, err := shm.NewLocalGroup(p, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	comms := make([]*scoll.Comm, p)
+	for r, ep := range eps {
+		comms[r] = scoll.NewComm(ep)
+	}
+	t.Cleanup(func() {
+		for _, c := range comms {
+			c.Close()
+		}
+	})
+	return comms
+}
+
+// TestMatrixShm runs every algorithm of every collective over the
+// shared-memory transport against the naive reference, with rings of 4 KiB
+// so that long messages are chunked and fill them: P = 1..5, 8 (and 7, 9,
+// 12, 16, 17, 32, 33, 64 with -scoll.full), counts 0, 1, 3, 1000 and, up to
+// 4 ranks, 65537.
+func TestMatrixShm(t *testing.T) {
+	skipShort(t, "matrix skipped in -short mode")
+	sizes := []int{1, 2, 3, 4, 5, 8}
+	if *fullMatrix {
+		sizes = append(sizes, 7, 9, 12, 16, 17, 32, 33, 64)
+	}
+	for _, coll := range scoll.Collectives() {
+		t.Run(coll, func(t *testing.T) {
+			t.Parallel()
+			for _, p := range sizes {
+				comms := shmComms(t, p, shm.Config{RingBytes: 4096})
+				counts := []int{0, 1, 3, 1000}
+				if p <= 4 {
+					counts = append(counts, 65537)
+				}
+				for _, alg := range scoll.Algorithms(coll) {
+					if alg.PowerOfTwo && p&(p-1) != 0 {
+						continue
+					}
+					err := forCases(coll, alg, p, counts, func(n, root int, inPlace bool, oc opCase[int32]) error {
+						return onAll(comms, func(ctx context.Context, c *scoll.Comm) error {
+							return checkCase(ctx, c, nil, coll, alg.Name, n, root, inPlace, oc)
+						})
+					})
+					if err != nil {
+						t.Fatalf("P=%d %s: %v", p, alg.Name, err)
+					}
+				}
+			}
+		})
+	}
+}
