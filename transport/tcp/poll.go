@@ -4,6 +4,7 @@ import (
 	"io"
 	"net"
 	"runtime"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -27,21 +28,28 @@ const spinPolls = 200
 // the cores.
 const osYieldEvery = 8
 
+// maxSpinners is how many of a transport's readers poll at once; the others
+// block at once. Polling readers share the process's CPU, each poll round
+// costs every other one a few hundred ns, and a collective at any moment
+// waits on a few peers (those that sent last are the ones polling).
+const maxSpinners = 4
+
 // pollReader reads a connection with the socket's own non-blocking reads,
 // polling spinPolls times before blocking. Read deadlines and Close apply as
 // to the connection's Read. One goroutine reads it at a time.
 type pollReader struct {
-	rc    syscall.RawConn
-	read  func(fd uintptr) bool // r.readOnce, bound once: no allocation per read
-	b     []byte                // the current read's buffer
-	n     int                   // what the last read returned
-	errno error
-	block bool // wait in the network poller when the socket is empty
+	rc       syscall.RawConn
+	spinners *atomic.Int32         // the transport's polling readers
+	read     func(fd uintptr) bool // r.readOnce, bound once: no allocation per read
+	b        []byte                // the current read's buffer
+	n        int                   // what the last read returned
+	errno    error
+	block    bool // wait in the network poller when the socket is empty
 }
 
 // newPollReader returns a polling reader of conn, or conn itself when conn
 // is not a socket (TLS, in-memory connections).
-func newPollReader(conn net.Conn) io.Reader {
+func newPollReader(conn net.Conn, spinners *atomic.Int32) io.Reader {
 	tc, ok := conn.(*net.TCPConn)
 	if !ok || !canPoll {
 		return conn
@@ -50,7 +58,7 @@ func newPollReader(conn net.Conn) io.Reader {
 	if err != nil {
 		return conn
 	}
-	r := &pollReader{rc: rc}
+	r := &pollReader{rc: rc, spinners: spinners}
 	r.read = r.readOnce
 	return r
 }
@@ -68,14 +76,32 @@ func (r *pollReader) Read(b []byte) (int, error) {
 		return 0, nil
 	}
 	r.b = b
-	defer func() { r.b = nil }()
+	spinning := false // counted in r.spinners
+	defer func() {
+		r.b = nil
+		if spinning {
+			r.spinners.Add(-1)
+		}
+	}()
 	for i := 0; ; i++ {
 		r.block = i >= spinPolls
+		if r.block && spinning {
+			r.spinners.Add(-1)
+			spinning = false
+		}
 		err := r.rc.Read(r.read)
 		switch {
 		case err != nil:
 			return 0, err
 		case r.errno == syscall.EAGAIN:
+			if i == 0 {
+				if r.spinners.Add(1) > maxSpinners {
+					r.spinners.Add(-1)
+					i = spinPolls - 1 // block
+					continue
+				}
+				spinning = true
+			}
 			runtime.Gosched()
 			if i%osYieldEvery == osYieldEvery-1 {
 				osYield()

@@ -23,7 +23,7 @@ func (p *peer) readLoop() {
 	p.mu.Lock()
 	conn := p.conn
 	p.mu.Unlock()
-	br := bufio.NewReaderSize(newPollReader(conn), readBufSize)
+	br := bufio.NewReaderSize(newPollReader(conn, &t.spinners), readBufSize)
 	var hb [headerLen]byte
 	var h header
 	for {

@@ -166,6 +166,8 @@ type Transport struct {
 	nfailed atomic.Int32
 	isDown  atomic.Bool
 
+	spinners atomic.Int32 // readers polling their socket (pollReader)
+
 	// Calls this rank has started, with their signatures (Checker): a
 	// message of a started call with another signature is a mismatch
 	// even when no receive is posted for it.
