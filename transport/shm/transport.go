@@ -46,7 +46,8 @@ type Transport struct {
 	syncs   map[uint64]*transport.Msg // sync sends waiting for their ack
 	nextID  uint64
 	closed  bool
-	peerErr []error // why a peer is unusable
+	peerErr []error  // why a peer is unusable
+	watches []*Watch // the peers' processes, once seen (progress goroutine only)
 
 	stop chan struct{}
 	done chan struct{}
@@ -167,7 +168,7 @@ func New(seg *Segment, rank, size int, cfg Config) (*Transport, error) {
 		outMu: make([]sync.Mutex, size), out: make([]*Ring, size), pending: make([][][]byte, size),
 		in: make([]*Ring, size), inMsg: make([]*incoming, size),
 		posted: map[matchKey][]*transport.Msg{}, unexp: map[matchKey][]*incoming{}, syncs: map[uint64]*transport.Msg{},
-		peerErr: make([]error, size), stop: make(chan struct{}), done: make(chan struct{})}
+		peerErr: make([]error, size), watches: make([]*Watch, size), stop: make(chan struct{}), done: make(chan struct{})}
 	mem := seg.Bytes()
 	for p := range size {
 		if p == rank {
@@ -573,14 +574,36 @@ func (t *Transport) chunk(p int, data []byte) {
 	m.W.Done()
 }
 
-// checkPeers fails the operations of peers that closed or died.
+// checkPeers fails the operations of peers that closed or whose process
+// died (watched through a pidfd once its endpoint is up).
 func (t *Transport) checkPeers() {
+	self := os.Getpid()
 	for p := range t.size {
 		if p == t.rank || t.peerErr[p] != nil {
 			continue
 		}
-		if st := t.state(p); st == stateClosed {
+		switch t.state(p) {
+		case stateClosed:
 			t.failPeer(p, fmt.Errorf("%w: rank %d closed its endpoint", errs.PeerFailed, p))
+			continue
+		case stateUp:
+		default:
+			continue
+		}
+		pid := int(u32(t.seg.Bytes(), p*lineSize).Load())
+		if pid == self || pid == 0 {
+			continue
+		}
+		if t.watches[p] == nil {
+			w, err := WatchProcess(pid)
+			if err != nil {
+				t.failPeer(p, fmt.Errorf("%w: rank %d (pid %d) does not run: %v", errs.PeerFailed, p, pid, err))
+				continue
+			}
+			t.watches[p] = w
+		}
+		if !t.watches[p].Alive() {
+			t.failPeer(p, fmt.Errorf("%w: rank %d (pid %d) died", errs.PeerFailed, p, pid))
 		}
 	}
 }
@@ -637,6 +660,11 @@ func (t *Transport) Close() error {
 	close(t.stop)
 	t.bell(t.rank).Ring()
 	<-t.done
+	for _, w := range t.watches {
+		if w != nil {
+			w.Close()
+		}
+	}
 	for p := range t.size {
 		if p != t.rank {
 			t.bell(p).Ring()
