@@ -90,3 +90,56 @@ func TestPeerKilled(t *testing.T) {
 		t.Errorf("receive posted after the failure: %v", err)
 	}
 }
+
+// TestAbortCall aborts a call on one rank: a receive of that call waiting
+// on another rank fails with the kind of error the aborting rank reported,
+// an operation of the call posted later fails at once, and other calls go
+// on.
+func TestAbortCall(t *testing.T) {
+	eps, err := shm.NewLocalGroup(3, shm.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for _, e := range eps {
+			e.Close()
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	call := transport.Key{Comm: 7, Seq: 3}
+	r := &transport.Msg{Peer: 2, Key: call, Buf: make([]byte, 4), W: transport.NewWaiter(0)}
+	if err := transport.Post(eps[1], r, false); err != nil {
+		t.Fatal(err)
+	}
+	eps[0].AbortCall(7, 3, errs.Mismatch)
+	if err := r.W.Wait(ctx); err != nil || !errors.Is(r.Err, errs.Mismatch) {
+		t.Fatalf("receive of the aborted call: %v, %v", err, r.Err)
+	}
+	// Rank 2 learns too, relayed or direct: its later send of the call fails.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := eps[2].Isend(&transport.Msg{Peer: 1, Key: call, Buf: []byte("x"), W: transport.NewWaiter(0)})
+		if errors.Is(err, errs.Mismatch) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("send of the aborted call on rank 2: %v", err)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// Another call still works.
+	other := transport.Key{Comm: 7, Seq: 4}
+	buf := make([]byte, 2)
+	rr := &transport.Msg{Peer: 2, Key: other, Buf: buf, W: transport.NewWaiter(0)}
+	s := &transport.Msg{Peer: 1, Key: other, Buf: []byte("ok"), W: transport.NewWaiter(0)}
+	if err := transport.Post(eps[1], rr, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := transport.Post(eps[2], s, true); err != nil {
+		t.Fatal(err)
+	}
+	if rr.W.Wait(ctx) != nil || s.W.Wait(ctx) != nil || rr.Err != nil || s.Err != nil || string(buf) != "ok" {
+		t.Fatalf("a later call: %v %v %q", rr.Err, s.Err, buf)
+	}
+}

@@ -4,6 +4,7 @@ package shm
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -48,6 +49,7 @@ type Transport struct {
 	closed  bool
 	peerErr []error  // why a peer is unusable
 	watches []*Watch // the peers' processes, once seen (progress goroutine only)
+	aborted map[callKey]error
 
 	stop chan struct{}
 	done chan struct{}
@@ -77,6 +79,8 @@ func (c Config) poll() time.Duration {
 	return c.Poll
 }
 
+type callKey struct{ comm, seq uint64 }
+
 type matchKey struct {
 	src int
 	key transport.Key
@@ -100,6 +104,7 @@ const (
 	recFirst = 1 // first (or only) chunk of a message
 	recMore  = 2 // a further chunk of the message in progress
 	recAck   = 3 // the receiver matched sync send id (status: 0 ok, 1 mismatch)
+	recAbort = 4 // call (comm, seq) failed (status: abortCode)
 
 	hdrLen = 48 // type u8, flags u8, pad, comm, seq, tag, sig, id, total (u32) at 40
 )
@@ -168,7 +173,7 @@ func New(seg *Segment, rank, size int, cfg Config) (*Transport, error) {
 		outMu: make([]sync.Mutex, size), out: make([]*Ring, size), pending: make([][][]byte, size),
 		in: make([]*Ring, size), inMsg: make([]*incoming, size),
 		posted: map[matchKey][]*transport.Msg{}, unexp: map[matchKey][]*incoming{}, syncs: map[uint64]*transport.Msg{},
-		peerErr: make([]error, size), watches: make([]*Watch, size), stop: make(chan struct{}), done: make(chan struct{})}
+		peerErr: make([]error, size), watches: make([]*Watch, size), aborted: map[callKey]error{}, stop: make(chan struct{}), done: make(chan struct{})}
 	mem := seg.Bytes()
 	for p := range size {
 		if p == rank {
@@ -225,6 +230,10 @@ func (t *Transport) Isend(m *transport.Msg) error {
 		return errs.Closed
 	}
 	if err := t.peerErr[m.Peer]; err != nil {
+		t.mu.Unlock()
+		return err
+	}
+	if err := t.aborted[callKey{m.Key.Comm, m.Key.Seq}]; err != nil && m.Key.Seq != 0 {
 		t.mu.Unlock()
 		return err
 	}
@@ -353,6 +362,10 @@ func (t *Transport) Irecv(m *transport.Msg) error {
 		return nil
 	}
 	if err := t.peerErr[m.Peer]; err != nil {
+		t.mu.Unlock()
+		return err
+	}
+	if err := t.aborted[callKey{m.Key.Comm, m.Key.Seq}]; err != nil && m.Key.Seq != 0 {
 		t.mu.Unlock()
 		return err
 	}
@@ -503,6 +516,8 @@ func (t *Transport) handle(p int, rec []byte) {
 			}
 			m.W.Done()
 		}
+	case recAbort:
+		t.failCall(callKey{binary.LittleEndian.Uint64(rec[8:]), binary.LittleEndian.Uint64(rec[16:])}, abortErr(rec[1], p), p)
 	case recFirst:
 		key := transport.Key{Comm: binary.LittleEndian.Uint64(rec[8:]), Seq: binary.LittleEndian.Uint64(rec[16:]),
 			Tag: int64(binary.LittleEndian.Uint64(rec[24:]))}
@@ -631,6 +646,86 @@ func (t *Transport) failPeer(p int, err error) {
 	for _, m := range fail {
 		m.Err = err
 		m.W.Done()
+	}
+}
+
+// AbortCall fails this rank's operations of the collective call (comm,
+// seq) with err, and those posted later, and tells the other ranks of the
+// segment, whose operations of the call then fail too (transport.
+// CallAborter).
+func (t *Transport) AbortCall(comm, seq uint64, err error) {
+	if seq == 0 {
+		return
+	}
+	t.failCall(callKey{comm, seq}, err, -1)
+}
+
+// Abort codes: what kind of failure a peer reports.
+const (
+	abortPeer     = 0
+	abortMismatch = 1
+	abortInvalid  = 2
+)
+
+func abortCode(err error) byte {
+	switch {
+	case errors.Is(err, errs.Mismatch):
+		return abortMismatch
+	case errors.Is(err, errs.InvalidArgument):
+		return abortInvalid
+	}
+	return abortPeer
+}
+
+func abortErr(code byte, from int) error {
+	switch code {
+	case abortMismatch:
+		return fmt.Errorf("%w: rank %d's call failed", errs.Mismatch, from)
+	case abortInvalid:
+		return fmt.Errorf("%w: rank %d's call failed", errs.InvalidArgument, from)
+	}
+	return fmt.Errorf("%w: rank %d's call failed", errs.PeerFailed, from)
+}
+
+// failCall records call k as failed, fails its operations here and, the
+// first time, tells every peer but from.
+func (t *Transport) failCall(k callKey, err error, from int) {
+	t.mu.Lock()
+	if _, ok := t.aborted[k]; ok || t.closed {
+		t.mu.Unlock()
+		return
+	}
+	t.aborted[k] = err
+	var fail []*transport.Msg
+	for mk, q := range t.posted {
+		if mk.key.Comm == k.comm && mk.key.Seq == k.seq {
+			fail = append(fail, q...)
+			delete(t.posted, mk)
+		}
+	}
+	for id, m := range t.syncs {
+		if m.Key.Comm == k.comm && m.Key.Seq == k.seq {
+			fail = append(fail, m)
+			delete(t.syncs, id)
+		}
+	}
+	t.mu.Unlock()
+	for _, m := range fail {
+		m.Err = err
+		m.W.Done()
+	}
+	rec := make([]byte, hdrLen)
+	rec[0], rec[1] = recAbort, abortCode(err)
+	binary.LittleEndian.PutUint64(rec[8:], k.comm)
+	binary.LittleEndian.PutUint64(rec[16:], k.seq)
+	for p := range t.size {
+		if p == t.rank || p == from {
+			continue
+		}
+		t.outMu[p].Lock()
+		t.pending[p] = append(t.pending[p], rec)
+		t.flushLocked(p)
+		t.outMu[p].Unlock()
 	}
 }
 
