@@ -31,7 +31,9 @@ import (
 // when its receiver has matched it and acknowledged, so that a mismatched
 // call fails at both ends; an eager send completes once written.
 type Transport struct {
-	rank, size int
+	rank, size int   // local: among the segment's ranks
+	global     []int // the job's rank of each local rank
+	localOf    []int // the local rank of each of the job's ranks, -1 elsewhere
 	seg        *Segment
 	cfg        Config
 
@@ -63,6 +65,13 @@ type Config struct {
 	// Poll is how often a sleeping endpoint checks its peers' liveness
 	// (default 10 ms).
 	Poll time.Duration
+	// Ranks, when set, places the segment's ranks in a larger job: Ranks[i]
+	// is the job's rank of the segment's rank i, JobSize the job's size.
+	// The endpoint then speaks the job's ranks (Rank, Size, Msg.Peer), and
+	// a peer off the segment is an invalid argument. Without them the
+	// segment's ranks are the job.
+	Ranks   []int
+	JobSize int
 }
 
 func (c Config) ringBytes() int {
@@ -169,7 +178,11 @@ func New(seg *Segment, rank, size int, cfg Config) (*Transport, error) {
 	if size < 1 || rank < 0 || rank >= size || len(seg.Bytes()) < SegmentSize(size, rb) {
 		return nil, fmt.Errorf("%w: shm: rank %d of %d on a segment of %d bytes", errs.InvalidArgument, rank, size, len(seg.Bytes()))
 	}
-	t := &Transport{rank: rank, size: size, seg: seg, cfg: cfg,
+	global, localOf, err := placement(size, cfg)
+	if err != nil {
+		return nil, err
+	}
+	t := &Transport{rank: rank, size: size, global: global, localOf: localOf, seg: seg, cfg: cfg,
 		outMu: make([]sync.Mutex, size), out: make([]*Ring, size), pending: make([][][]byte, size),
 		in: make([]*Ring, size), inMsg: make([]*incoming, size),
 		posted: map[matchKey][]*transport.Msg{}, unexp: map[matchKey][]*incoming{}, syncs: map[uint64]*transport.Msg{},
@@ -206,22 +219,53 @@ func (t *Transport) bell(r int) *Bell {
 
 func (t *Transport) state(r int) uint32 { return u32(t.seg.Bytes(), r*lineSize+4).Load() }
 
-// Rank returns this endpoint's rank.
-func (t *Transport) Rank() int { return t.rank }
-
-// Size returns the number of ranks.
-func (t *Transport) Size() int { return t.size }
-
-func (t *Transport) checkPeer(m *transport.Msg) error {
-	if m.Peer < 0 || m.Peer >= t.size {
-		return fmt.Errorf("%w: shm: peer %d of %d ranks", errs.InvalidArgument, m.Peer, t.size)
+// placement returns the job's rank of each local rank and the local rank
+// of each of the job's ranks.
+func placement(size int, cfg Config) (global, localOf []int, err error) {
+	if cfg.Ranks == nil {
+		global = make([]int, size)
+		for i := range global {
+			global[i] = i
+		}
+		return global, global, nil
 	}
-	return nil
+	if len(cfg.Ranks) != size || cfg.JobSize < size {
+		return nil, nil, fmt.Errorf("%w: shm: %d job ranks for %d local ranks in a job of %d", errs.InvalidArgument, len(cfg.Ranks), size, cfg.JobSize)
+	}
+	localOf = make([]int, cfg.JobSize)
+	for i := range localOf {
+		localOf[i] = -1
+	}
+	for i, g := range cfg.Ranks {
+		if g < 0 || g >= cfg.JobSize || localOf[g] >= 0 {
+			return nil, nil, fmt.Errorf("%w: shm: job rank %d of local rank %d", errs.InvalidArgument, g, i)
+		}
+		localOf[g] = i
+	}
+	return cfg.Ranks, localOf, nil
+}
+
+// Rank returns this endpoint's rank in the job.
+func (t *Transport) Rank() int { return t.global[t.rank] }
+
+// Size returns the number of ranks of the job.
+func (t *Transport) Size() int { return len(t.localOf) }
+
+// Local reports whether the job's rank r is on this segment.
+func (t *Transport) Local(r int) bool { return r >= 0 && r < len(t.localOf) && t.localOf[r] >= 0 }
+
+// peer returns the local rank of m's peer.
+func (t *Transport) peer(m *transport.Msg) (int, error) {
+	if !t.Local(m.Peer) {
+		return 0, fmt.Errorf("%w: shm: peer %d is not one of the segment's ranks (job of %d)", errs.InvalidArgument, m.Peer, t.Size())
+	}
+	return t.localOf[m.Peer], nil
 }
 
 // Isend posts a send.
 func (t *Transport) Isend(m *transport.Msg) error {
-	if err := t.checkPeer(m); err != nil {
+	d, err := t.peer(m)
+	if err != nil {
 		return err
 	}
 	t.mu.Lock()
@@ -229,7 +273,7 @@ func (t *Transport) Isend(m *transport.Msg) error {
 		t.mu.Unlock()
 		return errs.Closed
 	}
-	if err := t.peerErr[m.Peer]; err != nil {
+	if err := t.peerErr[d]; err != nil {
 		t.mu.Unlock()
 		return err
 	}
@@ -240,7 +284,7 @@ func (t *Transport) Isend(m *transport.Msg) error {
 	t.nextID++
 	id := t.nextID
 	sync := !m.Eager
-	if m.Peer == t.rank {
+	if d == t.rank {
 		t.mu.Unlock()
 		t.deliverSelf(m)
 		return nil
@@ -249,7 +293,7 @@ func (t *Transport) Isend(m *transport.Msg) error {
 		t.syncs[id] = m
 	}
 	t.mu.Unlock()
-	t.write(m, id, sync)
+	t.write(d, m, id, sync)
 	if !sync {
 		m.W.Done()
 	}
@@ -267,7 +311,7 @@ func (t *Transport) deliverSelf(m *transport.Msg) {
 	}
 	t.mu.Unlock()
 	if r != nil {
-		finish(r, x.data, x.sig, t.rank)
+		finish(r, x.data, x.sig, t.Rank())
 		r.W.Done()
 	}
 	m.W.Done()
@@ -277,8 +321,7 @@ func (t *Transport) deliverSelf(m *transport.Msg) {
 // writes what fits and the progress goroutine the rest. The data is copied
 // into the records, so m's buffer is free once this returns (an eager send
 // completes then).
-func (t *Transport) write(m *transport.Msg, id uint64, sync bool) {
-	d := m.Peer
+func (t *Transport) write(d int, m *transport.Msg, id uint64, sync bool) {
 	t.outMu[d].Lock()
 	defer t.outMu[d].Unlock()
 	maxData := t.out[d].MaxRecord() - hdrLen
@@ -327,10 +370,11 @@ func (t *Transport) flushLocked(d int) {
 
 // Irecv posts a receive.
 func (t *Transport) Irecv(m *transport.Msg) error {
-	if err := t.checkPeer(m); err != nil {
+	src, err := t.peer(m)
+	if err != nil {
 		return err
 	}
-	k := matchKey{m.Peer, m.Key}
+	k := matchKey{src, m.Key}
 	t.mu.Lock()
 	if t.closed {
 		t.mu.Unlock()
@@ -352,16 +396,16 @@ func (t *Transport) Irecv(m *transport.Msg) error {
 				x.data = nil
 			}
 			t.mu.Unlock()
-			t.ack(m.Peer, x)
+			t.ack(src, x)
 			return nil
 		}
 		t.mu.Unlock()
 		finish(m, x.data, x.sig, m.Peer)
-		t.ack(m.Peer, x)
+		t.ack(src, x)
 		m.W.Done()
 		return nil
 	}
-	if err := t.peerErr[m.Peer]; err != nil {
+	if err := t.peerErr[src]; err != nil {
 		t.mu.Unlock()
 		return err
 	}
@@ -422,8 +466,12 @@ func (t *Transport) ack(src int, x *incoming) {
 
 // Cancel withdraws a posted receive that has not matched yet.
 func (t *Transport) Cancel(m *transport.Msg) bool {
+	src, err := t.peer(m)
+	if err != nil {
+		return false
+	}
 	t.mu.Lock()
-	k := matchKey{m.Peer, m.Key}
+	k := matchKey{src, m.Key}
 	q := t.posted[k]
 	for i, r := range q {
 		if r == m {
@@ -512,12 +560,12 @@ func (t *Transport) handle(p int, rec []byte) {
 		t.mu.Unlock()
 		if m != nil {
 			if rec[1] == 1 {
-				m.Err = mismatch(p)
+				m.Err = mismatch(t.global[p])
 			}
 			m.W.Done()
 		}
 	case recAbort:
-		t.failCall(callKey{binary.LittleEndian.Uint64(rec[8:]), binary.LittleEndian.Uint64(rec[16:])}, abortErr(rec[1], p), p)
+		t.failCall(callKey{binary.LittleEndian.Uint64(rec[8:]), binary.LittleEndian.Uint64(rec[16:])}, abortErr(rec[1], t.global[p]), p)
 	case recFirst:
 		key := transport.Key{Comm: binary.LittleEndian.Uint64(rec[8:]), Seq: binary.LittleEndian.Uint64(rec[16:]),
 			Tag: int64(binary.LittleEndian.Uint64(rec[24:]))}
@@ -580,7 +628,7 @@ func (t *Transport) chunk(p int, data []byte) {
 	}
 	switch {
 	case x.sig != m.Sig:
-		m.Err = mismatch(p)
+		m.Err = mismatch(t.global[p])
 	case x.short || m.Combine != nil:
 		transport.Finish(m, x.data)
 	default:
@@ -599,7 +647,7 @@ func (t *Transport) checkPeers() {
 		}
 		switch t.state(p) {
 		case stateClosed:
-			t.failPeer(p, fmt.Errorf("%w: rank %d closed its endpoint", errs.PeerFailed, p))
+			t.failPeer(p, fmt.Errorf("%w: rank %d closed its endpoint", errs.PeerFailed, t.global[p]))
 			continue
 		case stateUp:
 		default:
@@ -612,13 +660,13 @@ func (t *Transport) checkPeers() {
 		if t.watches[p] == nil {
 			w, err := WatchProcess(pid)
 			if err != nil {
-				t.failPeer(p, fmt.Errorf("%w: rank %d (pid %d) does not run: %v", errs.PeerFailed, p, pid, err))
+				t.failPeer(p, fmt.Errorf("%w: rank %d (pid %d) does not run: %v", errs.PeerFailed, t.global[p], pid, err))
 				continue
 			}
 			t.watches[p] = w
 		}
 		if !t.watches[p].Alive() {
-			t.failPeer(p, fmt.Errorf("%w: rank %d (pid %d) died", errs.PeerFailed, p, pid))
+			t.failPeer(p, fmt.Errorf("%w: rank %d (pid %d) died", errs.PeerFailed, t.global[p], pid))
 		}
 	}
 }
@@ -637,7 +685,7 @@ func (t *Transport) failPeer(p int, err error) {
 		}
 	}
 	for id, m := range t.syncs {
-		if m.Peer == p {
+		if t.localOf[m.Peer] == p {
 			fail = append(fail, m)
 			delete(t.syncs, id)
 		}

@@ -3,8 +3,10 @@
 package shm_test
 
 import (
+	"errors"
 	"testing"
 
+	"github.com/scoll/scoll/internal/errs"
 	"github.com/scoll/scoll/transport"
 	"github.com/scoll/scoll/transport/shm"
 	"github.com/scoll/scoll/transport/transporttest"
@@ -30,5 +32,38 @@ func TestConformance(t *testing.T) {
 				return out
 			})
 		})
+	}
+}
+
+// TestJobRanks places a segment's three ranks at ranks 4, 1 and 3 of a job
+// of 5: the endpoints speak the job's ranks, and ranks off the segment are
+// refused.
+func TestJobRanks(t *testing.T) {
+	eps, err := shm.NewLocalGroup(3, shm.Config{Ranks: []int{4, 1, 3}, JobSize: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for _, e := range eps {
+			e.Close()
+		}
+	}()
+	if eps[0].Rank() != 4 || eps[2].Rank() != 3 || eps[1].Size() != 5 || eps[0].Local(0) || !eps[0].Local(1) {
+		t.Fatalf("ranks %d %d, size %d", eps[0].Rank(), eps[2].Rank(), eps[1].Size())
+	}
+	buf := make([]byte, 5)
+	r := transporttest.Post(t, eps[2], false, 4, transport.Key{Comm: 1, Seq: 1}, buf)
+	s := transporttest.Post(t, eps[0], true, 3, transport.Key{Comm: 1, Seq: 1}, []byte("hello"))
+	transporttest.Wait(t, r, s)
+	if r.Err != nil || s.Err != nil || string(buf) != "hello" {
+		t.Fatalf("%v %v %q", r.Err, s.Err, buf)
+	}
+	if err := eps[0].Isend(&transport.Msg{Peer: 0, W: transport.NewWaiter(0)}); !errors.Is(err, errs.InvalidArgument) {
+		t.Errorf("send off the segment: %v", err)
+	}
+	for _, cfg := range []shm.Config{{Ranks: []int{0, 0}, JobSize: 3}, {Ranks: []int{0, 5}, JobSize: 3}, {Ranks: []int{0}, JobSize: 3}} {
+		if _, err := shm.NewLocalGroup(2, cfg); !errors.Is(err, errs.InvalidArgument) {
+			t.Errorf("%+v: %v", cfg, err)
+		}
 	}
 }
