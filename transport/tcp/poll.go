@@ -18,10 +18,17 @@ import (
 // loop polls its sockets); it costs CPU only for spinPolls polls after each
 // burst of traffic.
 
-// spinPolls is how many empty non-blocking reads a reader makes before it
+// spinPolls is the most empty non-blocking reads a reader makes before it
 // blocks in the network poller: with a few hundred ns per read and the
-// goroutine switches between them, some 100-300 µs.
-const spinPolls = 200
+// goroutine switches between them, some 100-300 µs. The reader adapts its
+// budget between minPolls and spinPolls: it halves it each time polling
+// found nothing (the peer is slow, or descheduled on a loaded machine,
+// where polling only takes CPU from the ranks that would answer) and
+// doubles it each time data came while polling.
+const (
+	spinPolls = 200
+	minPolls  = 12
+)
 
 // osYieldEvery: every this many empty polls the reader also gives the CPU
 // to other processes (sched_yield), which matters when the ranks outnumber
@@ -35,8 +42,8 @@ const osYieldEvery = 8
 const maxSpinners = 4
 
 // pollReader reads a connection with the socket's own non-blocking reads,
-// polling spinPolls times before blocking. Read deadlines and Close apply as
-// to the connection's Read. One goroutine reads it at a time.
+// polling up to spinPolls times before blocking. Read deadlines and Close
+// apply as to the connection's Read. One goroutine reads it at a time.
 type pollReader struct {
 	rc       syscall.RawConn
 	spinners *atomic.Int32         // the transport's polling readers
@@ -45,6 +52,9 @@ type pollReader struct {
 	n        int                   // what the last read returned
 	errno    error
 	block    bool // wait in the network poller when the socket is empty
+	// budget is how many empty polls the next read makes before it blocks.
+	// Invariant: minPolls ≤ budget ≤ spinPolls.
+	budget int
 }
 
 // newPollReader returns a polling reader of conn, or conn itself when conn
@@ -58,7 +68,7 @@ func newPollReader(conn net.Conn, spinners *atomic.Int32) io.Reader {
 	if err != nil {
 		return conn
 	}
-	r := &pollReader{rc: rc, spinners: spinners}
+	r := &pollReader{rc: rc, spinners: spinners, budget: spinPolls}
 	r.read = r.readOnce
 	return r
 }
@@ -84,10 +94,11 @@ func (r *pollReader) Read(b []byte) (int, error) {
 		}
 	}()
 	for i := 0; ; i++ {
-		r.block = i >= spinPolls
+		r.block = i >= r.budget
 		if r.block && spinning {
 			r.spinners.Add(-1)
 			spinning = false
+			r.budget = max(r.budget/2, minPolls)
 		}
 		err := r.rc.Read(r.read)
 		switch {
@@ -97,7 +108,7 @@ func (r *pollReader) Read(b []byte) (int, error) {
 			if i == 0 {
 				if r.spinners.Add(1) > maxSpinners {
 					r.spinners.Add(-1)
-					i = spinPolls - 1 // block
+					i = r.budget - 1 // block
 					continue
 				}
 				spinning = true
@@ -111,6 +122,9 @@ func (r *pollReader) Read(b []byte) (int, error) {
 			return 0, &net.OpError{Op: "read", Net: "tcp", Err: r.errno}
 		case r.n == 0:
 			return 0, io.EOF
+		}
+		if spinning {
+			r.budget = min(2*r.budget, spinPolls)
 		}
 		return r.n, nil
 	}
