@@ -78,8 +78,13 @@ func WithLazyConnect() Option { return func(c *runConfig) { c.lazy = true } }
 // (SCOLL_SECRET; with a file rendezvous and no secret, the ranks share one
 // kept in the directory, readable by its owner only).
 //
+// With SCOLL_TRANSPORT=shm the ranks of one host then exchange messages of
+// collective calls through shared memory (package transport/shm; hosts are
+// told apart by host name and boot id, or by SCOLL_HOSTNAME), and the
+// others keep TCP.
+//
 // Built with the mpi build tag, Init runs over the MPI library instead when
-// an MPI launcher started the process, unless SCOLL_TRANSPORT=tcp.
+// an MPI launcher started the process, unless SCOLL_TRANSPORT is set.
 //
 // ctx bounds the start-up only. Close releases the communicator.
 func Init(ctx context.Context, opts ...Option) (*Comm, error) {
@@ -93,7 +98,13 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 	if err := newSettings(&cfg).err; err != nil {
 		return nil, err
 	}
-	if mpiInit != nil && os.Getenv("SCOLL_TRANSPORT") != "tcp" {
+	mode := os.Getenv(EnvTransport)
+	switch mode {
+	case "", "tcp", "shm":
+	default:
+		return nil, fmt.Errorf("%w: %s=%q: want tcp or shm", ErrInvalidArgument, EnvTransport, mode)
+	}
+	if mpiInit != nil && mode == "" {
 		t, ok, err := mpiInit()
 		if err != nil {
 			return nil, err
@@ -160,8 +171,23 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rank %d of %d: %w", rank, size, err)
 	}
-	return NewComm(t, opts...), nil
+	if mode != "shm" {
+		return NewComm(t, opts...), nil
+	}
+	mt, err := joinHost(sctx, t, secret, job)
+	if err != nil {
+		t.Close()
+		return nil, fmt.Errorf("rank %d of %d: %w", rank, size, err)
+	}
+	return NewComm(mt, opts...), nil
 }
+
+// EnvTransport names the environment variable that chooses Init's
+// transport between processes: "tcp" (TCP between every pair of ranks),
+// "shm" (shared memory between the ranks of one host, TCP between hosts;
+// Linux only, elsewhere TCP), or unset: the MPI library when the program
+// is built with the mpi tag and an MPI launcher started it, else TCP.
+const EnvTransport = "SCOLL_TRANSPORT"
 
 // mpiInit starts the MPI transport when the package is built with the mpi
 // tag (init_mpi.go) and the process was started by an MPI launcher (ok);

@@ -95,7 +95,7 @@ memory_bytes.
 The table shows times, energies and sizes with their units (12.34 µs,
 1.5 KiB); CSV and JSON give plain numbers in the unit of the column's name
 (seconds for _s, joules for _j, bytes for _bytes; docs/json.md).`,
-		Example: `  scoll model --op allreduce --np 8..4096 --sizes 8
+		Example: `  scoll model --op allreduce --np 8..2048 --sizes 8
   scoll model --op bcast --np 16,64,256 --sizes 8,64K --params infiniband --plot tradeoff.svg
   scoll model --trace split.trace --params curie`,
 		Args: cobra.NoArgs,

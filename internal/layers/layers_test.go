@@ -21,7 +21,7 @@ const module = "github.com/scoll/scoll"
 // them; exec and the transports below the public API, knowing nothing of
 // algorithms.
 var allowed = map[string][]string{
-	"":                        {"algorithms", "exec", "internal/arrival", "internal/chain", "internal/cid", "internal/jobenv", "internal/postbox", "internal/errs", "internal/kernels", "internal/plan", "internal/wire", "schedule", "split", "transport", "transport/inproc", "transport/record", "transport/tcp", "transport/mpi", "transport/shm", "tuning"},
+	"":                        {"algorithms", "exec", "internal/arrival", "internal/chain", "internal/cid", "internal/jobenv", "internal/postbox", "internal/errs", "internal/kernels", "internal/plan", "internal/wire", "schedule", "split", "transport", "transport/inproc", "transport/record", "transport/tcp", "transport/mpi", "transport/shm", "transport/mixed", "tuning"},
 	"schedule":                {},
 	"topology":                {},
 	"algorithms":              {"internal/errs", "schedule"},
@@ -35,6 +35,7 @@ var allowed = map[string][]string{
 	"transport/inproc":        {"internal/errs", "transport"},
 	"transport/tcp":           {"internal/clock", "internal/errs", "transport"},
 	"transport/shm":           {"internal/errs", "transport"},
+	"transport/mixed":         {"transport"},
 	"transport/mpi":           {"internal/errs", "transport"},
 	"transport/record":        {"schedule", "transport"},
 	"transport/transporttest": {"internal/errs", "transport"},

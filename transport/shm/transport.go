@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"sync"
 	"time"
 
@@ -72,6 +73,16 @@ type Config struct {
 	// segment's ranks are the job.
 	Ranks   []int
 	JobSize int
+	// Spin is how long an idle endpoint polls its rings before it sleeps
+	// on its doorbell (default 50 µs; negative: never polls).
+	Spin time.Duration
+}
+
+func (c Config) spin() time.Duration {
+	if c.Spin == 0 {
+		return 50 * time.Microsecond
+	}
+	return max(c.Spin, 0)
 }
 
 func (c Config) ringBytes() int {
@@ -541,8 +552,32 @@ func (t *Transport) progress() {
 			t.checkPeers()
 			idle = time.Now()
 		}
+		if t.spinFor(t.cfg.spin()) {
+			continue
+		}
 		bell.Wait(seq, t.cfg.poll())
 	}
+}
+
+// spinFor polls the incoming rings, and the doorbell, for up to d and
+// reports whether something arrived.
+func (t *Transport) spinFor(d time.Duration) bool {
+	if d <= 0 {
+		return false
+	}
+	seq := t.bell(t.rank).Seq()
+	for start := time.Now(); time.Since(start) < d; {
+		for p := range t.size {
+			if p != t.rank && !t.in[p].Empty() {
+				return true
+			}
+		}
+		if t.bell(t.rank).Seq() != seq {
+			return true
+		}
+		runtime.Gosched()
+	}
+	return false
 }
 
 // handle processes one record from rank p.

@@ -1,0 +1,97 @@
+// Package mixed joins two transports into one endpoint: messages to the
+// ranks of this host go through a shared-memory endpoint (transport/shm),
+// the others through a network endpoint (transport/tcp), which also
+// carries what is not about moving data: call checks, aborts and the
+// request-reply service.
+package mixed
+
+import (
+	"errors"
+
+	"github.com/scoll/scoll/transport"
+)
+
+// Net is what the network endpoint must offer: every rank of the job is
+// reachable through it.
+type Net interface {
+	transport.Transport
+	transport.CallAborter
+	transport.Checker
+	transport.Responder
+	transport.Modeler
+}
+
+// Local is what the host's endpoint must offer: it speaks the job's ranks
+// and reaches those for which Local is true.
+type Local interface {
+	transport.Transport
+	transport.CallAborter
+	Local(rank int) bool
+}
+
+// Transport routes each message by its peer and key (see route). It
+// implements the optional interfaces of transport that Net does, and
+// aborts calls on both.
+type Transport struct {
+	net   Net
+	local Local
+}
+
+// New returns the endpoint that sends to the ranks local reaches through
+// local and to the others through net. Both must be this rank's endpoints
+// of the same job; the Transport owns them.
+func New(net Net, local Local) *Transport { return &Transport{net: net, local: local} }
+
+// route returns m's path: the host's for collective messages to its ranks,
+// the network's for the others and for every message with sequence number
+// 0 (point-to-point messages, and the requests and replies of the
+// network's Responder, whose handlers live there).
+func (t *Transport) route(m *transport.Msg) transport.Transport {
+	if m.Key.Seq != 0 && t.local.Local(m.Peer) {
+		return t.local
+	}
+	return t.net
+}
+
+// Rank returns this endpoint's rank.
+func (t *Transport) Rank() int { return t.net.Rank() }
+
+// Size returns the number of ranks.
+func (t *Transport) Size() int { return t.net.Size() }
+
+// Isend posts a send on the peer's path.
+func (t *Transport) Isend(m *transport.Msg) error { return t.route(m).Isend(m) }
+
+// Irecv posts a receive on the peer's path.
+func (t *Transport) Irecv(m *transport.Msg) error { return t.route(m).Irecv(m) }
+
+// Cancel withdraws a receive on the peer's path.
+func (t *Transport) Cancel(m *transport.Msg) bool { return t.route(m).Cancel(m) }
+
+// AbortCall fails the call on both paths; each tells its ranks.
+func (t *Transport) AbortCall(comm, seq uint64, err error) {
+	t.local.AbortCall(comm, seq, err)
+	t.net.AbortCall(comm, seq, err)
+}
+
+// RecordCall records a call for the network's mismatch checks.
+func (t *Transport) RecordCall(comm, seq, sig uint64) { t.net.RecordCall(comm, seq, sig) }
+
+// CheckCall checks a call through the network.
+func (t *Transport) CheckCall(comm, seq, sig uint64, full bool) error {
+	return t.net.CheckCall(comm, seq, sig, full)
+}
+
+// Serve serves requests over the network.
+func (t *Transport) Serve(service uint64, h func(src int, req []byte) []byte) {
+	t.net.Serve(service, h)
+}
+
+// Unserve stops serving a service.
+func (t *Transport) Unserve(service uint64) { t.net.Unserve(service) }
+
+// Model returns the network's costs, which bound the host's.
+func (t *Transport) Model() (alpha, beta float64) { return t.net.Model() }
+
+// Close closes both endpoints.
+func (t *Transport) Close() error { return errors.Join(t.local.Close(), t.net.Close()) }
