@@ -27,7 +27,9 @@ func (p *peer) readLoop() {
 	var hb [headerLen]byte
 	var h header
 	for {
-		conn.SetReadDeadline(t.dl.next())
+		if br.Buffered() < headerLen {
+			conn.SetReadDeadline(t.dl.next())
+		}
 		if _, err := io.ReadFull(br, hb[:]); err != nil {
 			p.readFailed(err)
 			return
@@ -288,11 +290,15 @@ func readChunk(conn net.Conn, br *bufio.Reader, buf []byte, off, n uint64, dl de
 }
 
 // readFull reads len(buf) bytes, renewing the read deadline every ioChunk
-// bytes.
+// bytes (not when r has them buffered: a small message usually comes in
+// one segment with its header, and setting a deadline costs a clock read
+// and a timer update).
 func readFull(conn net.Conn, r io.Reader, buf []byte, dl deadlines) error {
 	for len(buf) > 0 {
 		n := min(len(buf), ioChunk)
-		conn.SetReadDeadline(dl.next())
+		if br, ok := r.(*bufio.Reader); !ok || br.Buffered() < n {
+			conn.SetReadDeadline(dl.next())
+		}
 		if _, err := io.ReadFull(r, buf[:n]); err != nil {
 			return err
 		}
