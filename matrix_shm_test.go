@@ -3,7 +3,6 @@
 package scoll_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/scoll/scoll"
@@ -42,29 +41,5 @@ func TestMatrixShm(t *testing.T) {
 	if *fullMatrix {
 		sizes = append(sizes, 7, 9, 12, 16, 17, 32, 33, 64)
 	}
-	for _, coll := range scoll.Collectives() {
-		t.Run(coll, func(t *testing.T) {
-			t.Parallel()
-			for _, p := range sizes {
-				comms := shmComms(t, p, shm.Config{RingBytes: 4096})
-				counts := []int{0, 1, 3, 1000}
-				if p <= 4 {
-					counts = append(counts, 65537)
-				}
-				for _, alg := range scoll.Algorithms(coll) {
-					if alg.PowerOfTwo && p&(p-1) != 0 {
-						continue
-					}
-					err := forCases(coll, alg, p, counts, func(n, root int, inPlace bool, oc opCase[int32]) error {
-						return onAll(comms, func(ctx context.Context, c *scoll.Comm) error {
-							return checkCase(ctx, c, nil, coll, alg.Name, n, root, inPlace, oc)
-						})
-					})
-					if err != nil {
-						t.Fatalf("P=%d %s: %v", p, alg.Name, err)
-					}
-				}
-			}
-		})
-	}
+	matrixOver(t, sizes, func(t *testing.T, p int) []*scoll.Comm { return shmComms(t, p, shm.Config{RingBytes: 4096}) })
 }

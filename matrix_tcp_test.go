@@ -61,13 +61,19 @@ func TestMatrixTCP(t *testing.T) {
 	if *fullMatrix {
 		sizes = append(sizes, 9, 12, 16, 32, 33, 64)
 	}
+	// A small eager limit: messages over 1 KiB take the rendezvous path.
+	matrixOver(t, sizes, func(t *testing.T, p int) []*scoll.Comm { return tcpComms(t, p, tcp.Config{EagerLimit: 1024}) })
+}
+
+// matrixOver runs every algorithm of every collective on the communicators
+// comms makes for each size against the naive reference, counts 0, 1, 3,
+// 1000 and, up to 4 ranks, 65537; the collectives in parallel.
+func matrixOver(t *testing.T, sizes []int, comms func(t *testing.T, p int) []*scoll.Comm) {
 	for _, coll := range scoll.Collectives() {
 		t.Run(coll, func(t *testing.T) {
 			t.Parallel()
 			for _, p := range sizes {
-				// A small eager limit: messages over 1 KiB take the
-				// rendezvous path.
-				comms := tcpComms(t, p, tcp.Config{EagerLimit: 1024})
+				cs := comms(t, p)
 				counts := []int{0, 1, 3, 1000}
 				if p <= 4 {
 					counts = append(counts, 65537)
@@ -77,12 +83,12 @@ func TestMatrixTCP(t *testing.T) {
 						continue
 					}
 					err := forCases(coll, alg, p, counts, func(n, root int, inPlace bool, oc opCase[int32]) error {
-						return onAll(comms, func(ctx context.Context, c *scoll.Comm) error {
+						return onAll(cs, func(ctx context.Context, c *scoll.Comm) error {
 							return checkCase(ctx, c, nil, coll, alg.Name, n, root, inPlace, oc)
 						})
 					})
 					if err != nil {
-						t.Fatal(err)
+						t.Fatalf("P=%d %s: %v", p, alg.Name, err)
 					}
 				}
 			}
