@@ -1,8 +1,10 @@
 package tcp
 
 import (
+	"errors"
 	"io"
 	"net"
+	"os"
 	"runtime"
 	"sync/atomic"
 	"syscall"
@@ -158,6 +160,10 @@ func (w *rawWriter) tryWrite(b []byte) (n int, err error) {
 	err = w.rc.Write(w.write)
 	w.b = nil
 	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		// A write deadline the writer set for an earlier frame has
+		// passed: nothing was tried; the writer sets a new one.
+		return 0, nil
 	case err != nil:
 		return 0, err
 	case w.errno == syscall.EAGAIN:
