@@ -44,8 +44,18 @@ func WatchProcess(pid int) (*Watch, error) {
 func (w *Watch) Alive() bool {
 	if w.pidfd >= 0 {
 		fds := []unix.PollFd{{Fd: int32(w.pidfd), Events: unix.POLLIN}}
-		n, err := unix.Poll(fds, 0)
-		return err == nil && n == 0
+		for {
+			n, err := unix.Poll(fds, 0)
+			switch {
+			case err == unix.EINTR:
+				// The runtime's preemption signals interrupt system
+				// calls: ask again.
+				continue
+			case err != nil:
+				return true // cannot tell: not dead as far as we know
+			}
+			return n == 0 || fds[0].Revents&(unix.POLLIN|unix.POLLHUP) == 0
+		}
 	}
 	err := unix.Kill(w.pid, 0)
 	return err == nil || errors.Is(err, unix.EPERM)
