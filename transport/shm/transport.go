@@ -337,24 +337,39 @@ func (t *Transport) write(d int, m *transport.Msg, id uint64, sync bool) {
 	defer t.outMu[d].Unlock()
 	maxData := t.out[d].MaxRecord() - hdrLen
 	buf := m.Buf
-	typ := byte(recFirst)
+	var hdr [hdrLen]byte
+	hdr[0] = recFirst
+	if sync {
+		hdr[1] = flagSync
+	}
+	binary.LittleEndian.PutUint32(hdr[4:], uint32(len(m.Buf)))
+	binary.LittleEndian.PutUint64(hdr[8:], m.Key.Comm)
+	binary.LittleEndian.PutUint64(hdr[16:], m.Key.Seq)
+	binary.LittleEndian.PutUint64(hdr[24:], uint64(m.Key.Tag))
+	binary.LittleEndian.PutUint64(hdr[32:], m.Sig)
+	binary.LittleEndian.PutUint64(hdr[40:], id)
+	wrote := false
 	for first := true; first || len(buf) > 0; first = false {
 		n := min(len(buf), maxData)
-		rec := make([]byte, hdrLen+n)
-		rec[0] = typ
-		if sync {
-			rec[1] = flagSync
+		if len(t.pending[d]) == 0 {
+			// The common case: straight from the caller's buffer into
+			// the ring, one copy.
+			if ok, _ := t.out[d].Write(hdr[:], buf[:n]); ok {
+				wrote = true
+				buf = buf[n:]
+				hdr[0] = recMore
+				continue
+			}
 		}
-		binary.LittleEndian.PutUint64(rec[8:], m.Key.Comm)
-		binary.LittleEndian.PutUint64(rec[16:], m.Key.Seq)
-		binary.LittleEndian.PutUint64(rec[24:], uint64(m.Key.Tag))
-		binary.LittleEndian.PutUint64(rec[32:], m.Sig)
-		binary.LittleEndian.PutUint64(rec[40:], id)
-		binary.LittleEndian.PutUint32(rec[4:], uint32(len(m.Buf)))
+		rec := make([]byte, hdrLen+n)
+		copy(rec, hdr[:])
 		copy(rec[hdrLen:], buf[:n])
 		buf = buf[n:]
-		typ = recMore
+		hdr[0] = recMore
 		t.pending[d] = append(t.pending[d], rec)
+	}
+	if wrote {
+		t.bell(d).Ring()
 	}
 	t.flushLocked(d)
 }
