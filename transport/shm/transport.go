@@ -623,15 +623,18 @@ func (t *Transport) handle(p int, rec []byte) {
 			total: int(binary.LittleEndian.Uint32(rec[4:]))}
 		t.mu.Lock()
 		x.m = t.takePosted(matchKey{p, key})
-		if x.m == nil {
+		matched := x.m != nil
+		if matched {
+			x.short = len(x.m.Buf) < x.total
+		} else {
+			// Irecv may take it (and acknowledge it) as soon as the
+			// lock is released.
 			x.data = make([]byte, 0, x.total)
 			k := matchKey{p, key}
 			t.unexp[k] = append(t.unexp[k], x)
-		} else {
-			x.short = len(x.m.Buf) < x.total
 		}
 		t.mu.Unlock()
-		if x.m != nil {
+		if matched {
 			t.ack(p, x)
 		}
 		t.inMsg[p] = x
