@@ -730,21 +730,33 @@ func (t *Transport) failPeer(p int, err error) {
 	if t.peerErr[p] == nil {
 		t.peerErr[p] = err
 	}
-	var fail []*transport.Msg
+	fail := t.takeOps(func(k matchKey) bool { return k.src == p }, func(m *transport.Msg) bool { return t.localOf[m.Peer] == p })
+	t.mu.Unlock()
+	failAll(fail, err)
+}
+
+// takeOps removes and returns the posted receives whose match key recv
+// accepts and the sync sends send accepts; t.mu is held.
+func (t *Transport) takeOps(recv func(matchKey) bool, send func(*transport.Msg) bool) []*transport.Msg {
+	var out []*transport.Msg
 	for k, q := range t.posted {
-		if k.src == p {
-			fail = append(fail, q...)
+		if recv(k) {
+			out = append(out, q...)
 			delete(t.posted, k)
 		}
 	}
 	for id, m := range t.syncs {
-		if t.localOf[m.Peer] == p {
-			fail = append(fail, m)
+		if send(m) {
+			out = append(out, m)
 			delete(t.syncs, id)
 		}
 	}
-	t.mu.Unlock()
-	for _, m := range fail {
+	return out
+}
+
+// failAll completes ms with err.
+func failAll(ms []*transport.Msg, err error) {
+	for _, m := range ms {
 		m.Err = err
 		m.W.Done()
 	}
@@ -797,24 +809,10 @@ func (t *Transport) failCall(k callKey, err error, from int) {
 		return
 	}
 	t.aborted[k] = err
-	var fail []*transport.Msg
-	for mk, q := range t.posted {
-		if mk.key.Comm == k.comm && mk.key.Seq == k.seq {
-			fail = append(fail, q...)
-			delete(t.posted, mk)
-		}
-	}
-	for id, m := range t.syncs {
-		if m.Key.Comm == k.comm && m.Key.Seq == k.seq {
-			fail = append(fail, m)
-			delete(t.syncs, id)
-		}
-	}
+	inCall := func(key transport.Key) bool { return key.Comm == k.comm && key.Seq == k.seq }
+	fail := t.takeOps(func(mk matchKey) bool { return inCall(mk.key) }, func(m *transport.Msg) bool { return inCall(m.Key) })
 	t.mu.Unlock()
-	for _, m := range fail {
-		m.Err = err
-		m.W.Done()
-	}
+	failAll(fail, err)
 	rec := make([]byte, hdrLen)
 	rec[0], rec[1] = recAbort, abortCode(err)
 	binary.LittleEndian.PutUint64(rec[8:], k.comm)
@@ -839,19 +837,10 @@ func (t *Transport) Close() error {
 		return nil
 	}
 	t.closed = true
-	var fail []*transport.Msg
-	for _, q := range t.posted {
-		fail = append(fail, q...)
-	}
-	for _, m := range t.syncs {
-		fail = append(fail, m)
-	}
-	t.posted, t.syncs = map[matchKey][]*transport.Msg{}, map[uint64]*transport.Msg{}
+	all := func(matchKey) bool { return true }
+	fail := t.takeOps(all, func(*transport.Msg) bool { return true })
 	t.mu.Unlock()
-	for _, m := range fail {
-		m.Err = errs.Closed
-		m.W.Done()
-	}
+	failAll(fail, errs.Closed)
 	u32(t.seg.Bytes(), t.rank*lineSize+4).Store(stateClosed)
 	close(t.stop)
 	t.bell(t.rank).Ring()
