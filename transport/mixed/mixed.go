@@ -26,6 +26,8 @@ type Net interface {
 type Local interface {
 	transport.Transport
 	transport.CallAborter
+	transport.Poller
+	transport.SpinHinter
 	Local(rank int) bool
 }
 
@@ -93,5 +95,23 @@ func (t *Transport) Unserve(service uint64) { t.net.Unserve(service) }
 // Model returns the network's costs, which bound the host's.
 func (t *Transport) Model() (alpha, beta float64) { return t.net.Model() }
 
+// Poll polls the host's endpoint, whose receives progress fastest when
+// their waiter polls; the network's progress on their own.
+func (t *Transport) Poll() { t.local.Poll() }
+
+// Park tells the host's endpoint that w stopped polling.
+func (t *Transport) Park(w *transport.Waiter) { t.local.Park(w) }
+
+// Unpark undoes Park.
+func (t *Transport) Unpark(w *transport.Waiter) { t.local.Unpark(w) }
+
+// SpinHint returns the host's endpoint's hint.
+func (t *Transport) SpinHint() int { return t.local.SpinHint() }
+
 // Close closes both endpoints.
 func (t *Transport) Close() error { return errors.Join(t.local.Close(), t.net.Close()) }
+
+var (
+	_ transport.Poller     = (*Transport)(nil)
+	_ transport.SpinHinter = (*Transport)(nil)
+)

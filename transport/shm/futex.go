@@ -11,38 +11,52 @@ import (
 
 // Bell lets a consumer in one process sleep until a producer in another
 // rings, through a futex on a word of shared memory. Its 8 bytes hold a
-// sequence number that every ring advances (word 0) and the number of
-// sleepers (word 1), so that a producer makes the system call only when
-// somebody sleeps.
+// sequence number (word 0) and the number of sleepers (word 1). A producer
+// that finds no sleeper touches neither word and makes no system call, so
+// a busy consumer that polls costs its producers nothing.
 //
-// A consumer reads Seq, checks its condition (the ring is empty), and only
-// then calls Wait with that sequence number: a ring after the read makes
-// Wait return at once, so no wake-up is lost.
+// A consumer arms the bell (Arm), checks its condition once more (the ring
+// is empty) and then sleeps (Sleep) or, when the condition changed,
+// disarms (Disarm). A producer publishes its data and then rings. Either
+// the producer sees the sleeper and wakes it, or the consumer's second
+// check sees the data (both sides use sequentially consistent atomics), so
+// no wake-up is lost.
 type Bell struct{ mem []byte }
 
-// Seq returns the current sequence number, to pass to Wait.
+// Seq returns the current sequence number.
 func (b *Bell) Seq() uint32 { return u32(b.mem, 0).Load() }
 
-// Ring advances the sequence number and wakes the sleepers, if any.
-func (b *Bell) Ring() {
-	u32(b.mem, 0).Add(1)
-	if u32(b.mem, 4).Load() != 0 {
-		futex(&b.mem[0], futexWake, 1<<30, nil)
-	}
+// Arm registers a sleeper and returns the sequence number to pass to
+// Sleep. Sleep or Disarm must follow.
+func (b *Bell) Arm() uint32 {
+	seq := u32(b.mem, 0).Load()
+	u32(b.mem, 4).Add(1)
+	return seq
 }
 
-// Wait sleeps until the sequence number differs from seq, for at most d
-// (d ≤ 0: no limit), or a spurious wake-up; callers recheck their
-// condition.
-func (b *Bell) Wait(seq uint32, d time.Duration) {
-	u32(b.mem, 4).Add(1)
-	defer u32(b.mem, 4).Add(^uint32(0))
+// Disarm withdraws an Arm without sleeping.
+func (b *Bell) Disarm() { u32(b.mem, 4).Add(^uint32(0)) }
+
+// Sleep sleeps until the sequence number differs from seq (from Arm), for
+// at most d (d ≤ 0: no limit), or a spurious wake-up, and disarms; callers
+// recheck their condition.
+func (b *Bell) Sleep(seq uint32, d time.Duration) {
+	defer b.Disarm()
 	var ts *unix.Timespec
 	if d > 0 {
 		t := unix.NsecToTimespec(d.Nanoseconds())
 		ts = &t
 	}
 	futex(&b.mem[0], futexWait, seq, ts)
+}
+
+// Ring wakes the sleepers, if any: it advances the sequence number and
+// calls futex(2) only when some consumer has armed the bell.
+func (b *Bell) Ring() {
+	if u32(b.mem, 4).Load() != 0 {
+		u32(b.mem, 0).Add(1)
+		futex(&b.mem[0], futexWake, 1<<30, nil)
+	}
 }
 
 // futex(2) operations on words shared between processes (not

@@ -15,7 +15,8 @@ import (
 //
 //	line 0  tail: bytes ever written (the producer's counter)
 //	line 1  head: bytes ever consumed (the consumer's counter)
-//	line 2  sleep: the consumer's futex word (non-zero while it may sleep)
+//	line 2  the ring's doorbell (8 bytes, see Bell), then the producer's
+//	        want-room flag (4 bytes)
 //	data    capacity bytes, a power of two
 //
 // each counter on its own cache line. A record is an 8-byte header (the
@@ -163,6 +164,20 @@ func (r *Ring) Release() {
 
 // Empty reports whether the consumer has consumed everything written.
 func (r *Ring) Empty() bool { return u64(r.mem, 0).Load() == u64(r.mem, lineSize).Load() }
+
+// WantRoom tells the consumer that the producer waits for room: its next
+// TakeWant after consuming returns true. The producer calls it when a
+// Write did not fit and then tries the Write once more, so that room made
+// in between is not missed.
+func (r *Ring) WantRoom() { u32(r.mem, 2*lineSize+8).Store(1) }
+
+// TakeWant reports, once, whether the producer has asked for room since
+// the last call; the consumer calls it after Release and then wakes the
+// producer.
+func (r *Ring) TakeWant() bool {
+	w := u32(r.mem, 2*lineSize+8)
+	return w.Load() != 0 && w.Swap(0) != 0
+}
 
 // Bell returns the ring's doorbell: the consumer sleeps on it when the ring
 // is empty and the producer rings it after writing.

@@ -92,15 +92,16 @@ func TestRingStream(t *testing.T) {
 	})
 	bell := cons.Bell()
 	for i := 0; i < n; {
-		seq := bell.Seq()
+		seq := bell.Arm()
 		got, err := cons.Peek()
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got == nil {
-			bell.Wait(seq, 10*time.Millisecond)
+			bell.Sleep(seq, 10*time.Millisecond)
 			continue
 		}
+		bell.Disarm()
 		if !bytes.Equal(got, payload(i)) {
 			t.Fatalf("record %d: %d bytes, want %d", i, len(got), sizes[i])
 		}
@@ -186,17 +187,20 @@ func TestRingCorrupt(t *testing.T) {
 func TestBellWakes(t *testing.T) {
 	a, b := twoMappings(t, 64)
 	ba, bb := &Bell{mem: a.Bytes()[:8]}, &Bell{mem: b.Bytes()[:8]}
-	seq := bb.Seq()
-	ba.Ring() // before the wait: Wait must return at once
+	if ba.Ring(); bb.Seq() != 0 {
+		t.Fatal("a ring without sleepers advanced the sequence number")
+	}
+	seq := bb.Arm()
+	ba.Ring() // between Arm and Sleep: Sleep must return at once
 	start := time.Now()
-	bb.Wait(seq, 10*time.Second)
+	bb.Sleep(seq, 10*time.Second)
 	if d := time.Since(start); d > 5*time.Second {
 		t.Fatalf("a ring before the wait was lost (slept %v)", d)
 	}
-	seq = bb.Seq()
+	seq = bb.Arm()
 	done := make(chan struct{})
 	go func() {
-		bb.Wait(seq, 10*time.Second)
+		bb.Sleep(seq, 10*time.Second)
 		close(done)
 	}()
 	time.Sleep(20 * time.Millisecond)
@@ -207,7 +211,7 @@ func TestBellWakes(t *testing.T) {
 		t.Fatal("the sleeper did not wake")
 	}
 	start = time.Now()
-	bb.Wait(bb.Seq(), 20*time.Millisecond)
+	bb.Sleep(bb.Arm(), 20*time.Millisecond)
 	if d := time.Since(start); d > 5*time.Second {
 		t.Fatalf("timeout ignored: slept %v", d)
 	}

@@ -8,7 +8,10 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -25,10 +28,14 @@ import (
 // rank has a slot with its pid, its state and the doorbell its receiver
 // sleeps on when all its rings are empty.
 //
-// A progress goroutine per endpoint drains the incoming rings, matches
-// messages with posted receives (by source and key, in posting order),
-// writes what did not fit in a full ring, and sleeps on the doorbell when
-// there is nothing to do. A send of a collective call (not Eager) completes
+// Whoever waits drains the incoming rings: the Transport is a
+// transport.Poller, so a waiter polls it while it spins, and handles the
+// records, matches messages with posted receives (by source and key, in
+// posting order) and writes what did not fit in a full ring, on its own
+// goroutine, without a hand-off. A progress goroutine per endpoint does the
+// same while no caller polls (a waiter parked, a non-blocking call in
+// flight) and sleeps on the doorbell when there is nothing to do; it keeps
+// out of the way of a polling caller. A send of a collective call (not Eager) completes
 // when its receiver has matched it and acknowledged, so that a mismatched
 // call fails at both ends; an eager send completes once written.
 type Transport struct {
@@ -42,7 +49,15 @@ type Transport struct {
 	out     []*Ring      // rings to each rank (nil for self)
 	pending [][][]byte   // records waiting for room in out[d], in order
 	in      []*Ring      // rings from each rank
-	inMsg   []*incoming  // the message being received from each rank
+	npend   atomic.Int64 // records in pending, over every destination
+
+	drainMu sync.Mutex  // held while draining the incoming rings; guards:
+	inMsg   []*incoming // the message being received from each rank
+	broken  []bool      // rings that held a corrupted record
+
+	polls  atomic.Uint64 // Poll calls: a changing count means a caller polls
+	parked atomic.Int32  // waiters parked on this endpoint
+	kick   chan struct{} // wakes the progress goroutine when a waiter parks
 
 	mu      sync.Mutex
 	posted  map[matchKey][]*transport.Msg
@@ -73,16 +88,59 @@ type Config struct {
 	// segment's ranks are the job.
 	Ranks   []int
 	JobSize int
-	// Spin is how long an idle endpoint polls its rings before it sleeps
-	// on its doorbell (default 50 µs; negative: never polls).
+	// Spin is how long an idle progress goroutine polls its rings before
+	// it sleeps on its doorbell (default 50 µs when the segment's ranks
+	// have a core each, else none; negative: never polls).
 	Spin time.Duration
 }
 
-func (c Config) spin() time.Duration {
+// spin returns how long the progress goroutine of a segment of size ranks
+// polls before it sleeps.
+func (c Config) spin(size int) time.Duration {
 	if c.Spin == 0 {
+		if oversubscribed(size) {
+			return 0
+		}
 		return 50 * time.Microsecond
 	}
 	return max(c.Spin, 0)
+}
+
+// oversubscribed reports whether size ranks of a segment have fewer cores
+// than ranks between them, so that a rank spinning takes a peer's core.
+// It counts the host's online CPUs, not this process's share (a launcher
+// that binds each rank to a core leaves it one).
+func oversubscribed(size int) bool { return size > hostCPUs() }
+
+// hostCPUs returns the number of online CPUs of the host.
+var hostCPUs = sync.OnceValue(func() int {
+	if b, err := os.ReadFile("/sys/devices/system/cpu/online"); err == nil {
+		if n := countCPUs(strings.TrimSpace(string(b))); n > 0 {
+			return n
+		}
+	}
+	return runtime.NumCPU()
+})
+
+// countCPUs counts the CPUs of a Linux CPU list ("0-3,6,8-9"), or returns
+// 0 when it cannot parse it.
+func countCPUs(list string) int {
+	n := 0
+	for part := range strings.SplitSeq(list, ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil {
+			return 0
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(hi); err != nil || b < a {
+				return 0
+			}
+		}
+		n += b - a + 1
+	}
+	return n
 }
 
 func (c Config) ringBytes() int {
@@ -117,6 +175,7 @@ type incoming struct {
 	data  []byte         // unexpected: the bytes so far
 	m     *transport.Msg // matched: the receive
 	short bool           // matched receive too short: data is dropped
+	own   bool           // the drainer has seen m set: only it touches x
 }
 
 // Record types and the header every record starts with.
@@ -195,7 +254,7 @@ func New(seg *Segment, rank, size int, cfg Config) (*Transport, error) {
 	}
 	t := &Transport{rank: rank, size: size, global: global, localOf: localOf, seg: seg, cfg: cfg,
 		outMu: make([]sync.Mutex, size), out: make([]*Ring, size), pending: make([][][]byte, size),
-		in: make([]*Ring, size), inMsg: make([]*incoming, size),
+		in: make([]*Ring, size), inMsg: make([]*incoming, size), broken: make([]bool, size), kick: make(chan struct{}, 1),
 		posted: map[matchKey][]*transport.Msg{}, unexp: map[matchKey][]*incoming{}, syncs: map[uint64]*transport.Msg{},
 		peerErr: make([]error, size), watches: make([]*Watch, size), aborted: map[callKey]error{}, stop: make(chan struct{}), done: make(chan struct{})}
 	mem := seg.Bytes()
@@ -367,6 +426,7 @@ func (t *Transport) write(d int, m *transport.Msg, id uint64, sync bool) {
 		buf = buf[n:]
 		hdr[0] = recMore
 		t.pending[d] = append(t.pending[d], rec)
+		t.npend.Add(1)
 	}
 	if wrote {
 		t.bell(d).Ring()
@@ -375,15 +435,26 @@ func (t *Transport) write(d int, m *transport.Msg, id uint64, sync bool) {
 }
 
 // flushLocked writes d's pending records while they fit; outMu[d] is held.
+// When the ring is full it asks d for room (Ring.WantRoom) and tries once
+// more, so that d, consuming in between, rings this rank's bell.
 func (t *Transport) flushLocked(d int) {
-	wrote := false
+	wrote, asked := false, false
 	for len(t.pending[d]) > 0 {
 		ok, err := t.out[d].Write(t.pending[d][0])
-		if err != nil || !ok {
+		if err != nil {
 			break
+		}
+		if !ok {
+			if asked {
+				break
+			}
+			t.out[d].WantRoom()
+			asked = true
+			continue
 		}
 		t.pending[d][0] = nil
 		t.pending[d] = t.pending[d][1:]
+		t.npend.Add(-1)
 		wrote = true
 	}
 	if len(t.pending[d]) == 0 {
@@ -478,16 +549,29 @@ func (t *Transport) ack(src int, x *incoming) {
 	if !x.sync || src == t.rank {
 		return
 	}
-	rec := make([]byte, hdrLen)
+	var rec [hdrLen]byte
 	rec[0] = recAck
 	if x.m != nil && x.m.Sig != x.sig {
 		rec[1] = 1
 	}
 	binary.LittleEndian.PutUint64(rec[40:], x.id)
-	t.outMu[src].Lock()
-	t.pending[src] = append(t.pending[src], rec)
-	t.flushLocked(src)
-	t.outMu[src].Unlock()
+	t.control(src, rec[:])
+}
+
+// control writes the control record rec (an ack or an abort) to d, after
+// the records waiting for room there.
+func (t *Transport) control(d int, rec []byte) {
+	t.outMu[d].Lock()
+	defer t.outMu[d].Unlock()
+	if len(t.pending[d]) == 0 {
+		if ok, _ := t.out[d].Write(rec); ok {
+			t.bell(d).Ring()
+			return
+		}
+	}
+	t.pending[d] = append(t.pending[d], append([]byte(nil), rec...))
+	t.npend.Add(1)
+	t.flushLocked(d)
 }
 
 // Cancel withdraws a posted receive that has not matched yet.
@@ -517,78 +601,171 @@ func (t *Transport) Cancel(m *transport.Msg) bool {
 	return false
 }
 
-// progress drains the incoming rings, flushes pending records and sleeps
-// on the doorbell when idle, until Close.
+// Poll drains the incoming rings unless another goroutine is draining
+// them (transport.Poller).
+func (t *Transport) Poll() {
+	t.polls.Add(1)
+	if t.drainMu.TryLock() {
+		t.drain()
+		t.drainMu.Unlock()
+	}
+}
+
+// Park tells the progress goroutine that a waiter stopped polling
+// (transport.Poller): it drains the rings until Unpark.
+func (t *Transport) Park(w *transport.Waiter) {
+	t.parked.Add(1)
+	select {
+	case t.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Unpark undoes Park.
+func (t *Transport) Unpark(w *transport.Waiter) { t.parked.Add(-1) }
+
+// SpinHint returns how many times a waiter polls before it parks
+// (transport.SpinHinter): about 50 µs of polling when the segment's ranks
+// have a core each, a few polls when they share cores, where a spinning
+// rank would take the time of the rank it waits for.
+func (t *Transport) SpinHint() int {
+	if oversubscribed(t.size) {
+		return 8
+	}
+	return 4096
+}
+
+// drain handles every record in the incoming rings and writes the records
+// waiting for room; it reports whether it handled a record. drainMu is
+// held.
+func (t *Transport) drain() bool {
+	busy := false
+	for p := range t.size {
+		if p == t.rank || t.broken[p] {
+			continue
+		}
+		in := t.in[p]
+		got := false
+		for {
+			rec, err := in.Peek()
+			if err != nil {
+				t.broken[p] = true
+				t.failPeer(p, err)
+				break
+			}
+			if rec == nil {
+				break
+			}
+			t.handle(p, rec)
+			in.Release()
+			got = true
+		}
+		if got {
+			busy = true
+			if in.TakeWant() {
+				t.bell(p).Ring() // room for its pending records
+			}
+		}
+	}
+	if t.npend.Load() > 0 {
+		t.flushAll()
+	}
+	return busy
+}
+
+// flushAll writes what waits for room, to every destination.
+func (t *Transport) flushAll() {
+	for p := range t.size {
+		t.outMu[p].Lock()
+		if len(t.pending[p]) > 0 {
+			t.flushLocked(p)
+		}
+		t.outMu[p].Unlock()
+	}
+}
+
+// yieldFor is how long the progress goroutine leaves the rings to a
+// polling caller before it looks again.
+const yieldFor = 200 * time.Microsecond
+
+// progress drains the incoming rings while no caller polls them, checks
+// the peers' liveness, and sleeps on the doorbell when idle, until Close.
 func (t *Transport) progress() {
 	defer close(t.done)
 	bell := t.bell(t.rank)
-	idle := time.Now()
+	checked := time.Now()
+	polls := t.polls.Load()
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
 	for {
 		select {
 		case <-t.stop:
 			return
 		default:
 		}
-		seq := bell.Seq()
-		busy := false
-		for p := range t.size {
-			if p == t.rank {
+		if time.Since(checked) > t.cfg.poll() {
+			t.checkPeers()
+			checked = time.Now()
+		}
+		n := t.polls.Load()
+		if n != polls && t.parked.Load() == 0 {
+			// A caller polls: it does the work. Look again later, or
+			// when it parks.
+			polls = n
+			timer.Reset(yieldFor)
+			select {
+			case <-t.stop:
+				return
+			case <-t.kick:
+			case <-timer.C:
+			}
+			continue
+		}
+		polls = n
+		if t.drainMu.TryLock() {
+			busy := t.drain()
+			t.drainMu.Unlock()
+			if busy {
 				continue
 			}
-			got := false
-			for {
-				rec, err := t.in[p].Peek()
-				if err != nil {
-					t.failPeer(p, err)
-					break
-				}
-				if rec == nil {
-					break
-				}
-				t.handle(p, rec)
-				t.in[p].Release()
-				got = true
-			}
-			if got {
-				busy = true
-				t.bell(p).Ring() // room for its pending records
-			}
-			t.outMu[p].Lock()
-			if len(t.pending[p]) > 0 {
-				t.flushLocked(p)
-			}
-			t.outMu[p].Unlock()
 		}
-		if busy {
-			idle = time.Now()
+		if t.spinFor(t.cfg.spin(t.size), polls) {
 			continue
 		}
-		if time.Since(idle) > t.cfg.poll() {
-			t.checkPeers()
-			idle = time.Now()
-		}
-		if t.spinFor(t.cfg.spin()) {
+		seq := bell.Arm()
+		if t.arrived() || t.polls.Load() != polls {
+			bell.Disarm()
 			continue
 		}
-		bell.Wait(seq, t.cfg.poll())
+		bell.Sleep(seq, t.cfg.poll())
 	}
 }
 
-// spinFor polls the incoming rings, and the doorbell, for up to d and
-// reports whether something arrived.
-func (t *Transport) spinFor(d time.Duration) bool {
+// arrived reports whether an incoming ring holds a record.
+func (t *Transport) arrived() bool {
+	for p := range t.size {
+		if p != t.rank && !t.in[p].Empty() {
+			return true
+		}
+	}
+	return false
+}
+
+// spinFor polls the incoming rings for up to d and reports whether a
+// record arrived, a caller started polling (the count of Poll calls is no
+// longer polls), or a record waiting for room was written.
+func (t *Transport) spinFor(d time.Duration, polls uint64) bool {
 	if d <= 0 {
 		return false
 	}
-	seq := t.bell(t.rank).Seq()
 	for start := time.Now(); time.Since(start) < d; {
-		for p := range t.size {
-			if p != t.rank && !t.in[p].Empty() {
+		if t.arrived() || t.polls.Load() != polls {
+			return true
+		}
+		if n := t.npend.Load(); n > 0 {
+			if t.flushAll(); t.npend.Load() < n {
 				return true
 			}
-		}
-		if t.bell(t.rank).Seq() != seq {
-			return true
 		}
 		runtime.Gosched()
 	}
@@ -626,6 +803,7 @@ func (t *Transport) handle(p int, rec []byte) {
 		matched := x.m != nil
 		if matched {
 			x.short = len(x.m.Buf) < x.total
+			x.own = true
 		} else {
 			// Irecv may take it (and acknowledge it) as soon as the
 			// lock is released.
@@ -651,34 +829,44 @@ func (t *Transport) handle(p int, rec []byte) {
 }
 
 // chunk adds data to the message in progress from p and completes it when
-// whole.
+// whole. drainMu is held.
 func (t *Transport) chunk(p int, data []byte) {
 	x := t.inMsg[p]
-	t.mu.Lock()
-	m := x.m
-	switch {
-	case m == nil:
-		x.data = append(x.data, data...)
-	case !x.short && x.sig == m.Sig && m.Combine == nil:
-		copy(m.Buf[x.got:], data)
-	default:
-		x.data = append(x.data, data...)
-	}
-	x.got += len(data)
-	if x.got > x.total {
+	if !x.own {
+		t.mu.Lock()
+		if x.m == nil {
+			// Unexpected: Irecv may match it at any time.
+			if x.got+len(data) > x.total {
+				t.mu.Unlock()
+				t.failPeer(p, ErrCorrupt)
+				return
+			}
+			x.data = append(x.data, data...)
+			x.got += len(data)
+			if x.got == x.total {
+				t.inMsg[p] = nil // Irecv completes it
+			}
+			t.mu.Unlock()
+			return
+		}
+		x.own = true // Irecv matched it and copied what had arrived
 		t.mu.Unlock()
+	}
+	m := x.m
+	if x.got+len(data) > x.total {
 		t.failPeer(p, ErrCorrupt)
 		return
 	}
-	whole := x.got == x.total
-	t.mu.Unlock()
-	if !whole {
+	if !x.short && x.sig == m.Sig && m.Combine == nil {
+		copy(m.Buf[x.got:], data)
+	} else {
+		x.data = append(x.data, data...)
+	}
+	x.got += len(data)
+	if x.got < x.total {
 		return
 	}
 	t.inMsg[p] = nil
-	if m == nil {
-		return // unexpected: Irecv completes it
-	}
 	switch {
 	case x.sig != m.Sig:
 		m.Err = mismatch(t.global[p])
@@ -818,13 +1006,9 @@ func (t *Transport) failCall(k callKey, err error, from int) {
 	binary.LittleEndian.PutUint64(rec[8:], k.comm)
 	binary.LittleEndian.PutUint64(rec[16:], k.seq)
 	for p := range t.size {
-		if p == t.rank || p == from {
-			continue
+		if p != t.rank && p != from {
+			t.control(p, rec)
 		}
-		t.outMu[p].Lock()
-		t.pending[p] = append(t.pending[p], rec)
-		t.flushLocked(p)
-		t.outMu[p].Unlock()
 	}
 }
 
@@ -857,3 +1041,9 @@ func (t *Transport) Close() error {
 	}
 	return t.seg.Close()
 }
+
+var (
+	_ transport.Poller      = (*Transport)(nil)
+	_ transport.SpinHinter  = (*Transport)(nil)
+	_ transport.CallAborter = (*Transport)(nil)
+)

@@ -67,3 +67,12 @@ func TestJobRanks(t *testing.T) {
 		}
 	}
 }
+
+// TestCountCPUs parses Linux CPU lists.
+func TestCountCPUs(t *testing.T) {
+	for list, want := range map[string]int{"0": 1, "0-1": 2, "0-3,6,8-9": 7, "": 0, "x": 0, "3-1": 0, "0-": 0} {
+		if got := shm.CountCPUs(list); got != want {
+			t.Errorf("%q: %d, want %d", list, got, want)
+		}
+	}
+}

@@ -1,0 +1,6 @@
+//go:build linux
+
+package shm
+
+// CountCPUs exports countCPUs to the tests.
+var CountCPUs = countCPUs
