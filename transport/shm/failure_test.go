@@ -4,7 +4,10 @@ package shm_test
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"testing"
@@ -141,5 +144,188 @@ func TestAbortCall(t *testing.T) {
 	}
 	if rr.W.Wait(ctx) != nil || s.W.Wait(ctx) != nil || rr.Err != nil || s.Err != nil || string(buf) != "ok" {
 		t.Fatalf("a later call: %v %v %q", rr.Err, s.Err, buf)
+	}
+}
+
+// largeSize is the message of TestKilledMidCopy: long enough (tens of
+// milliseconds through a ring, or one process_vm_readv) that the kill
+// lands while it moves.
+const largeSize = 64 << 20
+
+// largeConfig is the endpoints' configuration of a TestKilledMidCopy case:
+// through 4 KiB rings, or by single copy.
+func largeConfig(cma bool) shm.Config {
+	cfg := shm.Config{RingBytes: 4096, CMAMin: -1, Poll: 5 * time.Millisecond}
+	if cma {
+		cfg.CMAMin = 1
+	}
+	return cfg
+}
+
+// TestLargeChild is the child rank of TestKilledMidCopy: it sends or
+// receives one large message of a collective call and is killed meanwhile.
+func TestLargeChild(t *testing.T) {
+	mode := os.Getenv(childEnv)
+	if mode != "send" && mode != "recv" {
+		t.Skip("run by TestKilledMidCopy")
+	}
+	cma := os.Getenv(childEnv+"_CMA") != ""
+	seg, err := shm.AttachSegment(3, shm.SegmentSize(2, 4096))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep, err := shm.New(seg, 1, 2, largeConfig(cma))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cma {
+		waitSingleCopyTo(t, ep, 0)
+	}
+	buf := make([]byte, largeSize)
+	for i := range buf {
+		buf[i] = byte(i)
+	}
+	w := transport.NewWaiter(ep.SpinHint())
+	w.SetPoller(ep)
+	m := &transport.Msg{Peer: 0, Key: transport.Key{Comm: 1, Seq: 1}, Buf: buf, W: w}
+	if err := transport.Post(ep, m, mode == "send"); err != nil {
+		t.Fatal(err)
+	}
+	os.Stdout.WriteString("posted\n")
+	w.Wait(context.Background())
+	time.Sleep(time.Minute)
+}
+
+// waitSingleCopyTo waits until ep sends to peer by single copy.
+func waitSingleCopyTo(t *testing.T, ep *shm.Transport, peer int) {
+	deadline := time.Now().Add(10 * time.Second)
+	for !ep.SingleCopy(peer) {
+		if time.Now().After(deadline) {
+			t.Fatal("no single copy")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestKilledMidCopy kills a peer while a large message moves between it
+// and this rank, through the ring or by single copy, with the peer
+// sending or receiving: this rank's operation must end within the failure
+// timeout, with errs.PeerFailed, or with every byte right when the copy
+// was done before the kill.
+func TestKilledMidCopy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("moves 64 MiB messages")
+	}
+	for _, cma := range []bool{false, true} {
+		for _, mode := range []string{"send", "recv"} {
+			t.Run(fmt.Sprintf("cma=%v/peer-%s", cma, mode), func(t *testing.T) {
+				seg, err := shm.CreateSegment("kill", shm.SegmentSize(2, 4096))
+				if err != nil {
+					t.Fatal(err)
+				}
+				ep, err := shm.New(seg, 0, 2, largeConfig(cma))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer ep.Close()
+				child := exec.Command(os.Args[0], "-test.run", "^TestLargeChild$")
+				child.Env = append(os.Environ(), childEnv+"="+mode)
+				if cma {
+					child.Env = append(child.Env, childEnv+"_CMA=1")
+				}
+				child.ExtraFiles = []*os.File{os.NewFile(uintptr(seg.FD()), "segment")}
+				out, _ := child.StdoutPipe()
+				if err := child.Start(); err != nil {
+					t.Fatal(err)
+				}
+				defer child.Wait()
+				defer child.Process.Kill()
+				if cma {
+					waitSingleCopyTo(t, ep, 1)
+				}
+				buf := make([]byte, largeSize)
+				if mode == "recv" {
+					for i := range buf {
+						buf[i] = byte(i)
+					}
+				}
+				w := transport.NewWaiter(ep.SpinHint())
+				w.SetPoller(ep)
+				m := &transport.Msg{Peer: 1, Key: transport.Key{Comm: 1, Seq: 1}, Buf: buf, W: w}
+				if err := transport.Post(ep, m, mode == "recv"); err != nil {
+					t.Fatal(err)
+				}
+				// Kill the child a little after it has posted.
+				line := make([]byte, 7)
+				if _, err := io.ReadFull(out, line); err != nil {
+					t.Fatalf("child: %v", err)
+				}
+				time.Sleep(2 * time.Millisecond)
+				child.Process.Kill()
+				killed := time.Now()
+				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+				defer cancel()
+				if err := w.Wait(ctx); err != nil {
+					t.Fatalf("the operation never ended: %v", err)
+				}
+				switch {
+				case m.Err == nil && mode == "send":
+					for i, b := range buf {
+						if b != byte(i) {
+							t.Fatalf("received without an error, but byte %d is %d", i, b)
+						}
+					}
+					t.Logf("the copy was done before the kill")
+				case m.Err == nil:
+					t.Logf("the peer had received before the kill")
+				case !errors.Is(m.Err, errs.PeerFailed):
+					t.Fatalf("%v, want a peer failure", m.Err)
+				default:
+					t.Logf("failed %v after the kill: %v", time.Since(killed), m.Err)
+				}
+			})
+		}
+	}
+}
+
+// TestCorruptRecord writes garbage where rank 1's next record to rank 0
+// would be: rank 0's waiting receive from rank 1 fails with
+// errs.PeerFailed, and so do its later operations with rank 1.
+func TestCorruptRecord(t *testing.T) {
+	const rb = 4096
+	size := shm.SegmentSize(2, rb)
+	seg, err := shm.CreateSegment("corrupt", size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := seg.Bytes()
+	ep, err := shm.New(seg, 0, 2, shm.Config{RingBytes: rb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ep.Close()
+	m := &transport.Msg{Peer: 1, Key: transport.Key{Comm: 1, Seq: 1}, Buf: make([]byte, 8), W: transport.NewWaiter(0)}
+	if err := transport.Post(ep, m, false); err != nil {
+		t.Fatal(err)
+	}
+	// The ring from rank 1 to rank 0: the segment's 2 slots, then rings by
+	// (from, to); a ring starts with its tail counter, and its data
+	// follows 3 cache lines.
+	ring := 2*64 + (1*2+0)*shm.RingSize(rb)
+	for i := range 16 {
+		mem[ring+3*64+i] = 0xa5
+	}
+	binary.LittleEndian.PutUint64(mem[ring:], 16) // publish 16 bytes of garbage
+	ep.Poll()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := m.W.Wait(ctx); err != nil {
+		t.Fatalf("the receive never ended: %v", err)
+	}
+	if !errors.Is(m.Err, errs.PeerFailed) || !errors.Is(m.Err, shm.ErrCorrupt) {
+		t.Fatalf("receive from a corrupted ring: %v", m.Err)
+	}
+	if err := ep.Isend(&transport.Msg{Peer: 1, Key: transport.Key{Comm: 1, Seq: 2}, Buf: []byte("x"), W: transport.NewWaiter(0)}); !errors.Is(err, errs.PeerFailed) {
+		t.Errorf("send after the corruption: %v", err)
 	}
 }

@@ -8,11 +8,15 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"math/rand/v2"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -51,9 +55,13 @@ type Transport struct {
 	in      []*Ring      // rings from each rank
 	npend   atomic.Int64 // records in pending, over every destination
 
-	drainMu sync.Mutex  // held while draining the incoming rings; guards:
-	inMsg   []*incoming // the message being received from each rank
-	broken  []bool      // rings that held a corrupted record
+	drainMu sync.Mutex    // held while draining the incoming rings; guards:
+	inMsg   []*incoming   // the message being received from each rank
+	broken  []bool        // rings that held a corrupted record
+	failed  []atomic.Bool // peers failed (failPeer): what they left half-sent is dropped
+
+	probe  *uint64 // what a peer reads to learn whether it can read this process
+	probed []bool  // peers probed (progress goroutine only)
 
 	polls  atomic.Uint64 // Poll calls: a changing count means a caller polls
 	parked atomic.Int32  // waiters parked on this endpoint
@@ -63,6 +71,7 @@ type Transport struct {
 	posted  map[matchKey][]*transport.Msg
 	unexp   map[matchKey][]*incoming
 	syncs   map[uint64]*transport.Msg // sync sends waiting for their ack
+	reads   map[uint64]*transport.Msg // single-copy sends: the receiver reads them, then acks
 	nextID  uint64
 	closed  bool
 	peerErr []error  // why a peer is unusable
@@ -88,6 +97,12 @@ type Config struct {
 	// segment's ranks are the job.
 	Ranks   []int
 	JobSize int
+	// CMAMin is the size from which a message of a collective call (not
+	// Eager) goes by single copy: its receiver reads it from the sender's
+	// memory with process_vm_readv(2) where the system permits (default
+	// 64 KiB; negative: never). Smaller messages, eager ones and those to
+	// ranks that cannot read this process go through the ring.
+	CMAMin int
 	// Spin is how long an idle progress goroutine polls its rings before
 	// it sleeps on its doorbell (default 50 µs when the segment's ranks
 	// have a core each, else none; negative: never polls).
@@ -143,6 +158,13 @@ func countCPUs(list string) int {
 	return n
 }
 
+func (c Config) cmaMin() int {
+	if c.CMAMin == 0 {
+		return 64 << 10
+	}
+	return c.CMAMin
+}
+
 func (c Config) ringBytes() int {
 	if c.RingBytes == 0 {
 		return 64 << 10
@@ -176,6 +198,8 @@ type incoming struct {
 	m     *transport.Msg // matched: the receive
 	short bool           // matched receive too short: data is dropped
 	own   bool           // the drainer has seen m set: only it touches x
+	cma   bool           // single copy: read total bytes at addr in the sender
+	addr  uint64
 }
 
 // Record types and the header every record starts with.
@@ -188,10 +212,29 @@ const (
 	hdrLen = 48 // type u8, flags u8, pad, comm, seq, tag, sig, id, total (u32) at 40
 )
 
-const flagSync = 1
-
-// Slot layout per rank (one cache line): pid u32, state u32, bell (8 bytes).
+// Record flags.
 const (
+	flagSync = 1 // the sender waits for an ack
+	flagCMA  = 2 // single copy: the record carries the data's address
+)
+
+// Ack statuses.
+const (
+	ackOK       = 0
+	ackMismatch = 1
+	ackFailed   = 2 // the receiver could not read the data or its call failed
+)
+
+// Slot layout per rank (one cache line): pid u32, state u32, bell (8
+// bytes), the address of the rank's probe word (u64) and the value there
+// (u64), and the bitmap of the ranks whose memory the rank can read
+// (256 bits).
+const (
+	slotProbe   = 16
+	slotMagic   = 24
+	slotCanRead = 32
+	maxCMARanks = 256
+
 	stateUp     = 1
 	stateClosed = 2
 )
@@ -254,8 +297,9 @@ func New(seg *Segment, rank, size int, cfg Config) (*Transport, error) {
 	}
 	t := &Transport{rank: rank, size: size, global: global, localOf: localOf, seg: seg, cfg: cfg,
 		outMu: make([]sync.Mutex, size), out: make([]*Ring, size), pending: make([][][]byte, size),
-		in: make([]*Ring, size), inMsg: make([]*incoming, size), broken: make([]bool, size), kick: make(chan struct{}, 1),
+		in: make([]*Ring, size), inMsg: make([]*incoming, size), broken: make([]bool, size), failed: make([]atomic.Bool, size), kick: make(chan struct{}, 1),
 		posted: map[matchKey][]*transport.Msg{}, unexp: map[matchKey][]*incoming{}, syncs: map[uint64]*transport.Msg{},
+		reads: map[uint64]*transport.Msg{}, probe: new(uint64), probed: make([]bool, size),
 		peerErr: make([]error, size), watches: make([]*Watch, size), aborted: map[callKey]error{}, stop: make(chan struct{}), done: make(chan struct{})}
 	mem := seg.Bytes()
 	for p := range size {
@@ -270,7 +314,10 @@ func New(seg *Segment, rank, size int, cfg Config) (*Transport, error) {
 			return nil, err
 		}
 	}
+	*t.probe = rand.Uint64() | 1
 	u32(mem, rank*lineSize).Store(uint32(os.Getpid()))
+	u64(mem, rank*lineSize+slotProbe).Store(uint64(uintptr(unsafe.Pointer(t.probe))))
+	u64(mem, rank*lineSize+slotMagic).Store(*t.probe)
 	u32(mem, rank*lineSize+4).Store(stateUp)
 	go t.progress()
 	return t, nil
@@ -359,6 +406,15 @@ func (t *Transport) Isend(m *transport.Msg) error {
 		t.deliverSelf(m)
 		return nil
 	}
+	if sync && len(m.Buf) >= t.cfg.cmaMin() && t.cfg.cmaMin() > 0 && t.canRead(d, t.rank) {
+		t.reads[id] = m
+		t.mu.Unlock()
+		var rec [hdrLen + 8]byte
+		putMsgHeader(rec[:], recFirst, flagSync|flagCMA, m, id)
+		binary.LittleEndian.PutUint64(rec[hdrLen:], uint64(uintptr(unsafe.Pointer(unsafe.SliceData(m.Buf)))))
+		t.control(d, rec[:])
+		return nil
+	}
 	if sync {
 		t.syncs[id] = m
 	}
@@ -397,16 +453,11 @@ func (t *Transport) write(d int, m *transport.Msg, id uint64, sync bool) {
 	maxData := t.out[d].MaxRecord() - hdrLen
 	buf := m.Buf
 	var hdr [hdrLen]byte
-	hdr[0] = recFirst
+	flags := byte(0)
 	if sync {
-		hdr[1] = flagSync
+		flags = flagSync
 	}
-	binary.LittleEndian.PutUint32(hdr[4:], uint32(len(m.Buf)))
-	binary.LittleEndian.PutUint64(hdr[8:], m.Key.Comm)
-	binary.LittleEndian.PutUint64(hdr[16:], m.Key.Seq)
-	binary.LittleEndian.PutUint64(hdr[24:], uint64(m.Key.Tag))
-	binary.LittleEndian.PutUint64(hdr[32:], m.Sig)
-	binary.LittleEndian.PutUint64(hdr[40:], id)
+	putMsgHeader(hdr[:], recFirst, flags, m, id)
 	wrote := false
 	for first := true; first || len(buf) > 0; first = false {
 		n := min(len(buf), maxData)
@@ -432,6 +483,17 @@ func (t *Transport) write(d int, m *transport.Msg, id uint64, sync bool) {
 		t.bell(d).Ring()
 	}
 	t.flushLocked(d)
+}
+
+// putMsgHeader fills the header of message m's first record.
+func putMsgHeader(hdr []byte, typ, flags byte, m *transport.Msg, id uint64) {
+	hdr[0], hdr[1] = typ, flags
+	binary.LittleEndian.PutUint32(hdr[4:], uint32(len(m.Buf)))
+	binary.LittleEndian.PutUint64(hdr[8:], m.Key.Comm)
+	binary.LittleEndian.PutUint64(hdr[16:], m.Key.Seq)
+	binary.LittleEndian.PutUint64(hdr[24:], uint64(m.Key.Tag))
+	binary.LittleEndian.PutUint64(hdr[32:], m.Sig)
+	binary.LittleEndian.PutUint64(hdr[40:], id)
 }
 
 // flushLocked writes d's pending records while they fit; outMu[d] is held.
@@ -483,6 +545,12 @@ func (t *Transport) Irecv(m *transport.Msg) error {
 			delete(t.unexp, k)
 		} else {
 			t.unexp[k] = q[1:]
+		}
+		if x.cma {
+			t.mu.Unlock()
+			x.m = m
+			t.read(src, x)
+			return nil
 		}
 		if x.got < x.total {
 			// Still arriving: the rest goes straight to the receive.
@@ -549,13 +617,105 @@ func (t *Transport) ack(src int, x *incoming) {
 	if !x.sync || src == t.rank {
 		return
 	}
-	var rec [hdrLen]byte
-	rec[0] = recAck
+	status := byte(ackOK)
 	if x.m != nil && x.m.Sig != x.sig {
-		rec[1] = 1
+		status = ackMismatch
 	}
-	binary.LittleEndian.PutUint64(rec[40:], x.id)
+	t.ackID(src, x.id, status)
+}
+
+// ackID sends the ack of message id to src.
+func (t *Transport) ackID(src int, id uint64, status byte) {
+	var rec [hdrLen]byte
+	rec[0], rec[1] = recAck, status
+	binary.LittleEndian.PutUint64(rec[40:], id)
 	t.control(src, rec[:])
+}
+
+// read completes the single-copy message x from p, matched by receive
+// x.m: it reads the data from p's memory and then acks, so that p keeps
+// its buffer until the copy is done.
+func (t *Transport) read(p int, x *incoming) {
+	m := x.m
+	status := byte(ackOK)
+	switch {
+	case x.sig != m.Sig:
+		m.Err = mismatch(t.global[p])
+		status = ackMismatch
+	case len(m.Buf) >= x.total && m.Combine == nil:
+		if err := t.vmRead(p, m.Buf[:x.total], x.addr); err != nil {
+			m.Err, status = err, ackFailed
+		} else {
+			m.N = x.total
+		}
+	default:
+		data := make([]byte, x.total)
+		if err := t.vmRead(p, data, x.addr); err != nil {
+			m.Err, status = err, ackFailed
+		} else {
+			transport.Finish(m, data)
+		}
+	}
+	t.ackID(p, x.id, status)
+	m.W.Done()
+}
+
+// vmRead copies len(dst) bytes at addr in rank p's process into dst.
+func (t *Transport) vmRead(p int, dst []byte, addr uint64) error {
+	pid := int(u32(t.seg.Bytes(), p*lineSize).Load())
+	for len(dst) > 0 {
+		local := []unix.Iovec{{Base: &dst[0]}}
+		local[0].SetLen(len(dst))
+		remote := []unix.RemoteIovec{{Base: uintptr(addr), Len: len(dst)}}
+		n, err := unix.ProcessVMReadv(pid, local, remote, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n <= 0 {
+			return fmt.Errorf("%w: shm: reading %d bytes from rank %d (pid %d): %v", errs.PeerFailed, len(dst), t.global[p], pid, err)
+		}
+		dst, addr = dst[n:], addr+uint64(n)
+	}
+	return nil
+}
+
+// SingleCopy reports whether this endpoint sends the large messages of
+// collective calls to the job's rank peer by single copy (Config.CMAMin):
+// peer has found that it can read this process's memory. Until the peer's
+// endpoint is up and has probed, it reports false.
+func (t *Transport) SingleCopy(peer int) bool {
+	return t.Local(peer) && t.cfg.cmaMin() > 0 && t.canRead(t.localOf[peer], t.rank)
+}
+
+// canRead reports whether rank r has found that it can read rank p's
+// memory.
+func (t *Transport) canRead(r, p int) bool {
+	if p >= maxCMARanks {
+		return false
+	}
+	return u32(t.seg.Bytes(), r*lineSize+slotCanRead+4*(p/32)).Load()&(1<<(p%32)) != 0
+}
+
+// probePeers reads the probe word of every peer whose endpoint is up and
+// has not been probed, and publishes in this rank's slot those whose
+// memory it can read (the same user, and ptrace(2) rules and seccomp
+// permitting process_vm_readv). Only the progress goroutine calls it.
+func (t *Transport) probePeers() {
+	mem := t.seg.Bytes()
+	for p := range min(t.size, maxCMARanks) {
+		if t.probed[p] || p == t.rank || t.state(p) != stateUp {
+			continue
+		}
+		t.probed[p] = true
+		if t.cfg.cmaMin() <= 0 {
+			continue
+		}
+		var v [8]byte
+		err := t.vmRead(p, v[:], u64(mem, p*lineSize+slotProbe).Load())
+		if err == nil && binary.NativeEndian.Uint64(v[:]) == u64(mem, p*lineSize+slotMagic).Load() {
+			u32(mem, t.rank*lineSize+slotCanRead+4*(p/32)).Or(1 << (p % 32))
+		}
+	}
 }
 
 // control writes the control record rec (an ack or an abort) to d, after
@@ -666,11 +826,40 @@ func (t *Transport) drain() bool {
 				t.bell(p).Ring() // room for its pending records
 			}
 		}
+		if t.inMsg[p] != nil && t.failed[p].Load() {
+			t.dropInFlight(p) // the rest will never come
+		}
 	}
 	if t.npend.Load() > 0 {
 		t.flushAll()
 	}
 	return busy
+}
+
+// dropInFlight fails the message in progress from p, a failed peer,
+// whose ring is drained: the receive that matched it fails with p's error,
+// and an unexpected one is forgotten. drainMu is held.
+func (t *Transport) dropInFlight(p int) {
+	x := t.inMsg[p]
+	t.inMsg[p] = nil
+	k := matchKey{p, x.key}
+	t.mu.Lock()
+	m, err := x.m, t.peerErr[p]
+	if m == nil {
+		q := t.unexp[k]
+		if i := slices.Index(q, x); i >= 0 {
+			if q = slices.Delete(q, i, i+1); len(q) == 0 {
+				delete(t.unexp, k)
+			} else {
+				t.unexp[k] = q
+			}
+		}
+	}
+	t.mu.Unlock()
+	if m != nil {
+		m.Err = err
+		m.W.Done()
+	}
 }
 
 // flushAll writes what waits for room, to every destination.
@@ -695,6 +884,8 @@ func (t *Transport) progress() {
 	bell := t.bell(t.rank)
 	checked := time.Now()
 	polls := t.polls.Load()
+	t.probed[t.rank] = true
+	probing := true
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
@@ -706,6 +897,10 @@ func (t *Transport) progress() {
 		if time.Since(checked) > t.cfg.poll() {
 			t.checkPeers()
 			checked = time.Now()
+		}
+		if probing {
+			t.probePeers()
+			probing = slices.Contains(t.probed, false)
 		}
 		n := t.polls.Load()
 		if n != polls && t.parked.Load() == 0 {
@@ -783,11 +978,18 @@ func (t *Transport) handle(p int, rec []byte) {
 	case recAck:
 		t.mu.Lock()
 		m := t.syncs[id]
-		delete(t.syncs, id)
+		if m != nil {
+			delete(t.syncs, id)
+		} else if m = t.reads[id]; m != nil {
+			delete(t.reads, id)
+		}
 		t.mu.Unlock()
 		if m != nil {
-			if rec[1] == 1 {
+			switch rec[1] {
+			case ackMismatch:
 				m.Err = mismatch(t.global[p])
+			case ackFailed:
+				m.Err = fmt.Errorf("%w: rank %d could not receive the message", errs.PeerFailed, t.global[p])
 			}
 			m.W.Done()
 		}
@@ -797,7 +999,11 @@ func (t *Transport) handle(p int, rec []byte) {
 		key := transport.Key{Comm: binary.LittleEndian.Uint64(rec[8:]), Seq: binary.LittleEndian.Uint64(rec[16:]),
 			Tag: int64(binary.LittleEndian.Uint64(rec[24:]))}
 		x := &incoming{key: key, sig: binary.LittleEndian.Uint64(rec[32:]), id: id, sync: rec[1]&flagSync != 0,
-			total: int(binary.LittleEndian.Uint32(rec[4:]))}
+			total: int(binary.LittleEndian.Uint32(rec[4:])), cma: rec[1]&flagCMA != 0}
+		if x.cma {
+			t.handleCMA(p, x, rec)
+			return
+		}
 		t.mu.Lock()
 		x.m = t.takePosted(matchKey{p, key})
 		matched := x.m != nil
@@ -825,6 +1031,35 @@ func (t *Transport) handle(p int, rec []byte) {
 		t.chunk(p, rec[hdrLen:])
 	default:
 		t.failPeer(p, ErrCorrupt)
+	}
+}
+
+// handleCMA takes the first record of a single-copy message x from p:
+// the receive posted for it reads it now, else Irecv will; a message of a
+// failed call is refused at once, so that its sender is not kept waiting.
+func (t *Transport) handleCMA(p int, x *incoming, rec []byte) {
+	if len(rec) != hdrLen+8 || !x.sync || t.inMsg[p] != nil {
+		t.failPeer(p, ErrCorrupt)
+		return
+	}
+	x.addr = binary.LittleEndian.Uint64(rec[hdrLen:])
+	x.got = x.total
+	k := matchKey{p, x.key}
+	t.mu.Lock()
+	if t.aborted[callKey{x.key.Comm, x.key.Seq}] != nil && x.key.Seq != 0 {
+		t.mu.Unlock()
+		t.ackID(p, x.id, ackFailed)
+		return
+	}
+	m := t.takePosted(k)
+	if m == nil {
+		t.unexp[k] = append(t.unexp[k], x) // Irecv may take it at once
+	} else {
+		x.m = m
+	}
+	t.mu.Unlock()
+	if m != nil {
+		t.read(p, x)
 	}
 }
 
@@ -918,14 +1153,16 @@ func (t *Transport) failPeer(p int, err error) {
 	if t.peerErr[p] == nil {
 		t.peerErr[p] = err
 	}
-	fail := t.takeOps(func(k matchKey) bool { return k.src == p }, func(m *transport.Msg) bool { return t.localOf[m.Peer] == p })
+	t.failed[p].Store(true)
+	fail := t.takeOps(func(k matchKey) bool { return k.src == p }, func(m *transport.Msg) bool { return t.localOf[m.Peer] == p }, true)
 	t.mu.Unlock()
 	failAll(fail, err)
 }
 
 // takeOps removes and returns the posted receives whose match key recv
-// accepts and the sync sends send accepts; t.mu is held.
-func (t *Transport) takeOps(recv func(matchKey) bool, send func(*transport.Msg) bool) []*transport.Msg {
+// accepts and the sync sends send accepts, single-copy sends too when
+// reads is set (their receiver no longer reads them); t.mu is held.
+func (t *Transport) takeOps(recv func(matchKey) bool, send func(*transport.Msg) bool, reads bool) []*transport.Msg {
 	var out []*transport.Msg
 	for k, q := range t.posted {
 		if recv(k) {
@@ -937,6 +1174,14 @@ func (t *Transport) takeOps(recv func(matchKey) bool, send func(*transport.Msg) 
 		if send(m) {
 			out = append(out, m)
 			delete(t.syncs, id)
+		}
+	}
+	if reads {
+		for id, m := range t.reads {
+			if send(m) {
+				out = append(out, m)
+				delete(t.reads, id)
+			}
 		}
 	}
 	return out
@@ -998,9 +1243,39 @@ func (t *Transport) failCall(k callKey, err error, from int) {
 	}
 	t.aborted[k] = err
 	inCall := func(key transport.Key) bool { return key.Comm == k.comm && key.Seq == k.seq }
-	fail := t.takeOps(func(mk matchKey) bool { return inCall(mk.key) }, func(m *transport.Msg) bool { return inCall(m.Key) })
+	// Single-copy sends of the call stay until their receiver acks: it
+	// may be reading them.
+	fail := t.takeOps(func(mk matchKey) bool { return inCall(mk.key) }, func(m *transport.Msg) bool { return inCall(m.Key) }, false)
+	// Single-copy messages of the call that no receive took are refused,
+	// so that their senders stop waiting.
+	type refusal struct {
+		src int
+		id  uint64
+	}
+	var refuse []refusal
+	for mk, q := range t.unexp {
+		if !inCall(mk.key) {
+			continue
+		}
+		keep := q[:0]
+		for _, x := range q {
+			if x.cma {
+				refuse = append(refuse, refusal{mk.src, x.id})
+			} else {
+				keep = append(keep, x)
+			}
+		}
+		if len(keep) == 0 {
+			delete(t.unexp, mk)
+		} else {
+			t.unexp[mk] = keep
+		}
+	}
 	t.mu.Unlock()
 	failAll(fail, err)
+	for _, r := range refuse {
+		t.ackID(r.src, r.id, ackFailed)
+	}
 	rec := make([]byte, hdrLen)
 	rec[0], rec[1] = recAbort, abortCode(err)
 	binary.LittleEndian.PutUint64(rec[8:], k.comm)
@@ -1022,7 +1297,7 @@ func (t *Transport) Close() error {
 	}
 	t.closed = true
 	all := func(matchKey) bool { return true }
-	fail := t.takeOps(all, func(*transport.Msg) bool { return true })
+	fail := t.takeOps(all, func(*transport.Msg) bool { return true }, true)
 	t.mu.Unlock()
 	failAll(fail, errs.Closed)
 	u32(t.seg.Bytes(), t.rank*lineSize+4).Store(stateClosed)

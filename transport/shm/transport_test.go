@@ -5,6 +5,7 @@ package shm_test
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/scoll/scoll/internal/errs"
 	"github.com/scoll/scoll/transport"
@@ -18,12 +19,17 @@ func TestConformance(t *testing.T) {
 		// Rings of 1 KiB: every message of the suite's large tests is
 		// chunked and fills the rings many times.
 		"small-rings": {RingBytes: 1024},
+		// Every message of a collective call by single copy.
+		"single-copy": {CMAMin: 1},
 	} {
 		t.Run(name, func(t *testing.T) {
 			transporttest.Run(t, func(t *testing.T, n int) []transport.Transport {
 				eps, err := shm.NewLocalGroup(n, cfg)
 				if err != nil {
 					t.Fatal(err)
+				}
+				if cfg.CMAMin > 0 {
+					waitSingleCopy(t, eps)
 				}
 				out := make([]transport.Transport, n)
 				for i, e := range eps {
@@ -74,5 +80,36 @@ func TestCountCPUs(t *testing.T) {
 		if got := shm.CountCPUs(list); got != want {
 			t.Errorf("%q: %d, want %d", list, got, want)
 		}
+	}
+}
+
+// waitSingleCopy waits until every endpoint of eps sends to every other
+// by single copy.
+func waitSingleCopy(t *testing.T, eps []*shm.Transport) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for _, e := range eps {
+		for _, p := range eps {
+			for p != e && !e.SingleCopy(p.Rank()) {
+				if time.Now().After(deadline) {
+					t.Fatalf("rank %d does not send to rank %d by single copy", e.Rank(), p.Rank())
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}
+	}
+}
+
+// TestSingleCopyOff: with CMAMin negative, nothing goes by single copy.
+func TestSingleCopyOff(t *testing.T) {
+	eps, err := shm.NewLocalGroup(2, shm.Config{CMAMin: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eps[0].Close()
+	defer eps[1].Close()
+	time.Sleep(50 * time.Millisecond)
+	if eps[0].SingleCopy(1) || eps[1].SingleCopy(0) {
+		t.Error("single copy despite CMAMin < 0")
 	}
 }
