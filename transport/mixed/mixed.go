@@ -6,7 +6,11 @@
 package mixed
 
 import (
+	"context"
 	"errors"
+	"fmt"
+
+	"github.com/scoll/scoll/internal/errs"
 
 	"github.com/scoll/scoll/transport"
 )
@@ -37,12 +41,45 @@ type Local interface {
 type Transport struct {
 	net   Net
 	local Local
+	exch  transport.Exchanger // local's exchanges, when it reaches every rank
 }
 
 // New returns the endpoint that sends to the ranks local reaches through
 // local and to the others through net. Both must be this rank's endpoints
-// of the same job; the Transport owns them.
-func New(net Net, local Local) *Transport { return &Transport{net: net, local: local} }
+// of the same job; the Transport owns them. When local reaches every rank
+// and offers exchanges (transport.Exchanger), so does the Transport, with
+// net's call records for their checks.
+func New(net Net, local Local) *Transport {
+	t := &Transport{net: net, local: local}
+	x, ok := local.(transport.Exchanger)
+	for r := range net.Size() {
+		ok = ok && local.Local(r)
+	}
+	if ok {
+		t.exch = x
+		if s, ok := local.(interface{ SetChecker(transport.Checker) }); ok {
+			s.SetChecker(net)
+		}
+	}
+	return t
+}
+
+// ExchangeLimit returns the host's endpoint's limit when it reaches every
+// rank, else -1 (transport.Exchanger).
+func (t *Transport) ExchangeLimit() int {
+	if t.exch == nil {
+		return -1
+	}
+	return t.exch.ExchangeLimit()
+}
+
+// Exchange runs an exchange on the host's endpoint.
+func (t *Transport) Exchange(ctx context.Context, x *transport.Exchange) error {
+	if t.exch == nil {
+		return fmt.Errorf("%w: exchanges need every rank on this host", errs.Unsupported)
+	}
+	return t.exch.Exchange(ctx, x)
+}
 
 // route returns m's path: the host's for collective messages to its ranks,
 // the network's for the others and for every message with sequence number
@@ -112,6 +149,7 @@ func (t *Transport) SpinHint() int { return t.local.SpinHint() }
 func (t *Transport) Close() error { return errors.Join(t.local.Close(), t.net.Close()) }
 
 var (
+	_ transport.Exchanger  = (*Transport)(nil)
 	_ transport.Poller     = (*Transport)(nil)
 	_ transport.SpinHinter = (*Transport)(nil)
 )

@@ -63,15 +63,23 @@ type Transport struct {
 	probe  *uint64 // what a peer reads to learn whether it can read this process
 	probed []bool  // peers probed (progress goroutine only)
 
+	exch      exchState         // this rank's exchanges (exchange.go)
+	exchOff   int               // where the exchange slots start in the segment
+	exchLimit int               // ExchangeLimit
+	shut      atomic.Bool       // Close has begun
+	checker   transport.Checker // call records for the exchanges, if any
+
 	polls  atomic.Uint64 // Poll calls: a changing count means a caller polls
 	parked atomic.Int32  // waiters parked on this endpoint
 	kick   chan struct{} // wakes the progress goroutine when a waiter parks
 
 	mu      sync.Mutex
-	posted  map[matchKey][]*transport.Msg
-	unexp   map[matchKey][]*incoming
-	syncs   map[uint64]*transport.Msg // sync sends waiting for their ack
-	reads   map[uint64]*transport.Msg // single-copy sends: the receiver reads them, then acks
+	posted  [][]*transport.Msg // per peer: receives posted, in order
+	unexp   [][]*incoming      // per peer: messages no receive took yet, in order
+	syncs   [][]idMsg          // per peer: sync sends waiting for their ack
+	reads   [][]idMsg          // per peer: single-copy sends: the receiver reads them, then acks
+	proof   []callSig          // per peer: the last call it sent this rank a message of
+	sent    []callSig          // per peer: the last call this rank sent it a message of
 	nextID  uint64
 	closed  bool
 	peerErr []error  // why a peer is unusable
@@ -181,10 +189,16 @@ func (c Config) poll() time.Duration {
 
 type callKey struct{ comm, seq uint64 }
 
-type matchKey struct {
-	src int
-	key transport.Key
+// idMsg is a send waiting for its ack, and the id the ack names.
+type idMsg struct {
+	id uint64
+	m  *transport.Msg
 }
+
+// callSig is a collective call and its signature. A message of call c from
+// a peer proves that the peer is in c: it serves as the ack of this rank's
+// sync sends of c to the peer, as this rank's messages of c serve the peer.
+type callSig struct{ comm, seq, sig uint64 }
 
 // incoming is a message being received or received unexpectedly.
 type incoming struct {
@@ -198,6 +212,7 @@ type incoming struct {
 	m     *transport.Msg // matched: the receive
 	short bool           // matched receive too short: data is dropped
 	own   bool           // the drainer has seen m set: only it touches x
+	proof bool           // this rank sent the sender a message of the same call, which acks
 	cma   bool           // single copy: read total bytes at addr in the sender
 	addr  uint64
 }
@@ -281,7 +296,9 @@ func NewLocalGroup(n int, cfg Config) ([]*Transport, error) {
 
 // SegmentSize returns the bytes of a segment for n ranks with rings of
 // ringBytes.
-func SegmentSize(n, ringBytes int) int { return n*lineSize + n*n*RingSize(ringBytes) }
+func SegmentSize(n, ringBytes int) int {
+	return n*lineSize + n*n*RingSize(ringBytes) + 2*n*exchSlotSize
+}
 
 // New returns rank's endpoint on seg, a segment of SegmentSize(size,
 // cfg.RingBytes) bytes shared by the group (zero before the first endpoint
@@ -298,9 +315,12 @@ func New(seg *Segment, rank, size int, cfg Config) (*Transport, error) {
 	t := &Transport{rank: rank, size: size, global: global, localOf: localOf, seg: seg, cfg: cfg,
 		outMu: make([]sync.Mutex, size), out: make([]*Ring, size), pending: make([][][]byte, size),
 		in: make([]*Ring, size), inMsg: make([]*incoming, size), broken: make([]bool, size), failed: make([]atomic.Bool, size), kick: make(chan struct{}, 1),
-		posted: map[matchKey][]*transport.Msg{}, unexp: map[matchKey][]*incoming{}, syncs: map[uint64]*transport.Msg{},
-		reads: map[uint64]*transport.Msg{}, probe: new(uint64), probed: make([]bool, size),
+		posted: make([][]*transport.Msg, size), unexp: make([][]*incoming, size), syncs: make([][]idMsg, size),
+		reads: make([][]idMsg, size), probe: new(uint64), probed: make([]bool, size),
+		proof: make([]callSig, size), sent: make([]callSig, size),
 		peerErr: make([]error, size), watches: make([]*Watch, size), aborted: map[callKey]error{}, stop: make(chan struct{}), done: make(chan struct{})}
+	t.exchOff = size*lineSize + size*size*RingSize(rb)
+	t.exchLimit = t.exchangeLimit()
 	mem := seg.Bytes()
 	for p := range size {
 		if p == rank {
@@ -406,8 +426,11 @@ func (t *Transport) Isend(m *transport.Msg) error {
 		t.deliverSelf(m)
 		return nil
 	}
+	if m.Key.Seq != 0 {
+		t.sent[d] = callSig{m.Key.Comm, m.Key.Seq, m.Sig}
+	}
 	if sync && len(m.Buf) >= t.cfg.cmaMin() && t.cfg.cmaMin() > 0 && t.canRead(d, t.rank) {
-		t.reads[id] = m
+		t.reads[d] = append(t.reads[d], idMsg{id, m})
 		t.mu.Unlock()
 		var rec [hdrLen + 8]byte
 		putMsgHeader(rec[:], recFirst, flagSync|flagCMA, m, id)
@@ -415,8 +438,13 @@ func (t *Transport) Isend(m *transport.Msg) error {
 		t.control(d, rec[:])
 		return nil
 	}
+	if sync && m.Key.Seq != 0 && t.proof[d] == t.sent[d] {
+		// d sent this rank a message of the call: it is in the call, and
+		// its receive will match (or fail on its side).
+		sync = false
+	}
 	if sync {
-		t.syncs[id] = m
+		t.syncs[d] = append(t.syncs[d], idMsg{id, m})
 	}
 	t.mu.Unlock()
 	t.write(d, m, id, sync)
@@ -430,10 +458,9 @@ func (t *Transport) Isend(m *transport.Msg) error {
 func (t *Transport) deliverSelf(m *transport.Msg) {
 	x := &incoming{key: m.Key, sig: m.Sig, total: len(m.Buf), got: len(m.Buf), data: append([]byte(nil), m.Buf...)}
 	t.mu.Lock()
-	r := t.takePosted(matchKey{t.rank, m.Key})
+	r := t.takePosted(t.rank, m.Key)
 	if r == nil {
-		k := matchKey{t.rank, m.Key}
-		t.unexp[k] = append(t.unexp[k], x)
+		t.unexp[t.rank] = append(t.unexp[t.rank], x)
 	}
 	t.mu.Unlock()
 	if r != nil {
@@ -533,19 +560,12 @@ func (t *Transport) Irecv(m *transport.Msg) error {
 	if err != nil {
 		return err
 	}
-	k := matchKey{src, m.Key}
 	t.mu.Lock()
 	if t.closed {
 		t.mu.Unlock()
 		return errs.Closed
 	}
-	if q := t.unexp[k]; len(q) > 0 {
-		x := q[0]
-		if len(q) == 1 {
-			delete(t.unexp, k)
-		} else {
-			t.unexp[k] = q[1:]
-		}
+	if x := take(&t.unexp[src], func(x *incoming) bool { return x.key == m.Key }); x != nil {
 		if x.cma {
 			t.mu.Unlock()
 			x.m = m
@@ -578,24 +598,45 @@ func (t *Transport) Irecv(m *transport.Msg) error {
 		t.mu.Unlock()
 		return err
 	}
-	t.posted[k] = append(t.posted[k], m)
+	t.posted[src] = append(t.posted[src], m)
 	t.mu.Unlock()
 	return nil
 }
 
-// takePosted removes and returns the first receive posted for k; t.mu is
-// held.
-func (t *Transport) takePosted(k matchKey) *transport.Msg {
-	q := t.posted[k]
-	if len(q) == 0 {
-		return nil
+// takePosted removes and returns the first receive posted for a message
+// from p with key; t.mu is held.
+func (t *Transport) takePosted(p int, key transport.Key) *transport.Msg {
+	return take(&t.posted[p], func(m *transport.Msg) bool { return m.Key == key })
+}
+
+// take removes and returns the first element of *q that match accepts, or
+// the zero value. The queues are short (the operations in flight with one
+// peer), so a scan beats a map.
+func take[T comparable](q *[]T, match func(T) bool) T {
+	var zero T
+	for i, v := range *q {
+		if match(v) {
+			*q = slices.Delete(*q, i, i+1)
+			return v
+		}
 	}
-	if len(q) == 1 {
-		delete(t.posted, k)
-	} else {
-		t.posted[k] = q[1:]
+	return zero
+}
+
+// filter removes the elements of *q that drop accepts and returns them.
+func filter[T any](q *[]T, drop func(T) bool) []T {
+	var out []T
+	keep := (*q)[:0]
+	for _, v := range *q {
+		if drop(v) {
+			out = append(out, v)
+		} else {
+			keep = append(keep, v)
+		}
 	}
-	return q[0]
+	clear((*q)[len(keep):])
+	*q = keep
+	return out
 }
 
 // finish completes receive r with data from rank from, as tcp does: a
@@ -614,7 +655,7 @@ func mismatch(from int) error {
 
 // ack tells the sender of a sync message that its receive matched it.
 func (t *Transport) ack(src int, x *incoming) {
-	if !x.sync || src == t.rank {
+	if !x.sync || src == t.rank || x.proof && x.m != nil && x.m.Sig == x.sig {
 		return
 	}
 	status := byte(ackOK)
@@ -741,24 +782,14 @@ func (t *Transport) Cancel(m *transport.Msg) bool {
 		return false
 	}
 	t.mu.Lock()
-	k := matchKey{src, m.Key}
-	q := t.posted[k]
-	for i, r := range q {
-		if r == m {
-			q = append(q[:i:i], q[i+1:]...)
-			if len(q) == 0 {
-				delete(t.posted, k)
-			} else {
-				t.posted[k] = q
-			}
-			t.mu.Unlock()
-			m.Err = errs.Canceled
-			m.W.Done()
-			return true
-		}
-	}
+	r := take(&t.posted[src], func(r *transport.Msg) bool { return r == m })
 	t.mu.Unlock()
-	return false
+	if r == nil {
+		return false
+	}
+	m.Err = errs.Canceled
+	m.W.Done()
+	return true
 }
 
 // Poll drains the incoming rings unless another goroutine is draining
@@ -842,18 +873,10 @@ func (t *Transport) drain() bool {
 func (t *Transport) dropInFlight(p int) {
 	x := t.inMsg[p]
 	t.inMsg[p] = nil
-	k := matchKey{p, x.key}
 	t.mu.Lock()
 	m, err := x.m, t.peerErr[p]
 	if m == nil {
-		q := t.unexp[k]
-		if i := slices.Index(q, x); i >= 0 {
-			if q = slices.Delete(q, i, i+1); len(q) == 0 {
-				delete(t.unexp, k)
-			} else {
-				t.unexp[k] = q
-			}
-		}
+		take(&t.unexp[p], func(y *incoming) bool { return y == x })
 	}
 	t.mu.Unlock()
 	if m != nil {
@@ -976,12 +999,11 @@ func (t *Transport) handle(p int, rec []byte) {
 	id := binary.LittleEndian.Uint64(rec[40:])
 	switch rec[0] {
 	case recAck:
+		byID := func(s idMsg) bool { return s.id == id }
 		t.mu.Lock()
-		m := t.syncs[id]
-		if m != nil {
-			delete(t.syncs, id)
-		} else if m = t.reads[id]; m != nil {
-			delete(t.reads, id)
+		m := take(&t.syncs[p], byID).m
+		if m == nil {
+			m = take(&t.reads[p], byID).m
 		}
 		t.mu.Unlock()
 		if m != nil {
@@ -1005,7 +1027,8 @@ func (t *Transport) handle(p int, rec []byte) {
 			return
 		}
 		t.mu.Lock()
-		x.m = t.takePosted(matchKey{p, key})
+		done := t.proveLocked(p, x)
+		x.m = t.takePosted(p, key)
 		matched := x.m != nil
 		if matched {
 			x.short = len(x.m.Buf) < x.total
@@ -1014,10 +1037,12 @@ func (t *Transport) handle(p int, rec []byte) {
 			// Irecv may take it (and acknowledge it) as soon as the
 			// lock is released.
 			x.data = make([]byte, 0, x.total)
-			k := matchKey{p, key}
-			t.unexp[k] = append(t.unexp[k], x)
+			t.unexp[p] = append(t.unexp[p], x)
 		}
 		t.mu.Unlock()
+		for _, m := range done {
+			m.W.Done()
+		}
 		if matched {
 			t.ack(p, x)
 		}
@@ -1044,16 +1069,21 @@ func (t *Transport) handleCMA(p int, x *incoming, rec []byte) {
 	}
 	x.addr = binary.LittleEndian.Uint64(rec[hdrLen:])
 	x.got = x.total
-	k := matchKey{p, x.key}
 	t.mu.Lock()
 	if t.aborted[callKey{x.key.Comm, x.key.Seq}] != nil && x.key.Seq != 0 {
 		t.mu.Unlock()
 		t.ackID(p, x.id, ackFailed)
 		return
 	}
-	m := t.takePosted(k)
+	done := t.proveLocked(p, x)
+	defer func() {
+		for _, m := range done {
+			m.W.Done()
+		}
+	}()
+	m := t.takePosted(p, x.key)
 	if m == nil {
-		t.unexp[k] = append(t.unexp[k], x) // Irecv may take it at once
+		t.unexp[p] = append(t.unexp[p], x) // Irecv may take it at once
 	} else {
 		x.m = m
 	}
@@ -1061,6 +1091,31 @@ func (t *Transport) handleCMA(p int, x *incoming, rec []byte) {
 	if m != nil {
 		t.read(p, x)
 	}
+}
+
+// proveLocked records that p, which sent x, is in x's call, and returns
+// the sync sends to p that this completes (removed from t.syncs; not the
+// single-copy ones, which wait for their read). It also notes in x whether
+// this rank's own message of the call to p serves p as the ack of x.
+// t.mu is held.
+func (t *Transport) proveLocked(p int, x *incoming) []*transport.Msg {
+	if x.key.Seq == 0 {
+		return nil
+	}
+	c := callSig{x.key.Comm, x.key.Seq, x.sig}
+	x.proof = t.sent[p] == c
+	if t.proof[p] == c {
+		return nil
+	}
+	t.proof[p] = c
+	if len(t.syncs[p]) == 0 {
+		return nil
+	}
+	var done []*transport.Msg
+	for _, s := range filter(&t.syncs[p], func(s idMsg) bool { return (callSig{s.m.Key.Comm, s.m.Key.Seq, s.m.Sig}) == c }) {
+		done = append(done, s.m)
+	}
+	return done
 }
 
 // chunk adds data to the message in progress from p and completes it when
@@ -1154,33 +1209,26 @@ func (t *Transport) failPeer(p int, err error) {
 		t.peerErr[p] = err
 	}
 	t.failed[p].Store(true)
-	fail := t.takeOps(func(k matchKey) bool { return k.src == p }, func(m *transport.Msg) bool { return t.localOf[m.Peer] == p }, true)
+	fail := t.takeOps(func(q int, _ transport.Key) bool { return q == p }, func(m *transport.Msg) bool { return t.localOf[m.Peer] == p }, true)
 	t.mu.Unlock()
 	failAll(fail, err)
 }
 
-// takeOps removes and returns the posted receives whose match key recv
+// takeOps removes and returns the posted receives whose peer and key recv
 // accepts and the sync sends send accepts, single-copy sends too when
 // reads is set (their receiver no longer reads them); t.mu is held.
-func (t *Transport) takeOps(recv func(matchKey) bool, send func(*transport.Msg) bool, reads bool) []*transport.Msg {
+func (t *Transport) takeOps(recv func(int, transport.Key) bool, send func(*transport.Msg) bool, reads bool) []*transport.Msg {
 	var out []*transport.Msg
-	for k, q := range t.posted {
-		if recv(k) {
-			out = append(out, q...)
-			delete(t.posted, k)
-		}
+	for p := range t.posted {
+		out = append(out, filter(&t.posted[p], func(m *transport.Msg) bool { return recv(p, m.Key) })...)
 	}
-	for id, m := range t.syncs {
-		if send(m) {
-			out = append(out, m)
-			delete(t.syncs, id)
+	for p := range t.syncs {
+		for _, s := range filter(&t.syncs[p], func(s idMsg) bool { return send(s.m) }) {
+			out = append(out, s.m)
 		}
-	}
-	if reads {
-		for id, m := range t.reads {
-			if send(m) {
-				out = append(out, m)
-				delete(t.reads, id)
+		if reads {
+			for _, s := range filter(&t.reads[p], func(s idMsg) bool { return send(s.m) }) {
+				out = append(out, s.m)
 			}
 		}
 	}
@@ -1245,7 +1293,7 @@ func (t *Transport) failCall(k callKey, err error, from int) {
 	inCall := func(key transport.Key) bool { return key.Comm == k.comm && key.Seq == k.seq }
 	// Single-copy sends of the call stay until their receiver acks: it
 	// may be reading them.
-	fail := t.takeOps(func(mk matchKey) bool { return inCall(mk.key) }, func(m *transport.Msg) bool { return inCall(m.Key) }, false)
+	fail := t.takeOps(func(_ int, key transport.Key) bool { return inCall(key) }, func(m *transport.Msg) bool { return inCall(m.Key) }, false)
 	// Single-copy messages of the call that no receive took are refused,
 	// so that their senders stop waiting.
 	type refusal struct {
@@ -1253,22 +1301,9 @@ func (t *Transport) failCall(k callKey, err error, from int) {
 		id  uint64
 	}
 	var refuse []refusal
-	for mk, q := range t.unexp {
-		if !inCall(mk.key) {
-			continue
-		}
-		keep := q[:0]
-		for _, x := range q {
-			if x.cma {
-				refuse = append(refuse, refusal{mk.src, x.id})
-			} else {
-				keep = append(keep, x)
-			}
-		}
-		if len(keep) == 0 {
-			delete(t.unexp, mk)
-		} else {
-			t.unexp[mk] = keep
+	for p := range t.unexp {
+		for _, x := range filter(&t.unexp[p], func(x *incoming) bool { return x.cma && inCall(x.key) }) {
+			refuse = append(refuse, refusal{p, x.id})
 		}
 	}
 	t.mu.Unlock()
@@ -1296,7 +1331,8 @@ func (t *Transport) Close() error {
 		return nil
 	}
 	t.closed = true
-	all := func(matchKey) bool { return true }
+	t.shut.Store(true)
+	all := func(int, transport.Key) bool { return true }
 	fail := t.takeOps(all, func(*transport.Msg) bool { return true }, true)
 	t.mu.Unlock()
 	failAll(fail, errs.Closed)
