@@ -78,10 +78,12 @@ func WithLazyConnect() Option { return func(c *runConfig) { c.lazy = true } }
 // (SCOLL_SECRET; with a file rendezvous and no secret, the ranks share one
 // kept in the directory, readable by its owner only).
 //
-// With SCOLL_TRANSPORT=shm the ranks of one host then exchange messages of
-// collective calls through shared memory (package transport/shm; hosts are
-// told apart by host name and boot id, or by SCOLL_HOSTNAME), and the
-// others keep TCP.
+// On Linux the ranks of one host then exchange the messages of collective
+// calls through shared memory (package transport/shm; hosts are told apart
+// by host name and boot id, or by SCOLL_HOSTNAME), and the others keep TCP.
+// When a rank of a host cannot join its segment, that host's ranks agree to
+// keep TCP; SCOLL_TRANSPORT=shm makes that an error, SCOLL_TRANSPORT=tcp
+// keeps TCP everywhere.
 //
 // Built with the mpi build tag, Init runs over the MPI library instead when
 // an MPI launcher started the process, unless SCOLL_TRANSPORT is set.
@@ -171,10 +173,10 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rank %d of %d: %w", rank, size, err)
 	}
-	if mode != "shm" {
+	if mode == "tcp" {
 		return NewComm(t, opts...), nil
 	}
-	mt, err := joinHost(sctx, t, secret, job)
+	mt, err := joinHost(sctx, t, secret, job, mode == "shm")
 	if err != nil {
 		t.Close()
 		return nil, fmt.Errorf("rank %d of %d: %w", rank, size, err)
@@ -185,8 +187,11 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 // EnvTransport names the environment variable that chooses Init's
 // transport between processes: "tcp" (TCP between every pair of ranks),
 // "shm" (shared memory between the ranks of one host, TCP between hosts;
-// Linux only, elsewhere TCP), or unset: the MPI library when the program
-// is built with the mpi tag and an MPI launcher started it, else TCP.
+// Linux only, elsewhere TCP; an error when the host's ranks cannot share a
+// segment), or unset: the MPI library when the program is built with the
+// mpi tag and an MPI launcher started it, else shared memory between the
+// ranks of each host where they all can share a segment (Linux), falling
+// back to TCP where they cannot, and TCP between hosts.
 const EnvTransport = "SCOLL_TRANSPORT"
 
 // mpiInit starts the MPI transport when the package is built with the mpi

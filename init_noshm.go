@@ -10,6 +10,6 @@ import (
 )
 
 // joinHost returns net: shared memory between processes is Linux-only.
-func joinHost(_ context.Context, net mixed.Net, _ []byte, _ string) (transport.Transport, error) {
+func joinHost(_ context.Context, net mixed.Net, _ []byte, _ string, _ bool) (transport.Transport, error) {
 	return net, nil
 }

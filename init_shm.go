@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -39,15 +40,39 @@ func hostKey() ([32]byte, error) {
 // each other's host, sent before any communicator exists.
 const bootstrapComm = 0xfffffffffffffff1
 
+// Message tags of the bootstrap: hosts, the segment maker's status, every
+// host rank's status.
+const (
+	tagHosts   = 1
+	tagSegment = 2
+	tagJoined  = 3
+)
+
+// Hooks for the tests of the fallback: how the host's segment is made and
+// how a rank joins it.
+var (
+	createSegment = shm.CreateSegment
+	newEndpoint   = shm.New
+)
+
 // joinHost finds the ranks of net's job on this host and, when there are
 // several, returns an endpoint that reaches them through a shared-memory
 // segment and the others through net; else net itself. Every rank of the
 // job calls it. The host's lowest rank makes the segment and hands it to
 // the others over an authenticated Unix socket (package shm).
-func joinHost(ctx context.Context, net mixed.Net, secret []byte, job string) (transport.Transport, error) {
+//
+// The host's ranks agree, over net, on whether they use the segment: when
+// one of them cannot (no memfd, no mapping, no host identity), all of them
+// fall back to net, so that no rank sends to a segment another does not
+// read. With required set (SCOLL_TRANSPORT=shm) they fail instead.
+func joinHost(ctx context.Context, net mixed.Net, secret []byte, job string, required bool) (transport.Transport, error) {
 	me, err := hostKey()
 	if err != nil {
-		return nil, fmt.Errorf("%w: shared memory: no host identity (%v); set %s or SCOLL_TRANSPORT=tcp", ErrUnsupported, err, HostnameEnv)
+		if required {
+			return nil, fmt.Errorf("%w: shared memory: no host identity (%v); set %s or SCOLL_TRANSPORT=tcp", ErrUnsupported, err, HostnameEnv)
+		}
+		// A host of its own: the others reach this rank over net.
+		me = sha256.Sum256(fmt.Appendf(nil, "rank\x00%d\x00%v", net.Rank(), err))
 	}
 	keys, err := exchangeHosts(ctx, net, me)
 	if err != nil {
@@ -62,50 +87,147 @@ func joinHost(ctx context.Context, net mixed.Net, secret []byte, job string) (tr
 	if len(local) == 1 {
 		return net, nil
 	}
-	idx := 0
-	for i, r := range local {
-		if r == net.Rank() {
-			idx = i
-		}
-	}
-	cfg := shm.Config{Ranks: local, JobSize: net.Size()}
+	idx := slices.Index(local, net.Rank())
+	segSize := shm.SegmentSize(len(local), 64<<10)
 	name := shm.SocketName(secret, job+"\x00"+hex.EncodeToString(me[:]))
-	var seg *shm.Segment
-	if idx == 0 {
-		if seg, err = shm.CreateSegment("job", shm.SegmentSize(len(local), 64<<10)); err != nil {
+	fail := func(err error) (transport.Transport, error) {
+		if required {
 			return nil, fmt.Errorf("shared memory: %w", err)
 		}
-		ln, err := shm.Listen(name)
-		if err != nil {
-			seg.Close()
-			return nil, fmt.Errorf("shared memory: segment server: %w", err)
-		}
-		err = shm.ServeFD(ctx, ln, seg.FD(), secret, len(local)-1)
-		ln.Close()
-		if err != nil {
-			seg.Close()
-			return nil, err
-		}
-	} else {
-		fd := -1
-		for fd < 0 {
-			if fd, err = shm.FetchFD(ctx, name, secret); err != nil {
-				if errors.Is(err, ErrPeerFailed) || ctx.Err() != nil {
-					return nil, fmt.Errorf("shared memory: %w", err)
-				}
-				time.Sleep(5 * time.Millisecond) // the server is not up yet
+		return net, nil
+	}
+
+	// The lowest rank makes the segment and tells the others whether it
+	// did; they fetch it only then.
+	var seg *shm.Segment
+	var serveErr chan error
+	serveCtx, stopServing := context.WithCancel(ctx)
+	defer stopServing()
+	var segErr error
+	if idx == 0 {
+		if seg, segErr = createSegment("job", segSize); segErr == nil {
+			ln, err := shm.Listen(name)
+			if err != nil {
+				seg.Close()
+				seg, segErr = nil, fmt.Errorf("segment server: %w", err)
+			} else {
+				serveErr = make(chan error, 1)
+				go func() {
+					serveErr <- shm.ServeFD(serveCtx, ln, seg.FD(), secret, len(local)-1)
+					ln.Close()
+				}()
 			}
 		}
-		if seg, err = shm.AttachSegment(fd, shm.SegmentSize(len(local), 64<<10)); err != nil {
-			return nil, fmt.Errorf("shared memory: %w", err)
-		}
 	}
-	ep, err := shm.New(seg, idx, len(local), cfg)
+	ok, leaderErr, err := agreeHost(ctx, net, local, tagSegment, idx != 0 || segErr == nil)
 	if err != nil {
-		seg.Close()
+		if seg != nil {
+			seg.Close()
+		}
 		return nil, err
 	}
+	if !ok {
+		if segErr == nil {
+			segErr = fmt.Errorf("rank %d could not make the host's segment%s", local[0], leaderErr)
+		}
+		if seg != nil {
+			seg.Close()
+		}
+		return fail(segErr)
+	}
+	var joinErr error
+	if idx != 0 {
+		seg, joinErr = fetchSegment(ctx, name, secret, segSize)
+	}
+	var ep *shm.Transport
+	if joinErr == nil {
+		ep, joinErr = newEndpoint(seg, idx, len(local), shm.Config{Ranks: local, JobSize: net.Size()})
+		if joinErr != nil {
+			seg.Close()
+		}
+	}
+	// Every rank of the host says whether it joined.
+	ok, _, err = agreeHost(ctx, net, local, tagJoined, joinErr == nil)
+	if idx == 0 && ok {
+		if serr := <-serveErr; serr != nil && err == nil {
+			err = serr
+		}
+	}
+	if err != nil || !ok {
+		if ep != nil {
+			ep.Close()
+		}
+		if err != nil {
+			return nil, err
+		}
+		if joinErr == nil {
+			joinErr = errors.New("another rank of the host could not join its segment")
+		}
+		return fail(joinErr)
+	}
 	return mixed.New(net, ep), nil
+}
+
+// fetchSegment gets the host's segment from its maker, retrying while the
+// maker's server is not up yet.
+func fetchSegment(ctx context.Context, name string, secret []byte, size int) (*shm.Segment, error) {
+	for {
+		fd, err := shm.FetchFD(ctx, name, secret)
+		if err == nil {
+			return shm.AttachSegment(fd, size)
+		}
+		if errors.Is(err, ErrPeerFailed) || ctx.Err() != nil {
+			return nil, err
+		}
+		time.Sleep(5 * time.Millisecond) // the server is not up yet
+	}
+}
+
+// agreeHost tells every other rank of local (the host's ranks) whether
+// this rank is ok, hears theirs, and reports whether all are; why names
+// the first that is not, for messages.
+func agreeHost(ctx context.Context, net transport.Transport, local []int, tag int64, ok bool) (all bool, why string, err error) {
+	w := transport.NewWaiter(0)
+	key := transport.Key{Comm: bootstrapComm, Tag: tag}
+	mine := []byte{0}
+	if ok {
+		mine[0] = 1
+	}
+	theirs := make([][]byte, len(local))
+	var msgs []*transport.Msg
+	for i, r := range local {
+		if r == net.Rank() {
+			continue
+		}
+		theirs[i] = make([]byte, 1)
+		recv := &transport.Msg{Peer: r, Key: key, Buf: theirs[i], W: w}
+		send := &transport.Msg{Peer: r, Key: key, Buf: mine, W: w, Eager: true}
+		if err := transport.Post(net, recv, false); err != nil {
+			return false, "", err
+		}
+		if err := transport.Post(net, send, true); err != nil {
+			return false, "", err
+		}
+		msgs = append(msgs, recv, send)
+	}
+	if err := w.Wait(ctx); err != nil {
+		return false, "", fmt.Errorf("host agreement: %w", err)
+	}
+	for _, m := range msgs {
+		if m.Err != nil {
+			return false, "", fmt.Errorf("host agreement: %w", m.Err)
+		}
+	}
+	all = ok
+	for i, b := range theirs {
+		if b != nil && b[0] != 1 {
+			if all {
+				why = fmt.Sprintf(" (rank %d)", local[i])
+			}
+			all = false
+		}
+	}
+	return all, why, nil
 }
 
 // exchangeHosts tells every rank of net's job this rank's host key and
@@ -115,7 +237,7 @@ func exchangeHosts(ctx context.Context, net transport.Transport, me [32]byte) ([
 	keys := make([][32]byte, n)
 	keys[rank] = me
 	w := transport.NewWaiter(0)
-	key := transport.Key{Comm: bootstrapComm, Tag: 1}
+	key := transport.Key{Comm: bootstrapComm, Tag: tagHosts}
 	msgs := make([]*transport.Msg, 0, 2*n)
 	bufs := make([][]byte, n)
 	for r := range n {

@@ -237,7 +237,7 @@ func (t *Transport) gone(r int) error {
 	if t.closed {
 		return errs.Closed
 	}
-	return t.peerErr[r]
+	return t.failErr[r]
 }
 
 // exchFail prefers a mismatch report, if the call records show one, to the

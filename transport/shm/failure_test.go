@@ -329,3 +329,49 @@ func TestCorruptRecord(t *testing.T) {
 		t.Errorf("send after the corruption: %v", err)
 	}
 }
+
+// TestCloseDelivers: what a rank sent before it closed its endpoint is
+// delivered, to a receive posted before (whose rank may notice the close
+// before it reads the message) and to one posted after the close was
+// noticed; only then do operations with it fail.
+func TestCloseDelivers(t *testing.T) {
+	for range 5 {
+		eps, err := shm.NewLocalGroup(2, shm.Config{Poll: time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer eps[0].Close()
+		first, second := transport.Key{Comm: 1, Seq: 1}, transport.Key{Comm: 1, Seq: 2}
+		buf1, buf2 := make([]byte, 5), make([]byte, 10)
+		r1 := &transport.Msg{Peer: 1, Key: first, Buf: buf1, W: transport.NewWaiter(0)}
+		if err := transport.Post(eps[0], r1, false); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond) // rank 0's progress goroutine sleeps
+		for _, m := range []*transport.Msg{
+			{Peer: 0, Key: first, Buf: []byte("first"), W: transport.NewWaiter(0), Eager: true},
+			{Peer: 0, Key: second, Buf: []byte("last words"), W: transport.NewWaiter(0), Eager: true},
+		} {
+			if err := transport.Post(eps[1], m, true); err != nil {
+				t.Fatal(err)
+			}
+		}
+		eps[1].Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := r1.W.Wait(ctx); err != nil || r1.Err != nil || string(buf1) != "first" {
+			t.Fatalf("receive posted before the close: %v %v %q", err, r1.Err, buf1)
+		}
+		time.Sleep(20 * time.Millisecond) // rank 0 notices the close
+		r2 := &transport.Msg{Peer: 1, Key: second, Buf: buf2, W: transport.NewWaiter(0)}
+		if err := transport.Post(eps[0], r2, false); err != nil {
+			t.Fatalf("receive posted after the close: %v", err)
+		}
+		if err := r2.W.Wait(ctx); err != nil || r2.Err != nil || string(buf2) != "last words" {
+			t.Fatalf("receive posted after the close: %v %v %q", err, r2.Err, buf2)
+		}
+		if err := eps[0].Irecv(&transport.Msg{Peer: 1, Key: second, Buf: buf2, W: transport.NewWaiter(0)}); !errors.Is(err, errs.PeerFailed) {
+			t.Errorf("receive from a closed peer: %v", err)
+		}
+	}
+}

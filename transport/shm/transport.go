@@ -58,7 +58,8 @@ type Transport struct {
 	drainMu sync.Mutex    // held while draining the incoming rings; guards:
 	inMsg   []*incoming   // the message being received from each rank
 	broken  []bool        // rings that held a corrupted record
-	failed  []atomic.Bool // peers failed (failPeer): what they left half-sent is dropped
+	failed  []atomic.Bool // peers failed (failPeer), to be finished once their rings are drained
+	final   []bool        // peers finished (finishPeer)
 
 	probe  *uint64 // what a peer reads to learn whether it can read this process
 	probed []bool  // peers probed (progress goroutine only)
@@ -82,7 +83,8 @@ type Transport struct {
 	sent    []callSig          // per peer: the last call this rank sent it a message of
 	nextID  uint64
 	closed  bool
-	peerErr []error  // why a peer is unusable
+	peerErr []error  // why a peer is unusable, once finished (finishPeer)
+	failErr []error  // why a peer failed (failPeer)
 	watches []*Watch // the peers' processes, once seen (progress goroutine only)
 	aborted map[callKey]error
 
@@ -314,11 +316,11 @@ func New(seg *Segment, rank, size int, cfg Config) (*Transport, error) {
 	}
 	t := &Transport{rank: rank, size: size, global: global, localOf: localOf, seg: seg, cfg: cfg,
 		outMu: make([]sync.Mutex, size), out: make([]*Ring, size), pending: make([][][]byte, size),
-		in: make([]*Ring, size), inMsg: make([]*incoming, size), broken: make([]bool, size), failed: make([]atomic.Bool, size), kick: make(chan struct{}, 1),
+		in: make([]*Ring, size), inMsg: make([]*incoming, size), broken: make([]bool, size), failed: make([]atomic.Bool, size), final: make([]bool, size), kick: make(chan struct{}, 1),
 		posted: make([][]*transport.Msg, size), unexp: make([][]*incoming, size), syncs: make([][]idMsg, size),
 		reads: make([][]idMsg, size), probe: new(uint64), probed: make([]bool, size),
 		proof: make([]callSig, size), sent: make([]callSig, size),
-		peerErr: make([]error, size), watches: make([]*Watch, size), aborted: map[callKey]error{}, stop: make(chan struct{}), done: make(chan struct{})}
+		peerErr: make([]error, size), failErr: make([]error, size), watches: make([]*Watch, size), aborted: map[callKey]error{}, stop: make(chan struct{}), done: make(chan struct{})}
 	t.exchOff = size*lineSize + size*size*RingSize(rb)
 	t.exchLimit = t.exchangeLimit()
 	mem := seg.Bytes()
@@ -832,16 +834,15 @@ func (t *Transport) SpinHint() int {
 func (t *Transport) drain() bool {
 	busy := false
 	for p := range t.size {
-		if p == t.rank || t.broken[p] {
+		if p == t.rank {
 			continue
 		}
 		in := t.in[p]
 		got := false
-		for {
+		for !t.broken[p] {
 			rec, err := in.Peek()
 			if err != nil {
-				t.broken[p] = true
-				t.failPeer(p, err)
+				t.corrupt(p, err)
 				break
 			}
 			if rec == nil {
@@ -857,8 +858,8 @@ func (t *Transport) drain() bool {
 				t.bell(p).Ring() // room for its pending records
 			}
 		}
-		if t.inMsg[p] != nil && t.failed[p].Load() {
-			t.dropInFlight(p) // the rest will never come
+		if t.failed[p].Load() && !t.final[p] {
+			t.finishPeer(p) // what p wrote before it failed is in
 		}
 	}
 	if t.npend.Load() > 0 {
@@ -993,7 +994,7 @@ func (t *Transport) spinFor(d time.Duration, polls uint64) bool {
 // handle processes one record from rank p.
 func (t *Transport) handle(p int, rec []byte) {
 	if len(rec) < hdrLen {
-		t.failPeer(p, ErrCorrupt)
+		t.corrupt(p, ErrCorrupt)
 		return
 	}
 	id := binary.LittleEndian.Uint64(rec[40:])
@@ -1050,12 +1051,12 @@ func (t *Transport) handle(p int, rec []byte) {
 		t.chunk(p, rec[hdrLen:])
 	case recMore:
 		if t.inMsg[p] == nil {
-			t.failPeer(p, ErrCorrupt)
+			t.corrupt(p, ErrCorrupt)
 			return
 		}
 		t.chunk(p, rec[hdrLen:])
 	default:
-		t.failPeer(p, ErrCorrupt)
+		t.corrupt(p, ErrCorrupt)
 	}
 }
 
@@ -1064,7 +1065,7 @@ func (t *Transport) handle(p int, rec []byte) {
 // failed call is refused at once, so that its sender is not kept waiting.
 func (t *Transport) handleCMA(p int, x *incoming, rec []byte) {
 	if len(rec) != hdrLen+8 || !x.sync || t.inMsg[p] != nil {
-		t.failPeer(p, ErrCorrupt)
+		t.corrupt(p, ErrCorrupt)
 		return
 	}
 	x.addr = binary.LittleEndian.Uint64(rec[hdrLen:])
@@ -1128,7 +1129,7 @@ func (t *Transport) chunk(p int, data []byte) {
 			// Unexpected: Irecv may match it at any time.
 			if x.got+len(data) > x.total {
 				t.mu.Unlock()
-				t.failPeer(p, ErrCorrupt)
+				t.corrupt(p, ErrCorrupt)
 				return
 			}
 			x.data = append(x.data, data...)
@@ -1144,7 +1145,7 @@ func (t *Transport) chunk(p int, data []byte) {
 	}
 	m := x.m
 	if x.got+len(data) > x.total {
-		t.failPeer(p, ErrCorrupt)
+		t.corrupt(p, ErrCorrupt)
 		return
 	}
 	if !x.short && x.sig == m.Sig && m.Combine == nil {
@@ -1173,7 +1174,7 @@ func (t *Transport) chunk(p int, data []byte) {
 func (t *Transport) checkPeers() {
 	self := os.Getpid()
 	for p := range t.size {
-		if p == t.rank || t.peerErr[p] != nil {
+		if p == t.rank || t.failed[p].Load() {
 			continue
 		}
 		switch t.state(p) {
@@ -1202,13 +1203,37 @@ func (t *Transport) checkPeers() {
 	}
 }
 
-// failPeer fails every operation with p and every later one.
+// failPeer marks p failed with err. The drainer then delivers what p wrote
+// before it failed and fails every other operation with p, and every later
+// one (finishPeer).
 func (t *Transport) failPeer(p int, err error) {
 	t.mu.Lock()
-	if t.peerErr[p] == nil {
-		t.peerErr[p] = err
+	if t.failErr[p] == nil {
+		t.failErr[p] = err
 	}
+	t.mu.Unlock()
 	t.failed[p].Store(true)
+}
+
+// corrupt fails p, whose ring holds a corrupted record: nothing more is
+// read from it. drainMu is held.
+func (t *Transport) corrupt(p int, err error) {
+	t.broken[p] = true
+	t.failPeer(p, err)
+}
+
+// finishPeer fails the operations with p, a failed peer whose ring is
+// drained (or broken), and makes later ones fail at once. drainMu is held.
+func (t *Transport) finishPeer(p int) {
+	t.final[p] = true
+	t.mu.Lock()
+	err := t.failErr[p]
+	t.peerErr[p] = err
+	t.mu.Unlock()
+	if t.inMsg[p] != nil {
+		t.dropInFlight(p) // the rest will never come
+	}
+	t.mu.Lock()
 	fail := t.takeOps(func(q int, _ transport.Key) bool { return q == p }, func(m *transport.Msg) bool { return t.localOf[m.Peer] == p }, true)
 	t.mu.Unlock()
 	failAll(fail, err)

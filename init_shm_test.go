@@ -1,0 +1,90 @@
+//go:build linux
+
+package scoll
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/scoll/scoll/transport"
+	"github.com/scoll/scoll/transport/mixed"
+	"github.com/scoll/scoll/transport/shm"
+	"github.com/scoll/scoll/transport/tcp"
+)
+
+// joinAll runs joinHost on every rank of a job of n ranks in this process
+// (one host), over loopback TCP, and returns each rank's endpoint or error.
+func joinAll(t *testing.T, n int, required bool) ([]transport.Transport, []error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	nets, err := tcp.NewLocalGroup(ctx, n, tcp.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eps := make([]transport.Transport, n)
+	errs := make([]error, n)
+	secret := []byte("a secret of sixteen bytes or more")
+	job := fmt.Sprintf("join-%d", time.Now().UnixNano())
+	var wg sync.WaitGroup
+	for r := range n {
+		wg.Go(func() { eps[r], errs[r] = joinHost(ctx, nets[r], secret, job, required) })
+	}
+	wg.Wait()
+	t.Cleanup(func() {
+		for r, e := range eps {
+			if e != nil {
+				e.Close()
+			} else {
+				nets[r].Close()
+			}
+		}
+	})
+	return eps, errs
+}
+
+// TestJoinHostFallback: the ranks of a host share a segment; when the
+// segment cannot be made, or one rank cannot join it, they all keep TCP by
+// default and all fail with SCOLL_TRANSPORT=shm.
+func TestJoinHostFallback(t *testing.T) {
+	t.Setenv(HostnameEnv, "one-host")
+	broken := errors.New("injected failure")
+	for _, tc := range []struct {
+		name   string
+		create func(string, int) (*shm.Segment, error)
+		join   func(*shm.Segment, int, int, shm.Config) (*shm.Transport, error)
+		shared bool
+	}{
+		{"ok", shm.CreateSegment, shm.New, true},
+		{"no segment", func(string, int) (*shm.Segment, error) { return nil, broken }, shm.New, false},
+		{"one rank cannot join", shm.CreateSegment, func(s *shm.Segment, r, n int, c shm.Config) (*shm.Transport, error) {
+			if r == 2 {
+				return nil, broken
+			}
+			return shm.New(s, r, n, c)
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			createSegment, newEndpoint = tc.create, tc.join
+			defer func() { createSegment, newEndpoint = shm.CreateSegment, shm.New }()
+			for _, required := range []bool{false, true} {
+				eps, errs := joinAll(t, 3, required)
+				for r := range eps {
+					_, isMixed := eps[r].(*mixed.Transport)
+					switch {
+					case tc.shared && (errs[r] != nil || !isMixed):
+						t.Errorf("required=%v rank %d: %T, %v; want the segment", required, r, eps[r], errs[r])
+					case !tc.shared && required && errs[r] == nil:
+						t.Errorf("required rank %d: %T, no error", r, eps[r])
+					case !tc.shared && !required && (errs[r] != nil || isMixed):
+						t.Errorf("rank %d: %T, %v; want TCP", r, eps[r], errs[r])
+					}
+				}
+			}
+		})
+	}
+}
