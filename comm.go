@@ -34,6 +34,7 @@ type rankState struct {
 	closed atomic.Bool // the world was closed: every derived communicator fails
 	cids   cid.Pool    // the context ids in use and the floor (never reused)
 	set    *settings   // the environment's and the options' settings
+	nodes  []int       // the node of each of the transport's ranks (nil: not known)
 }
 
 // isClosed reports whether c or its world was closed.
@@ -96,6 +97,12 @@ func (c *Comm) derive(id uint32, leader int32, g split.Group) *Comm {
 		}
 		if _, chain := g.(*split.Chain); served || !chain {
 			lg.Attach(&wire.Asker{E: d.endpoint(), Service: svc})
+		}
+	}
+	if m := g.Members(); m != nil && c.rs.nodes != nil {
+		d.nodes = make([]int, len(m))
+		for i, a := range m {
+			d.nodes[i] = c.rs.nodes[a]
 		}
 	}
 	if m := g.Members(); m != nil {

@@ -165,7 +165,25 @@ func joinHost(ctx context.Context, net mixed.Net, secret []byte, job string, req
 		}
 		return fail(joinErr)
 	}
-	return mixed.New(net, ep), nil
+	mt := mixed.New(net, ep)
+	mt.SetNodes(nodesOf(keys))
+	return mt, nil
+}
+
+// nodesOf numbers the hosts of keys (one per rank) in the order of their
+// lowest ranks and returns each rank's number.
+func nodesOf(keys [][32]byte) []int {
+	num := map[[32]byte]int{}
+	nodes := make([]int, len(keys))
+	for r, k := range keys {
+		n, ok := num[k]
+		if !ok {
+			n = len(num)
+			num[k] = n
+		}
+		nodes[r] = n
+	}
+	return nodes
 }
 
 // fetchSegment gets the host's segment from its maker, retrying while the

@@ -23,6 +23,16 @@ type CallOption func(*plan.Options)
 // When in Algorithms) and as their message schedules elsewhere.
 func WithAlgorithm(name string) CallOption { return func(o *plan.Options) { o.Alg = name } }
 
+// WithInner names the algorithm the node-aware algorithm "hier" runs among
+// the node leaders (for example "rd-optimal" or "ring"); without it the
+// default rule chooses for the leaders' call. hier is the default choice
+// when the communicator's ranks share nodes (hosts): Init learns them from
+// the transport (host name and boot id, or SCOLL_HOSTNAME). An unknown name
+// fails with ErrInvalidArgument, one that cannot run the leaders' call with
+// ErrUnsupported. Every rank must pass the same one; other algorithms
+// ignore it.
+func WithInner(name string) CallOption { return func(o *plan.Options) { o.Inner = name } }
+
 // WithoutAlgorithm keeps the default choice from taking the named
 // algorithms: WithoutAlgorithm("exchange", "meet") makes a small in-process
 // call run a message schedule, WithoutAlgorithm("ring") leaves the ring to

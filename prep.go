@@ -141,7 +141,7 @@ func (c *Comm) newPlan(ctx context.Context, pc *plan.Call, o *plan.Options) (*pl
 	if err := c.agreeModel(ctx, o.NeedsMachineModel()); err != nil {
 		return nil, err
 	}
-	e, err := plan.New(pc, o, &plan.Defaults{Grid: c.grid, Place: c.place, Machine: c.machine, Rounds: c.roundModel, LogP: c.logPModel, Over: c.rs.set.over})
+	e, err := plan.New(pc, o, &plan.Defaults{Grid: c.grid, Place: c.place, Nodes: c.nodes, Machine: c.machine, Rounds: c.roundModel, LogP: c.logPModel, Over: c.rs.set.over})
 	if err != nil || c.grp == nil {
 		return e, err
 	}

@@ -140,6 +140,7 @@ type Comm struct {
 	// machine (a derived communicator's members; nil: rank r on node r).
 	grid  []int
 	place *algorithms.Placement
+	nodes []int // the node of each rank, for the node-aware algorithms (nil: not known)
 
 	// splitHook, set by tests, runs before each round of a split on c.
 	splitHook func(round int)
@@ -184,6 +185,10 @@ func (c *Comm) Size() int { return c.size }
 func newComm(t transport.Transport, id uint64, spin int, set *settings) *Comm {
 	c := &Comm{t: t, id: id, rank: t.Rank(), size: t.Size()}
 	c.rs = &rankState{set: set}
+	if n, ok := t.(transport.Noder); ok && len(n.Nodes()) == c.size {
+		c.rs.nodes = n.Nodes()
+		c.nodes = c.rs.nodes
+	}
 	c.checker, _ = t.(transport.Checker)
 	c.meeter, _ = t.(transport.Meeter)
 	c.machine = algorithms.InProcess

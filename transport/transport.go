@@ -142,6 +142,14 @@ type Modeler interface {
 	Model() (alpha, beta float64)
 }
 
+// Noder is implemented by transports that know the node (host) of every
+// rank: Nodes()[r] is rank r's node, numbered from 0 in the order of the
+// nodes' lowest ranks; ranks with equal numbers share memory. The result
+// must not be modified.
+type Noder interface {
+	Nodes() []int
+}
+
 // ClockSharer is implemented by transports whose ranks read one clock (the
 // ranks of one process): a time one rank reads is comparable with
 // another's without correcting for clock offsets.

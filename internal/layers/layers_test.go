@@ -35,7 +35,7 @@ var allowed = map[string][]string{
 	"transport/inproc":        {"internal/errs", "transport"},
 	"transport/tcp":           {"internal/clock", "internal/errs", "transport"},
 	"transport/shm":           {"internal/errs", "transport"},
-	"transport/mixed":         {"transport"},
+	"transport/mixed":         {"internal/errs", "transport"},
 	"transport/mpi":           {"internal/errs", "transport"},
 	"transport/record":        {"schedule", "transport"},
 	"transport/transporttest": {"internal/errs", "transport"},

@@ -15,6 +15,7 @@ import (
 type Key struct {
 	coll        schedule.Collective
 	alg         string
+	inner       string
 	root, count int
 	inPlace     bool
 	commutative bool
@@ -34,7 +35,7 @@ type Key struct {
 // KeyOf returns the key of call c with options o.
 func KeyOf(c *Call, o *Options) Key {
 	s := &c.Spec
-	k := Key{coll: s.Coll, alg: o.Alg, root: s.Root, count: s.Count, inPlace: s.InPlaceAt(c.Rank),
+	k := Key{coll: s.Coll, alg: o.Alg, inner: o.Inner, root: s.Root, count: s.Count, inPlace: s.InPlaceAt(c.Rank),
 		commutative: c.Commutative, radix: o.Radix, radixVector: gridKey(o.RadixVector), seg: o.Segment(c.ElemSize), elemSize: c.ElemSize,
 		opID: c.OpID, grid: gridKey(o.Grid), place: placeKey(o.Place), exclude: excludeKey(o.Exclude),
 		segments: o.segmentCount(), arrivals: arrivalsKey(o)}

@@ -16,6 +16,9 @@ import (
 type Options struct {
 	// Alg is the registry name of the algorithm ("": choose by cost).
 	Alg string
+	// Inner names the algorithm the node-aware algorithms (hier) run among
+	// the node leaders ("": the default rule's choice).
+	Inner string
 	// Exclude names algorithms the default choice must not take (the
 	// shared-memory paths exchange and meet among them).
 	Exclude []string

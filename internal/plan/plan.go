@@ -42,6 +42,9 @@ type Defaults struct {
 	// Grid is the process grid of the topology-aware algorithms (nil:
 	// algorithms.DefaultGrid).
 	Grid []int
+	// Nodes[r] is the node (host) of rank r, for the node-aware
+	// algorithms (nil: not known; every rank on its own node).
+	Nodes []int
 	// Place is where the ranks sit on the machine (nil: rank r on node r).
 	Place *algorithms.Placement
 	// Machine is the cost model of the default algorithm choice.
@@ -102,7 +105,7 @@ func New(c *Call, o *Options, d *Defaults) (*Entry, error) {
 	}
 	p := algorithms.Params{Spec: c.Spec, Rank: c.Rank, Commutative: c.Commutative, Radix: radix,
 		RadixVector: o.RadixVector, Segment: seg, ElemSize: c.ElemSize, Grid: grid, Placement: place, LogP: o.LogP,
-		Machine: d.Machine}
+		Machine: d.Machine, Nodes: d.Nodes, Inner: o.Inner}
 	by := "call"
 	var info *algorithms.Info
 	var err error
@@ -127,6 +130,12 @@ func New(c *Call, o *Options, d *Defaults) (*Entry, error) {
 	h.Add(uint64(coll), uint64(c.Spec.Count), uint64(c.Spec.Root), uint64(c.ElemSize), c.OpID, uint64(p.Radix), uint64(p.Segment),
 		uint64(p.Segments), uint64(o.RoundTime))
 	h.Str(info.Name)
+	if o.Inner != "" {
+		h.Str(o.Inner)
+	}
+	if d.Nodes != nil {
+		h.Ints(d.Nodes) // ranks that disagree on nodes disagree on the call
+	}
 	h.Ints(o.RadixVector)
 	if lp := p.LogP; lp != nil {
 		h.Add(math.Float64bits(lp.L), math.Float64bits(lp.O), math.Float64bits(lp.G))

@@ -42,7 +42,15 @@ type Transport struct {
 	net   Net
 	local Local
 	exch  transport.Exchanger // local's exchanges, when it reaches every rank
+	nodes []int               // the node of every rank (nil: not known)
 }
+
+// SetNodes tells the endpoint the node of every rank (transport.Noder):
+// nodes[r] is rank r's node. The Transport keeps the slice.
+func (t *Transport) SetNodes(nodes []int) { t.nodes = nodes }
+
+// Nodes returns the node of every rank, or nil when not told.
+func (t *Transport) Nodes() []int { return t.nodes }
 
 // New returns the endpoint that sends to the ranks local reaches through
 // local and to the others through net. Both must be this rank's endpoints
@@ -51,6 +59,15 @@ type Transport struct {
 // net's call records for their checks.
 func New(net Net, local Local) *Transport {
 	t := &Transport{net: net, local: local}
+	// A rank the network finds failed (dead, silent, gone) fails on the
+	// host's path too: a silent process still looks alive there.
+	if n, ok := net.(interface {
+		OnPeerDown(func(rank int, err error))
+	}); ok {
+		if l, ok := local.(interface{ FailRank(rank int, err error) }); ok {
+			n.OnPeerDown(l.FailRank)
+		}
+	}
 	x, ok := local.(transport.Exchanger)
 	for r := range net.Size() {
 		ok = ok && local.Local(r)
@@ -150,6 +167,7 @@ func (t *Transport) Close() error { return errors.Join(t.local.Close(), t.net.Cl
 
 var (
 	_ transport.Exchanger  = (*Transport)(nil)
+	_ transport.Noder      = (*Transport)(nil)
 	_ transport.Poller     = (*Transport)(nil)
 	_ transport.SpinHinter = (*Transport)(nil)
 )

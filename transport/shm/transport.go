@@ -68,6 +68,7 @@ type Transport struct {
 	exchOff   int               // where the exchange slots start in the segment
 	exchLimit int               // ExchangeLimit
 	shut      atomic.Bool       // Close has begun
+	segMu     sync.RWMutex      // FailRank reads, Close unmaps the segment
 	checker   transport.Checker // call records for the exchanges, if any
 
 	polls  atomic.Uint64 // Poll calls: a changing count means a caller polls
@@ -1215,6 +1216,22 @@ func (t *Transport) failPeer(p int, err error) {
 	t.failed[p].Store(true)
 }
 
+// FailRank fails the job's rank r, found failed by other means (a mixed
+// endpoint's network): what it wrote is delivered, then its operations
+// fail with err, as when this endpoint finds it dead.
+func (t *Transport) FailRank(r int, err error) {
+	if !t.Local(r) || r == t.Rank() {
+		return
+	}
+	t.segMu.RLock()
+	defer t.segMu.RUnlock()
+	if t.shut.Load() {
+		return // the segment may be unmapped
+	}
+	t.failPeer(t.localOf[r], err)
+	t.bell(t.rank).Ring() // a sleeping progress goroutine drains and finishes it
+}
+
 // corrupt fails p, whose ring holds a corrupted record: nothing more is
 // read from it. drainMu is held.
 func (t *Transport) corrupt(p int, err error) {
@@ -1375,6 +1392,8 @@ func (t *Transport) Close() error {
 			t.bell(p).Ring()
 		}
 	}
+	t.segMu.Lock() // no FailRank in flight
+	defer t.segMu.Unlock()
 	return t.seg.Close()
 }
 

@@ -74,6 +74,9 @@ func (p *peer) down(cause error) {
 	if !closing && !t.isClosed() && !errors.Is(cause, errGoodbye) {
 		t.log.Warn("scoll: peer failed", "peer", p.rank, "err", cause)
 	}
+	if fn := t.onDown.Load(); fn != nil && !closing && !t.isClosed() {
+		(*fn)(p.rank, fail)
+	}
 	keys := make([]transport.Key, len(failed))
 	for i, m := range failed {
 		keys[i] = m.Key
@@ -83,6 +86,14 @@ func (p *peer) down(cause error) {
 		t.failCallOf(k, fail)
 	}
 }
+
+// OnPeerDown makes the endpoint call fn(rank, err) when it finds peer rank
+// failed (its process died, fell silent past the timeout, or closed its
+// endpoint), err being what the peer's operations fail with, so that a
+// transport carrying other messages between the same ranks (a host's
+// shared memory) fails them too. fn runs on the endpoint's goroutines and
+// must not block.
+func (t *Transport) OnPeerDown(fn func(rank int, err error)) { t.onDown.Store(&fn) }
 
 // takePending removes the operations with the peer that are under way
 // and returns them for the caller to fail with err: posted receives,

@@ -159,6 +159,8 @@ type Transport struct {
 	clk   clock.Clock // cfg.clock
 	dl    deadlines   // of reads and writes on established connections
 
+	onDown atomic.Pointer[func(rank int, err error)] // OnPeerDown's function
+
 	mu      sync.Mutex
 	failed  map[callKey]error     // aborted calls
 	opening map[net.Conn]struct{} // connections in their handshake
