@@ -898,12 +898,24 @@ func (t *Transport) flushAll() {
 	}
 }
 
-// yieldFor is how long the progress goroutine leaves the rings to a
-// polling caller before it looks again.
+// yieldFor is how long the progress goroutine waits, on a timer, before
+// it looks again at rings no waiter is parked on; it doubles, up to
+// Config.Poll, while nothing happens.
 const yieldFor = 200 * time.Microsecond
 
-// progress drains the incoming rings while no caller polls them, checks
-// the peers' liveness, and sleeps on the doorbell when idle, until Close.
+// progress drains the incoming rings for the waiters that parked, checks
+// the peers' liveness, and otherwise stays out of the way, until Close.
+//
+// It sleeps on the doorbell (a futex: woken as soon as a record arrives,
+// or room for its records waiting for it) only while a waiter is parked or
+// records wait for room. A goroutine in a futex(2) call keeps its
+// thread and the runtime's processor until the runtime takes the
+// processor back, which can take milliseconds; with GOMAXPROCS=1 (a rank
+// per core) the caller would wait that long at every runtime.Gosched.
+// Without a parked waiter it waits on a timer instead, which frees the
+// processor: a caller in a call polls the rings itself, and between calls
+// records wait for the next call's poll, only the non-blocking calls
+// left running progress at the timer's pace.
 func (t *Transport) progress() {
 	defer close(t.done)
 	bell := t.bell(t.rank)
@@ -913,6 +925,7 @@ func (t *Transport) progress() {
 	probing := true
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
+	idle := yieldFor
 	for {
 		select {
 		case <-t.stop:
@@ -928,20 +941,29 @@ func (t *Transport) progress() {
 			probing = slices.Contains(t.probed, false)
 		}
 		n := t.polls.Load()
-		if n != polls && t.parked.Load() == 0 {
-			// A caller polls: it does the work. Look again later, or
-			// when it parks.
-			polls = n
-			timer.Reset(yieldFor)
+		if t.parked.Load() == 0 && t.npend.Load() == 0 {
+			if n != polls {
+				// A caller polls: it does the work.
+				polls, idle = n, yieldFor
+			} else if t.drainMu.TryLock() {
+				busy := t.drain()
+				t.drainMu.Unlock()
+				if busy {
+					idle = yieldFor
+					continue
+				}
+				idle = min(2*idle, t.cfg.poll())
+			}
+			timer.Reset(idle)
 			select {
 			case <-t.stop:
 				return
-			case <-t.kick:
+			case <-t.kick: // a waiter parked
 			case <-timer.C:
 			}
 			continue
 		}
-		polls = n
+		polls, idle = n, yieldFor
 		if t.drainMu.TryLock() {
 			busy := t.drain()
 			t.drainMu.Unlock()
@@ -953,7 +975,7 @@ func (t *Transport) progress() {
 			continue
 		}
 		seq := bell.Arm()
-		if t.arrived() || t.polls.Load() != polls {
+		if t.arrived() || t.polls.Load() != polls || t.parked.Load() == 0 && t.npend.Load() == 0 {
 			bell.Disarm()
 			continue
 		}
