@@ -62,14 +62,14 @@ func (t *Transport) exchSlot(r, b int) []byte {
 func (t *Transport) exchSeq(r, b int) uint64 { return u64(t.exchSlot(r, b), 0).Load() }
 
 // ExchangeLimit returns the largest payload of an exchange, or -1 when
-// the endpoint offers none: when the segment's ranks are not the whole job,
-// or share cores (a waiting rank would take the time of the one it waits
-// for).
+// the endpoint offers none: when the segment's ranks are not the whole job.
+// Ranks that share cores exchange too: a waiting rank yields its core at
+// every poll (see Poll).
 func (t *Transport) ExchangeLimit() int { return t.exchLimit }
 
 // exchangeLimit computes ExchangeLimit once.
 func (t *Transport) exchangeLimit() int {
-	if t.size != t.Size() || oversubscribed(t.size) {
+	if t.size != t.Size() {
 		return -1
 	}
 	return exchBytes
@@ -131,6 +131,9 @@ func (t *Transport) Exchange(ctx context.Context, x *transport.Exchange) error {
 		for t.exchSeq(r, b) != x.Seq {
 			i++
 			if i < x.Spin {
+				if t.shared {
+					schedYield() // the rank waited for may need this core
+				}
 				if i&255 == 255 {
 					t.polls.Add(1) // keep the progress goroutine out of the way
 					runtime.Gosched()

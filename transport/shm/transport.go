@@ -68,6 +68,7 @@ type Transport struct {
 	exchOff   int               // where the exchange slots start in the segment
 	exchLimit int               // ExchangeLimit
 	shut      atomic.Bool       // Close has begun
+	shared    bool              // the segment's ranks share cores (oversubscribed)
 	segMu     sync.RWMutex      // FailRank reads, Close unmaps the segment
 	checker   transport.Checker // call records for the exchanges, if any
 
@@ -324,6 +325,7 @@ func New(seg *Segment, rank, size int, cfg Config) (*Transport, error) {
 		peerErr: make([]error, size), failErr: make([]error, size), watches: make([]*Watch, size), aborted: map[callKey]error{}, stop: make(chan struct{}), done: make(chan struct{})}
 	t.exchOff = size*lineSize + size*size*RingSize(rb)
 	t.exchLimit = t.exchangeLimit()
+	t.shared = oversubscribed(size)
 	mem := seg.Bytes()
 	for p := range size {
 		if p == rank {
@@ -797,13 +799,25 @@ func (t *Transport) Cancel(m *transport.Msg) bool {
 
 // Poll drains the incoming rings unless another goroutine is draining
 // them (transport.Poller).
+//
+// When the segment's ranks share cores, a Poll that found nothing yields
+// the core (sched_yield(2)) to the other processes, one of which may be the
+// rank waited for: waiting ranks then take turns polling, as MPI libraries
+// do when oversubscribed, where sleeping and waking by futex would cost a
+// wake-up and a context switch per message.
 func (t *Transport) Poll() {
 	t.polls.Add(1)
 	if t.drainMu.TryLock() {
-		t.drain()
+		busy := t.drain()
 		t.drainMu.Unlock()
+		if !busy && t.shared {
+			schedYield()
+		}
 	}
 }
+
+// schedYield gives the core to another runnable thread of the host.
+func schedYield() { unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0) }
 
 // Park tells the progress goroutine that a waiter stopped polling
 // (transport.Poller): it drains the rings until Unpark.
@@ -823,11 +837,16 @@ func (t *Transport) Unpark(w *transport.Waiter) { t.parked.Add(-1) }
 // have a core each, a few polls when they share cores, where a spinning
 // rank would take the time of the rank it waits for.
 func (t *Transport) SpinHint() int {
-	if oversubscribed(t.size) {
-		return 8
+	if t.shared {
+		return sharedSpin
 	}
 	return 4096
 }
+
+// sharedSpin is the SpinHint of ranks that share cores: each poll that
+// finds nothing yields the core; after these the waiter parks, so that
+// ranks with work (a large copy) get the cores.
+const sharedSpin = 64
 
 // drain handles every record in the incoming rings and writes the records
 // waiting for room; it reports whether it handled a record. drainMu is
