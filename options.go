@@ -28,9 +28,10 @@ func WithAlgorithm(name string) CallOption { return func(o *plan.Options) { o.Al
 // default rule chooses for the leaders' call. hier is the default choice
 // when the communicator's ranks share nodes (hosts): Init learns them from
 // the transport (host name and boot id, or SCOLL_HOSTNAME). An unknown name
-// fails with ErrInvalidArgument, one that cannot run the leaders' call with
-// ErrUnsupported. Every rank must pass the same one; other algorithms
-// ignore it.
+// fails with ErrInvalidArgument; one that cannot run the leaders' call (say
+// recursive doubling on 3 leaders) makes the default choice pass hier by,
+// and a call naming hier fail with ErrUnsupported. Every rank must pass the
+// same one; other algorithms ignore it.
 func WithInner(name string) CallOption { return func(o *plan.Options) { o.Inner = name } }
 
 // WithoutAlgorithm keeps the default choice from taking the named

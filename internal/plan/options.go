@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/scoll/scoll/algorithms"
+	"github.com/scoll/scoll/schedule"
 	"github.com/scoll/scoll/internal/arrival"
 	"github.com/scoll/scoll/internal/errs"
 )
@@ -74,6 +75,13 @@ func (o *Options) Check(coll fmt.Stringer, size int) error {
 	}
 	if o.SegBytes < 0 {
 		return Invalid(coll, "negative segment size %d", o.SegBytes)
+	}
+	if o.Inner != "" {
+		if c, ok := coll.(schedule.Collective); ok {
+			if _, known := algorithms.Lookup(c, o.Inner); !known {
+				return Invalid(coll, "unknown algorithm %q for the node leaders", o.Inner)
+			}
+		}
 	}
 	if o.Radix != 0 && o.Radix < 2 {
 		return Invalid(coll, "radix %d (want ≥ 2)", o.Radix)

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/scoll/scoll/internal/errs"
 	"github.com/scoll/scoll/transport"
 	"github.com/scoll/scoll/transport/shm"
@@ -43,6 +45,19 @@ func TestChildRank(t *testing.T) {
 	time.Sleep(time.Minute)
 }
 
+// segmentFile returns a file of its own on seg's memory, for a child's
+// ExtraFiles: an os.File closes its descriptor when collected, which must
+// not be the segment's (the number could belong to another test's by then).
+func segmentFile(t *testing.T, seg *shm.Segment) *os.File {
+	fd, err := unix.Dup(seg.FD())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := os.NewFile(uintptr(fd), "segment")
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
 // TestPeerKilled kills the process of a peer while this rank waits for a
 // second message from it: the receive must fail with errs.PeerFailed, soon,
 // and the first message must have arrived.
@@ -54,7 +69,7 @@ func TestPeerKilled(t *testing.T) {
 	}
 	child := exec.Command(os.Args[0], "-test.run", "^TestChildRank$")
 	child.Env = append(os.Environ(), childEnv+"=1")
-	child.ExtraFiles = []*os.File{os.NewFile(uintptr(seg.FD()), "segment")}
+	child.ExtraFiles = []*os.File{segmentFile(t, seg)}
 	ep, err := shm.New(seg, 0, 2, shm.Config{RingBytes: 4096, Poll: 5 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -233,7 +248,7 @@ func TestKilledMidCopy(t *testing.T) {
 				if cma {
 					child.Env = append(child.Env, childEnv+"_CMA=1")
 				}
-				child.ExtraFiles = []*os.File{os.NewFile(uintptr(seg.FD()), "segment")}
+				child.ExtraFiles = []*os.File{segmentFile(t, seg)}
 				out, _ := child.StdoutPipe()
 				if err := child.Start(); err != nil {
 					t.Fatal(err)
