@@ -9,8 +9,8 @@
  * Operations: allreduce (MPI_DOUBLE, MPI_SUM), allgather (bytes per rank),
  * bcast (bytes, root 0). Output: one CSV line per size:
  *   op,np,bytes,iters,avg_us
- * MPIBENCH_SMALL_ITERS sets the timed calls of sizes up to 8 KiB (default
- * 1000), as scoll bench's --iters does.
+ * MPIBENCH_SMALL_ITERS sets the timed and the warm-up calls of sizes up to
+ * 8 KiB (default 1000 and 100), as scoll bench's --iters and --warmup do.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -52,7 +52,7 @@ int main(int argc, char **argv) {
         /* MPIBENCH_SMALL_ITERS: timed calls up to 8 KiB (scoll bench --iters). */
         const char *small = getenv("MPIBENCH_SMALL_ITERS");
         if (small != NULL && bytes <= 8192 && atoi(small) > 0)
-            iters = atoi(small);
+            warm = iters = atoi(small);
         /* Bound each size to about a second, as scoll bench's budget does. */
         double one = timed(op, send, recv, bytes, 1), worst;
         MPI_Allreduce(&one, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
