@@ -3,9 +3,13 @@
 package shm_test
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/scoll/scoll/internal/errs"
 	"github.com/scoll/scoll/transport"
@@ -111,5 +115,63 @@ func TestSingleCopyOff(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 	if eps[0].SingleCopy(1) || eps[1].SingleCopy(0) {
 		t.Error("single copy despite CMAMin < 0")
+	}
+}
+
+// TestSingleCopyFallback: a rank that cannot read its peer's memory (here:
+// the peer's published probe value is wrong, as when process_vm_readv is
+// refused) gets the peer's large messages through the ring, while the
+// other direction goes by single copy; both arrive whole.
+func TestSingleCopyFallback(t *testing.T) {
+	const rb = 64 << 10
+	size := shm.SegmentSize(2, rb)
+	seg0, err := shm.CreateSegment("fallback", size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd, err := unix.Dup(seg0.FD())
+	if err != nil {
+		t.Fatal(err)
+	}
+	seg1, err := shm.AttachSegment(fd, size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep1, err := shm.New(seg1, 1, 2, shm.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ep1.Close()
+	// Rank 1's slot: pid, state, bell, probe address, probe value.
+	binary.LittleEndian.PutUint64(seg0.Bytes()[64+24:], 0xbad)
+	ep0, err := shm.New(seg0, 0, 2, shm.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ep0.Close()
+	waitSingleCopyTo(t, ep0, 1) // rank 1 reads rank 0
+	time.Sleep(50 * time.Millisecond)
+	if ep1.SingleCopy(0) {
+		t.Fatal("rank 0 reads rank 1 despite the wrong probe value")
+	}
+	big := func(seed byte) []byte {
+		b := make([]byte, 1<<20)
+		for i := range b {
+			b[i] = byte(i) ^ seed
+		}
+		return b
+	}
+	for _, dir := range []struct {
+		from, to *shm.Transport
+		seed     byte
+	}{{ep0, ep1, 1}, {ep1, ep0, 2}} {
+		key := transport.Key{Comm: 1, Seq: uint64(dir.seed)}
+		buf := make([]byte, 1<<20)
+		r := transporttest.Post(t, dir.to, false, dir.from.Rank(), key, buf)
+		s := transporttest.Post(t, dir.from, true, dir.to.Rank(), key, big(dir.seed))
+		transporttest.Wait(t, r, s)
+		if r.Err != nil || s.Err != nil || !bytes.Equal(buf, big(dir.seed)) {
+			t.Fatalf("rank %d to rank %d: %v %v", dir.from.Rank(), dir.to.Rank(), r.Err, s.Err)
+		}
 	}
 }
