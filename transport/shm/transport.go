@@ -28,20 +28,23 @@ import (
 // goroutines) that share a segment. Every ordered pair of ranks has a ring
 // in the segment; a message is one record or, when longer than a record,
 // consecutive records (chunks) that its sender writes and its receiver
-// copies out, a chunk at a time, while the sender writes the next. Every
-// rank has a slot with its pid, its state and the doorbell its receiver
-// sleeps on when all its rings are empty.
+// copies out, a chunk at a time, while the sender writes the next. A large
+// message of a collective call goes by single copy instead where the
+// receiver can read the sender's memory (Config.CMAMin). Every rank has a
+// slot with its pid, its state and the doorbell its receiver sleeps on when
+// all its rings are empty, and two exchange slots (exchange.go).
 //
 // Whoever waits drains the incoming rings: the Transport is a
 // transport.Poller, so a waiter polls it while it spins, and handles the
 // records, matches messages with posted receives (by source and key, in
 // posting order) and writes what did not fit in a full ring, on its own
 // goroutine, without a hand-off. A progress goroutine per endpoint does the
-// same while no caller polls (a waiter parked, a non-blocking call in
-// flight) and sleeps on the doorbell when there is nothing to do; it keeps
-// out of the way of a polling caller. A send of a collective call (not Eager) completes
-// when its receiver has matched it and acknowledged, so that a mismatched
-// call fails at both ends; an eager send completes once written.
+// same for waiters that parked, sleeping on the doorbell, and otherwise
+// checks the peers and drains now and then on a timer (progress). A send of
+// a collective call (not Eager) completes when its receiver has matched it
+// and acknowledged, or has sent this rank a message of the same call, so
+// that a mismatched call fails at both ends; an eager send completes once
+// written.
 type Transport struct {
 	rank, size int   // local: among the segment's ranks
 	global     []int // the job's rank of each local rank
