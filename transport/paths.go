@@ -12,7 +12,7 @@ import (
 // collective algorithm runs; a transport's paths say how its messages (or,
 // for the shared-memory paths, its whole call) travel.
 type PathInfo struct {
-	// Transport is the transport's name: inproc, tcp or mpi.
+	// Transport is the transport's name: inproc, tcp, shm or mpi.
 	Transport string
 	// Name is the path's name.
 	Name string
