@@ -205,36 +205,13 @@ func fetchSegment(ctx context.Context, name string, secret []byte, size int) (*s
 // this rank is ok, hears theirs, and reports whether all are; why names
 // the first that is not, for messages.
 func agreeHost(ctx context.Context, net transport.Transport, local []int, tag int64, ok bool) (all bool, why string, err error) {
-	w := transport.NewWaiter(0)
-	key := transport.Key{Comm: bootstrapComm, Tag: tag}
 	mine := []byte{0}
 	if ok {
 		mine[0] = 1
 	}
-	theirs := make([][]byte, len(local))
-	var msgs []*transport.Msg
-	for i, r := range local {
-		if r == net.Rank() {
-			continue
-		}
-		theirs[i] = make([]byte, 1)
-		recv := &transport.Msg{Peer: r, Key: key, Buf: theirs[i], W: w}
-		send := &transport.Msg{Peer: r, Key: key, Buf: mine, W: w, Eager: true}
-		if err := transport.Post(net, recv, false); err != nil {
-			return false, "", err
-		}
-		if err := transport.Post(net, send, true); err != nil {
-			return false, "", err
-		}
-		msgs = append(msgs, recv, send)
-	}
-	if err := w.Wait(ctx); err != nil {
+	theirs, err := swap(ctx, net, local, tag, mine)
+	if err != nil {
 		return false, "", fmt.Errorf("host agreement: %w", err)
-	}
-	for _, m := range msgs {
-		if m.Err != nil {
-			return false, "", fmt.Errorf("host agreement: %w", m.Err)
-		}
 	}
 	all = ok
 	for i, b := range theirs {
@@ -251,20 +228,39 @@ func agreeHost(ctx context.Context, net transport.Transport, local []int, tag in
 // exchangeHosts tells every rank of net's job this rank's host key and
 // returns every rank's.
 func exchangeHosts(ctx context.Context, net transport.Transport, me [32]byte) ([][32]byte, error) {
-	n, rank := net.Size(), net.Rank()
-	keys := make([][32]byte, n)
-	keys[rank] = me
+	all := make([]int, net.Size())
+	for r := range all {
+		all[r] = r
+	}
+	got, err := swap(ctx, net, all, tagHosts, me[:])
+	if err != nil {
+		return nil, fmt.Errorf("host exchange: %w", err)
+	}
+	keys := make([][32]byte, len(all))
+	for r, b := range got {
+		if b == nil {
+			b = me[:]
+		}
+		copy(keys[r][:], b)
+	}
+	return keys, nil
+}
+
+// swap sends mine to every rank of peers but this one, on the bootstrap
+// communicator with tag, and returns what each sent (as many bytes as
+// mine; nil for this rank), indexed like peers.
+func swap(ctx context.Context, net transport.Transport, peers []int, tag int64, mine []byte) ([][]byte, error) {
 	w := transport.NewWaiter(0)
-	key := transport.Key{Comm: bootstrapComm, Tag: tagHosts}
-	msgs := make([]*transport.Msg, 0, 2*n)
-	bufs := make([][]byte, n)
-	for r := range n {
-		if r == rank {
+	key := transport.Key{Comm: bootstrapComm, Tag: tag}
+	theirs := make([][]byte, len(peers))
+	var msgs []*transport.Msg
+	for i, r := range peers {
+		if r == net.Rank() {
 			continue
 		}
-		bufs[r] = make([]byte, 32)
-		recv := &transport.Msg{Peer: r, Key: key, Buf: bufs[r], W: w}
-		send := &transport.Msg{Peer: r, Key: key, Buf: me[:], W: w, Eager: true}
+		theirs[i] = make([]byte, len(mine))
+		recv := &transport.Msg{Peer: r, Key: key, Buf: theirs[i], W: w}
+		send := &transport.Msg{Peer: r, Key: key, Buf: mine, W: w, Eager: true}
 		if err := transport.Post(net, recv, false); err != nil {
 			return nil, err
 		}
@@ -274,17 +270,12 @@ func exchangeHosts(ctx context.Context, net transport.Transport, me [32]byte) ([
 		msgs = append(msgs, recv, send)
 	}
 	if err := w.Wait(ctx); err != nil {
-		return nil, fmt.Errorf("host exchange: %w", err)
+		return nil, err
 	}
 	for _, m := range msgs {
 		if m.Err != nil {
-			return nil, fmt.Errorf("host exchange: %w", m.Err)
+			return nil, m.Err
 		}
 	}
-	for r := range n {
-		if r != rank {
-			copy(keys[r][:], bufs[r])
-		}
-	}
-	return keys, nil
+	return theirs, nil
 }

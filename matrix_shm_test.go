@@ -18,16 +18,7 @@ func shmComms(t testing.TB, p int, cfg shm.Config) []*scoll.Comm {
 	if err != nil {
 		t.Fatal(err)
 	}
-	comms := make([]*scoll.Comm, p)
-	for r, ep := range eps {
-		comms[r] = scoll.NewComm(ep)
-	}
-	t.Cleanup(func() {
-		for _, c := range comms {
-			c.Close()
-		}
-	})
-	return comms
+	return worldComms(t, eps)
 }
 
 // TestMatrixShm runs every algorithm of every collective over the

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/scoll/scoll"
+	"github.com/scoll/scoll/transport"
 	"github.com/scoll/scoll/transport/tcp"
 )
 
@@ -22,7 +23,13 @@ func tcpComms(t testing.TB, p int, cfg tcp.Config) []*scoll.Comm {
 	if err != nil {
 		t.Fatal(err)
 	}
-	comms := make([]*scoll.Comm, p)
+	return worldComms(t, eps)
+}
+
+// worldComms returns the world communicators over endpoints eps, closed
+// when the test ends.
+func worldComms[T transport.Transport](t testing.TB, eps []T) []*scoll.Comm {
+	comms := make([]*scoll.Comm, len(eps))
 	for r, ep := range eps {
 		comms[r] = scoll.NewComm(ep)
 	}

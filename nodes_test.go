@@ -26,24 +26,18 @@ func nodeComms(t *testing.T) []*scoll.Comm {
 		t.Fatal(err)
 	}
 	nodes := []int{0, 1, 0, 1}
-	comms := make([]*scoll.Comm, 4)
+	eps := make([]*mixed.Transport, 4)
 	for _, ranks := range [][]int{{0, 2}, {1, 3}} {
-		eps, err := shm.NewLocalGroup(2, shm.Config{Ranks: ranks, JobSize: 4})
+		hosts, err := shm.NewLocalGroup(2, shm.Config{Ranks: ranks, JobSize: 4})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i, r := range ranks {
-			mt := mixed.New(nets[r], eps[i])
-			mt.SetNodes(nodes)
-			comms[r] = scoll.NewComm(mt)
+			eps[r] = mixed.New(nets[r], hosts[i])
+			eps[r].SetNodes(nodes)
 		}
 	}
-	t.Cleanup(func() {
-		for _, c := range comms {
-			c.Close()
-		}
-	})
-	return comms
+	return worldComms(t, eps)
 }
 
 // TestNodesChooseHier: with the hosts known, the default choice of an

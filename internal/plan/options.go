@@ -5,9 +5,9 @@ import (
 	"time"
 
 	"github.com/scoll/scoll/algorithms"
-	"github.com/scoll/scoll/schedule"
 	"github.com/scoll/scoll/internal/arrival"
 	"github.com/scoll/scoll/internal/errs"
+	"github.com/scoll/scoll/schedule"
 )
 
 // Options are the options of one collective call, as the public call

@@ -407,6 +407,22 @@ func (t *Transport) peer(m *transport.Msg) (int, error) {
 	return t.localOf[m.Peer], nil
 }
 
+// refusal returns why an operation with peer p of the call key belongs
+// to may not be posted: the endpoint is closed, p failed, or the call was
+// aborted; nil otherwise. t.mu is held.
+func (t *Transport) refusal(p int, key transport.Key) error {
+	if t.closed {
+		return errs.Closed
+	}
+	if err := t.peerErr[p]; err != nil {
+		return err
+	}
+	if key.Seq != 0 {
+		return t.aborted[callKey{key.Comm, key.Seq}]
+	}
+	return nil
+}
+
 // Isend posts a send.
 func (t *Transport) Isend(m *transport.Msg) error {
 	d, err := t.peer(m)
@@ -414,15 +430,7 @@ func (t *Transport) Isend(m *transport.Msg) error {
 		return err
 	}
 	t.mu.Lock()
-	if t.closed {
-		t.mu.Unlock()
-		return errs.Closed
-	}
-	if err := t.peerErr[d]; err != nil {
-		t.mu.Unlock()
-		return err
-	}
-	if err := t.aborted[callKey{m.Key.Comm, m.Key.Seq}]; err != nil && m.Key.Seq != 0 {
+	if err := t.refusal(d, m.Key); err != nil {
 		t.mu.Unlock()
 		return err
 	}
@@ -598,11 +606,7 @@ func (t *Transport) Irecv(m *transport.Msg) error {
 		m.W.Done()
 		return nil
 	}
-	if err := t.peerErr[src]; err != nil {
-		t.mu.Unlock()
-		return err
-	}
-	if err := t.aborted[callKey{m.Key.Comm, m.Key.Seq}]; err != nil && m.Key.Seq != 0 {
+	if err := t.refusal(src, m.Key); err != nil {
 		t.mu.Unlock()
 		return err
 	}
