@@ -48,16 +48,18 @@ const (
 	tagJoined  = 3
 )
 
-// Hooks for the tests of the fallback: how the host's segment is made and
-// how a rank joins it.
+// Hooks for the tests of the fallback: how the host's segment is made,
+// how a rank joins it, and a rank's host.
 var (
 	createSegment = shm.CreateSegment
 	newEndpoint   = shm.New
+	hostKeyOf     = func(int) ([32]byte, error) { return hostKey() }
 )
 
 // joinHost finds the ranks of net's job on this host and, when there are
 // several, returns an endpoint that reaches them through a shared-memory
-// segment and the others through net; else net itself. Every rank of the
+// segment and the others through net; else an endpoint over net alone.
+// Either reports every rank's host (transport.Noder). Every rank of the
 // job calls it. The host's lowest rank makes the segment and hands it to
 // the others over an authenticated Unix socket (package shm).
 //
@@ -66,7 +68,7 @@ var (
 // fall back to net, so that no rank sends to a segment another does not
 // read. With required set (SCOLL_TRANSPORT=shm) they fail instead.
 func joinHost(ctx context.Context, net mixed.Net, secret []byte, job string, required bool) (transport.Transport, error) {
-	me, err := hostKey()
+	me, err := hostKeyOf(net.Rank())
 	if err != nil {
 		if required {
 			return nil, fmt.Errorf("%w: shared memory: no host identity (%v); set %s or SCOLL_TRANSPORT=tcp", ErrUnsupported, err, HostnameEnv)
@@ -84,8 +86,17 @@ func joinHost(ctx context.Context, net mixed.Net, secret []byte, job string, req
 			local = append(local, r)
 		}
 	}
+	// Every rank learns every rank's host, whether or not its own host's
+	// ranks share memory: the algorithm choice depends on it, alike on
+	// every rank.
+	nodes := nodesOf(keys)
+	overNet := func() (transport.Transport, error) {
+		mt := mixed.New(net, nil)
+		mt.SetNodes(nodes)
+		return mt, nil
+	}
 	if len(local) == 1 {
-		return net, nil
+		return overNet()
 	}
 	idx := slices.Index(local, net.Rank())
 	segSize := shm.SegmentSize(len(local), 64<<10)
@@ -94,7 +105,7 @@ func joinHost(ctx context.Context, net mixed.Net, secret []byte, job string, req
 		if required {
 			return nil, fmt.Errorf("shared memory: %w", err)
 		}
-		return net, nil
+		return overNet()
 	}
 
 	// The lowest rank makes the segment and tells the others whether it
@@ -166,7 +177,7 @@ func joinHost(ctx context.Context, net mixed.Net, secret []byte, job string, req
 		return fail(joinErr)
 	}
 	mt := mixed.New(net, ep)
-	mt.SetNodes(nodesOf(keys))
+	mt.SetNodes(nodes)
 	return mt, nil
 }
 

@@ -47,6 +47,29 @@ func joinAll(t *testing.T, n int, required bool) ([]transport.Transport, []error
 	return eps, errs
 }
 
+// TestJoinHostUneven: ranks 0 and 2 on one host, rank 1 alone on another.
+// The pair shares a segment, the single rank keeps TCP, and every rank
+// reports the same hosts, so that they all choose alike.
+func TestJoinHostUneven(t *testing.T) {
+	hostKeyOf = func(r int) ([32]byte, error) {
+		return [32]byte{byte(r % 2)}, nil
+	}
+	defer func() { hostKeyOf = func(int) ([32]byte, error) { return hostKey() } }()
+	eps, errs := joinAll(t, 3, true)
+	for r, ep := range eps {
+		mt, ok := ep.(*mixed.Transport)
+		if errs[r] != nil || !ok {
+			t.Fatalf("rank %d: %T, %v", r, ep, errs[r])
+		}
+		if got := fmt.Sprint(mt.Nodes()); got != "[0 1 0]" {
+			t.Errorf("rank %d: hosts %s, want [0 1 0]", r, got)
+		}
+		if mt.SharesMemory() != (r != 1) {
+			t.Errorf("rank %d: shares memory %v", r, mt.SharesMemory())
+		}
+	}
+}
+
 // TestJoinHostFallback: the ranks of a host share a segment; when the
 // segment cannot be made, or one rank cannot join it, they all keep TCP by
 // default and all fail with SCOLL_TRANSPORT=shm.
@@ -74,7 +97,11 @@ func TestJoinHostFallback(t *testing.T) {
 			for _, required := range []bool{false, true} {
 				eps, errs := joinAll(t, 3, required)
 				for r := range eps {
-					_, isMixed := eps[r].(*mixed.Transport)
+					mt, isMixed := eps[r].(*mixed.Transport)
+					if errs[r] == nil && (!isMixed || len(mt.Nodes()) != 3) {
+						t.Errorf("required=%v rank %d: %T reports no hosts", required, r, eps[r])
+					}
+					isMixed = isMixed && mt.SharesMemory()
 					switch {
 					case tc.shared && (errs[r] != nil || !isMixed):
 						t.Errorf("required=%v rank %d: %T, %v; want the segment", required, r, eps[r], errs[r])

@@ -49,6 +49,10 @@ type Transport struct {
 // nodes[r] is rank r's node. The Transport keeps the slice.
 func (t *Transport) SetNodes(nodes []int) { t.nodes = nodes }
 
+// SharesMemory reports whether the endpoint reaches some ranks through the
+// host's endpoint (New's local is not nil).
+func (t *Transport) SharesMemory() bool { return t.local != nil }
+
 // Nodes returns the node of every rank, or nil when not told.
 func (t *Transport) Nodes() []int { return t.nodes }
 
@@ -56,9 +60,15 @@ func (t *Transport) Nodes() []int { return t.nodes }
 // local and to the others through net. Both must be this rank's endpoints
 // of the same job; the Transport owns them. When local reaches every rank
 // and offers exchanges (transport.Exchanger), so does the Transport, with
-// net's call records for their checks.
+// net's call records for their checks. local may be nil (no other rank on
+// this host, or the host's ranks could not share memory): everything then
+// goes through net, and the Transport still reports the nodes it is told,
+// which every rank of the job must know alike.
 func New(net Net, local Local) *Transport {
 	t := &Transport{net: net, local: local}
+	if local == nil {
+		return t
+	}
 	// A rank the network finds failed (dead, silent, gone) fails on the
 	// host's path too: a silent process still looks alive there.
 	if n, ok := net.(interface {
@@ -103,7 +113,7 @@ func (t *Transport) Exchange(ctx context.Context, x *transport.Exchange) error {
 // 0 (point-to-point messages, and the requests and replies of the
 // network's Responder, whose handlers live there).
 func (t *Transport) route(m *transport.Msg) transport.Transport {
-	if m.Key.Seq != 0 && t.local.Local(m.Peer) {
+	if m.Key.Seq != 0 && t.local != nil && t.local.Local(m.Peer) {
 		return t.local
 	}
 	return t.net
@@ -126,7 +136,9 @@ func (t *Transport) Cancel(m *transport.Msg) bool { return t.route(m).Cancel(m) 
 
 // AbortCall fails the call on both paths; each tells its ranks.
 func (t *Transport) AbortCall(comm, seq uint64, err error) {
-	t.local.AbortCall(comm, seq, err)
+	if t.local != nil {
+		t.local.AbortCall(comm, seq, err)
+	}
 	t.net.AbortCall(comm, seq, err)
 }
 
@@ -151,19 +163,41 @@ func (t *Transport) Model() (alpha, beta float64) { return t.net.Model() }
 
 // Poll polls the host's endpoint, whose receives progress fastest when
 // their waiter polls; the network's progress on their own.
-func (t *Transport) Poll() { t.local.Poll() }
+func (t *Transport) Poll() {
+	if t.local != nil {
+		t.local.Poll()
+	}
+}
 
 // Park tells the host's endpoint that w stopped polling.
-func (t *Transport) Park(w *transport.Waiter) { t.local.Park(w) }
+func (t *Transport) Park(w *transport.Waiter) {
+	if t.local != nil {
+		t.local.Park(w)
+	}
+}
 
 // Unpark undoes Park.
-func (t *Transport) Unpark(w *transport.Waiter) { t.local.Unpark(w) }
+func (t *Transport) Unpark(w *transport.Waiter) {
+	if t.local != nil {
+		t.local.Unpark(w)
+	}
+}
 
 // SpinHint returns the host's endpoint's hint.
-func (t *Transport) SpinHint() int { return t.local.SpinHint() }
+func (t *Transport) SpinHint() int {
+	if t.local == nil {
+		return 0 // the network's receives progress on their own
+	}
+	return t.local.SpinHint()
+}
 
 // Close closes both endpoints.
-func (t *Transport) Close() error { return errors.Join(t.local.Close(), t.net.Close()) }
+func (t *Transport) Close() error {
+	if t.local == nil {
+		return t.net.Close()
+	}
+	return errors.Join(t.local.Close(), t.net.Close())
+}
 
 var (
 	_ transport.Exchanger  = (*Transport)(nil)
