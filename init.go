@@ -61,6 +61,23 @@ func WithLogger(l *slog.Logger) Option { return func(c *runConfig) { c.logger = 
 // start.
 func WithLazyConnect() Option { return func(c *runConfig) { c.lazy = true } }
 
+// WithEagerSends makes Init's TCP connections complete a small send (at
+// most 64 KiB) of a collective call once it is written, as MPI's eager
+// protocol does, instead of once its receiver has taken it as a message of
+// the same call; SCOLL_EAGER_SENDS=1 does the same without recompiling.
+// Back-to-back small calls whose ranks only send (a bcast's root) then cost
+// a write per call instead of a round trip (8-byte bcast between two
+// processes: about half the time). The price is the error contract: such a
+// rank may complete a mismatched call (ranks passing different counts or
+// roots) while the ranks that receive fail with ErrMismatch, instead of
+// every rank failing. A sender runs at most 64 messages (256 KiB) ahead of
+// a receiver.
+func WithEagerSends() Option { return func(c *runConfig) { c.eagerSends = true } }
+
+// EnvEagerSends names the environment variable that turns on
+// WithEagerSends for Init ("1" or "true"; "0", "false" or unset: off).
+const EnvEagerSends = "SCOLL_EAGER_SENDS"
+
 // Init joins the job this process belongs to and returns its world
 // communicator, one rank per process.
 //
@@ -105,6 +122,13 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 	case "", "tcp", "shm":
 	default:
 		return nil, fmt.Errorf("%w: %s=%q: want tcp or shm", ErrInvalidArgument, EnvTransport, mode)
+	}
+	switch v := os.Getenv(EnvEagerSends); v {
+	case "", "0", "false":
+	case "1", "true":
+		cfg.eagerSends = true
+	default:
+		return nil, fmt.Errorf("%w: %s=%q: want 1 or 0", ErrInvalidArgument, EnvEagerSends, v)
 	}
 	if mpiInit != nil && mode == "" {
 		t, ok, err := mpiInit()
@@ -161,7 +185,7 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 	tc := tcp.Config{
 		Rank: rank, Size: size, Secret: secret, TLS: cfg.tls,
 		Timeout: cfg.timeout, ConnectTimeout: cfg.connectTimeout,
-		Lazy: cfg.lazy, Logger: cfg.logger,
+		Lazy: cfg.lazy, Logger: cfg.logger, DetachedSends: cfg.eagerSends,
 	}
 	connect := cfg.connectTimeout
 	if connect <= 0 {

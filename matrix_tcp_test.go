@@ -72,6 +72,15 @@ func TestMatrixTCP(t *testing.T) {
 	matrixOver(t, sizes, func(t *testing.T, p int) []*scoll.Comm { return tcpComms(t, p, tcp.Config{EagerLimit: 1024}) })
 }
 
+// TestMatrixTCPEagerSends runs the matrix over TCP with detached sends
+// (WithEagerSends): small sends of collective calls complete once written.
+func TestMatrixTCPEagerSends(t *testing.T) {
+	skipShort(t, "matrix skipped in -short mode")
+	matrixOver(t, []int{2, 3, 4, 5, 8}, func(t *testing.T, p int) []*scoll.Comm {
+		return tcpComms(t, p, tcp.Config{DetachedSends: true})
+	})
+}
+
 // matrixOver runs every algorithm of every collective on the communicators
 // comms makes for each size against the naive reference, counts 0, 1, 3,
 // 1000 and, up to 4 ranks, 65537; the collectives in parallel.

@@ -83,6 +83,7 @@ type runConfig struct {
 	tls            *tls.Config
 	logger         *slog.Logger
 	lazy           bool
+	eagerSends     bool         // WithEagerSends
 	tuning         *tuning.File // WithTuning
 }
 

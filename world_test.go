@@ -115,7 +115,7 @@ func TestInitAlone(t *testing.T) {
 func TestInitEnvironment(t *testing.T) {
 	vars := []string{"SCOLL_RANK", "SCOLL_SIZE", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "PMI_RANK", "PMI_SIZE",
 		"SLURM_PROCID", "SLURM_NTASKS", "SCOLL_RENDEZVOUS", "SCOLL_JOB", "SCOLL_SECRET", "OMPI_MCA_ess_base_jobid",
-		"PMIX_NAMESPACE", "PMI_KVSNAME", "SLURM_JOB_ID", "SLURM_STEP_ID"}
+		"PMIX_NAMESPACE", "PMI_KVSNAME", "SLURM_JOB_ID", "SLURM_STEP_ID", "SCOLL_EAGER_SENDS"}
 	clear := func(t *testing.T) {
 		for _, k := range vars {
 			t.Setenv(k, "")
@@ -134,6 +134,7 @@ func TestInitEnvironment(t *testing.T) {
 		{"slurm no rendezvous", map[string]string{"SLURM_PROCID": "0", "SLURM_NTASKS": "3"}, "tcp:host:port"},
 		{"tcp needs secret", map[string]string{"SCOLL_RANK": "0", "SCOLL_SIZE": "2", "SCOLL_RENDEZVOUS": "tcp:127.0.0.1:1"}, "SCOLL_SECRET"},
 		{"short secret", map[string]string{"SCOLL_RANK": "0", "SCOLL_SIZE": "2", "SCOLL_RENDEZVOUS": "file:" + t.TempDir(), "SCOLL_SECRET": "short"}, "at least 16"},
+		{"bad eager sends", map[string]string{"SCOLL_RANK": "0", "SCOLL_SIZE": "1", "SCOLL_EAGER_SENDS": "yes"}, "SCOLL_EAGER_SENDS"},
 		{"bad rendezvous", map[string]string{"SCOLL_RANK": "0", "SCOLL_SIZE": "2", "SCOLL_RENDEZVOUS": "udp:x", "SCOLL_SECRET": strings.Repeat("s", 16)}, "want tcp:host:port or file:/dir"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -150,12 +150,18 @@ func (p *peer) failCall(k callKey, err error, code uint8, notify bool) {
 		}
 		return false
 	})
+	var credit uint64
 	p.unexp = slices.DeleteFunc(p.unexp, func(x *inbound) bool {
 		if in(x.key) && x.self != nil {
 			failed = append(failed, x.self)
 		}
+		if in(x.key) && x.credit && x.part == nil {
+			credit += uint64(len(x.buf))
+			p.creditN++
+		}
 		return in(x.key)
 	})
+	p.creditBytes += credit
 	for id, m := range p.rts {
 		if in(m.Key) {
 			failed = append(failed, m)
@@ -173,6 +179,9 @@ func (p *peer) failCall(k callKey, err error, code uint8, notify bool) {
 	p.out = slices.DeleteFunc(p.out, func(f *frame) bool {
 		if f.m == nil || !in(f.m.Key) {
 			return false
+		}
+		if f.h.kind == kindDetached {
+			p.uncharge(uint64(len(f.payload)))
 		}
 		if f.done() {
 			failed = append(failed, f.m)

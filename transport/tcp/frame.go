@@ -53,7 +53,9 @@ const (
 	kindWithdraw                  // the sender withdrew rts id
 	kindSync                      // message with its payload; answer ack id when it matches
 	kindAck                       // sync message id matched a receive
-	kindLast      = kindAck
+	kindDetached                  // message with its payload, counted against the sender's credit
+	kindCredit                    // id detached messages of together sig bytes were taken
+	kindLast      = kindCredit
 )
 
 // Codes carried by nack, fail and withdraw frames.
@@ -124,7 +126,7 @@ func decodeHeader(b []byte, h *header, eagerLimit int, maxMessage int64) error {
 		return fmt.Errorf("%w: negative tag %d", errs.InvalidArgument, h.key.Tag)
 	}
 	switch h.kind {
-	case kindEager, kindSync:
+	case kindEager, kindSync, kindDetached:
 		if h.len > uint64(eagerLimit) {
 			return fmt.Errorf("%w: eager frame of %d bytes exceeds the limit %d", errs.InvalidArgument, h.len, eagerLimit)
 		}

@@ -40,10 +40,12 @@ func (p *peer) readLoop() {
 		}
 		var err error
 		switch h.kind {
-		case kindEager, kindSync:
+		case kindEager, kindSync, kindDetached:
 			err = p.onEager(conn, br, &h)
 		case kindAck:
 			p.onAck(&h)
+		case kindCredit:
+			p.onCredit(&h)
 		case kindRTS:
 			p.onRTS(&h)
 		case kindCTS:
@@ -86,11 +88,14 @@ func (p *peer) protocolError(err error) {
 func (p *peer) onEager(conn net.Conn, br *bufio.Reader, h *header) error {
 	t := p.t
 	first := min(h.len, dataChunk) // the rest follows in data frames
-	x := &incoming{key: h.key, sig: h.sig, total: h.len, got: first, ack: h.kind == kindSync, id: h.id}
+	x := &incoming{key: h.key, sig: h.sig, total: h.len, got: first, ack: h.kind == kindSync, credit: h.kind == kindDetached, id: h.id}
 	if t.foreign(h.key, h.sig) {
 		t.failCallOf(h.key, mismatchErr(p.rank))
 	}
 	if t.callErr(h.key) != nil {
+		if x.credit {
+			p.credit(h.len)
+		}
 		if first < h.len {
 			p.mu.Lock()
 			p.data[h.id] = x // drop the chunks
@@ -131,7 +136,7 @@ func (p *peer) onEager(conn net.Conn, br *bufio.Reader, h *header) error {
 			}
 		}
 		if x.m == nil {
-			in := &inbound{key: h.key, sig: h.sig, buf: x.buf, ack: x.ack, id: h.id}
+			in := &inbound{key: h.key, sig: h.sig, buf: x.buf, ack: x.ack, credit: x.credit, id: h.id}
 			if !done {
 				in.part, x.in = x, in
 				p.data[h.id] = x

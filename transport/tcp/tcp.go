@@ -86,6 +86,14 @@ type Config struct {
 	SocketBuffer int
 	// MaxMessage is the largest message accepted (default 1 TiB).
 	MaxMessage int64
+	// DetachedSends makes a send of a collective call of at most 64 KiB
+	// complete once written, as MPI's eager protocol does, within a
+	// bounded credit per peer (detached.go), instead of once its receiver
+	// took it. Back-to-back small bcasts then cost their root a write per
+	// call instead of a round trip, but a rank whose part of a mismatched
+	// call is only such sends (a bcast's root, a reduce's leaf) may
+	// complete it while the others fail with errs.Mismatch.
+	DetachedSends bool
 	// Logger receives connection events and rejected peers (default:
 	// slog.Default()).
 	Logger *slog.Logger

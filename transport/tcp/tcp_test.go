@@ -28,6 +28,8 @@ func TestConformance(t *testing.T) {
 		{"lazy-rendezvous", tcp.Config{Lazy: true, EagerLimit: 1024}},
 		// Eager messages longer than one chunk (sent as several frames).
 		{"eager-chunked", tcp.Config{EagerLimit: 4 << 20}},
+		// Small sends of collective calls complete once written.
+		{"detached", tcp.Config{DetachedSends: true}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			transporttest.Run(t, func(t *testing.T, n int) []transport.Transport {

@@ -26,7 +26,7 @@ type frame struct {
 // done reports whether writing f completes its send (rts and sync sends
 // complete when the receiver answers).
 func (f *frame) done() bool {
-	return f.m != nil && (f.h.kind == kindEager || f.h.kind == kindData)
+	return f.m != nil && (f.h.kind == kindEager || f.h.kind == kindData || f.h.kind == kindDetached)
 }
 
 // control queues a control frame (answers, failures, heartbeats): the
@@ -57,7 +57,12 @@ func (p *peer) send(m *transport.Msg) error {
 	if len(m.Buf) <= p.t.cfg.EagerLimit {
 		p.nextID++
 		f.h.kind, f.h.id, f.payload = kindEager, p.nextID, m.Buf
-		if !m.Eager && !p.proven(m) {
+		switch {
+		case m.Eager || p.proven(m):
+		case m.Key.Seq != 0 && p.detachable(len(m.Buf)):
+			f.h.kind = kindDetached
+			p.charge(uint64(len(m.Buf)))
+		default:
 			f.h.kind = kindSync
 			p.acks[f.h.id] = &syncSend{m: m}
 		}

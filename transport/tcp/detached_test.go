@@ -1,0 +1,129 @@
+package tcp_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/scoll/scoll/internal/errs"
+	"github.com/scoll/scoll/transport"
+	"github.com/scoll/scoll/transport/tcp"
+	"github.com/scoll/scoll/transport/transporttest"
+)
+
+// post posts a send or receive of a collective call (Seq ≠ 0) with
+// signature sig and a waiter of its own.
+func post(t *testing.T, tr transport.Transport, send bool, peer int, seq, sig uint64, buf []byte) *transport.Msg {
+	t.Helper()
+	m := &transport.Msg{Peer: peer, Key: transport.Key{Comm: 3, Seq: seq}, Buf: buf, Sig: sig, W: transport.NewWaiter(0)}
+	if err := transport.Post(tr, m, send); err != nil {
+		t.Fatalf("post: %v", err)
+	}
+	return m
+}
+
+// done reports whether m completes within d.
+func done(m *transport.Msg, d time.Duration) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	return m.W.Wait(ctx) == nil
+}
+
+// TestDetachedCredit: with DetachedSends, small sends of collective calls
+// complete without their receives, up to the credit (64 messages, 256
+// KiB); the next one waits until the receiver takes messages; the receiver
+// gets every message whole and in order, and the credit comes back.
+func TestDetachedCredit(t *testing.T) {
+	eps := group(t, 2, tcp.Config{DetachedSends: true})
+	defer closeGroup(eps)
+	const n, credit = 100, 64
+	payload := func(i int) []byte { return bytes.Repeat([]byte{byte(i)}, 1+i%13) }
+	var sends []*transport.Msg
+	for i := range n {
+		sends = append(sends, post(t, eps[0], true, 1, uint64(i+1), 9, payload(i)))
+	}
+	transporttest.Wait(t, sends[:credit]...)
+	for _, m := range sends[:credit] {
+		if m.Err != nil {
+			t.Fatalf("detached send: %v", m.Err)
+		}
+	}
+	if done(sends[credit], 50*time.Millisecond) {
+		t.Fatalf("send %d completed with the credit spent and no receive posted", credit)
+	}
+	for i := range n {
+		r := post(t, eps[1], false, 0, uint64(i+1), 9, make([]byte, 16))
+		transporttest.Wait(t, r)
+		if r.Err != nil || !bytes.Equal(r.Buf[:r.N], payload(i)) {
+			t.Fatalf("receive %d: %v, % x", i, r.Err, r.Buf[:r.N])
+		}
+	}
+	transporttest.Wait(t, sends...)
+	// The credit is back: as many sends complete again without receives.
+	var more []*transport.Msg
+	for i := range credit {
+		more = append(more, post(t, eps[0], true, 1, uint64(n+i+1), 9, []byte{1}))
+	}
+	transporttest.Wait(t, more...)
+	// Taking only detached messages returns their credit too (in batches,
+	// not with acks).
+	for i := range credit {
+		transporttest.Wait(t, post(t, eps[1], false, 0, uint64(n+i+1), 9, make([]byte, 1)))
+	}
+	for start := time.Now(); ; time.Sleep(time.Millisecond) {
+		k, b := eps[0].Uncredited(1)
+		if k == 0 && b == 0 {
+			break
+		}
+		if time.Since(start) > 5*time.Second {
+			t.Fatalf("%d sends (%d bytes) still uncredited after their receives", k, b)
+		}
+	}
+
+	// Bytes count too: four 64 KiB messages fill the credit.
+	eps = group(t, 2, tcp.Config{DetachedSends: true})
+	defer closeGroup(eps)
+	big := make([]byte, 64<<10)
+	var bs []*transport.Msg
+	for i := range 5 {
+		bs = append(bs, post(t, eps[0], true, 1, uint64(i+1), 9, big))
+	}
+	transporttest.Wait(t, bs[:4]...)
+	if done(bs[4], 50*time.Millisecond) {
+		t.Fatal("a fifth 64 KiB send completed beyond the 256 KiB credit")
+	}
+	for i := range 5 {
+		transporttest.Wait(t, post(t, eps[1], false, 0, uint64(i+1), 9, make([]byte, len(big))))
+	}
+	transporttest.Wait(t, bs[4])
+}
+
+// TestDetachedMismatch: a receiver refuses a message of another call
+// (another signature) with errs.Mismatch either way; the sender's send
+// fails too by default, and completes when detached.
+func TestDetachedMismatch(t *testing.T) {
+	for _, detached := range []bool{false, true} {
+		eps := group(t, 2, tcp.Config{DetachedSends: detached})
+		s := post(t, eps[0], true, 1, 1, 5, []byte{1, 2, 3})
+		r := post(t, eps[1], false, 0, 1, 6, make([]byte, 3))
+		transporttest.Wait(t, s, r)
+		if !errors.Is(r.Err, errs.Mismatch) {
+			t.Errorf("detached %v: receive: %v, want a mismatch", detached, r.Err)
+		}
+		if detached && s.Err != nil {
+			t.Errorf("detached send: %v, want it complete", s.Err)
+		}
+		if !detached && !errors.Is(s.Err, errs.Mismatch) {
+			t.Errorf("acknowledged send: %v, want a mismatch", s.Err)
+		}
+		closeGroup(eps)
+	}
+}
+
+func closeGroup(eps []*tcp.Transport) {
+	for _, e := range eps {
+		e.Close()
+	}
+}
