@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/scoll/scoll/schedule"
@@ -35,5 +36,25 @@ func TestEarlyLocal(t *testing.T) {
 		if got := earlyLocal(c.round); got != c.want {
 			t.Errorf("%s: %d early, want %d", c.name, got, c.want)
 		}
+	}
+}
+
+// TestAnnounces: a receive is announced when this rank has sent the peer
+// nothing in the call before it or in its round, once per peer.
+func TestAnnounces(t *testing.T) {
+	op := func(k schedule.Kind, peer int) schedule.Op { return schedule.Op{Kind: k, Peer: peer} }
+	send := func(p int) schedule.Op { return op(schedule.OpSend, p) }
+	recv := func(p int) schedule.Op { return op(schedule.OpRecv, p) }
+	local := schedule.Op{Kind: schedule.OpCopy}
+	rounds := []schedule.Round{
+		{send(1), recv(2), local},                        // 2: never sent to
+		{recv(1), recv(2), op(schedule.OpRecvReduce, 3)}, // 1: sent to; 2: announced; 3: new
+		{recv(5), send(5)},                               // 5: sent to in the same round
+		{send(6), recv(7)},
+	}
+	got := announces(rounds)
+	want := []bool{false, true, false, false, true, false, false, false, true}
+	if !slices.Equal(got, want) {
+		t.Fatalf("announces = %v, want %v", got, want)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"github.com/scoll/scoll/internal/mem"
 	"runtime"
+	"slices"
 	"sync"
 	"unsafe"
 
@@ -26,6 +27,10 @@ type Plan struct {
 	// tags[i] is the per-pair message index of the i-th communication
 	// operation of the schedule, in order.
 	tags []int64
+	// announce[i] is set when the i-th communication operation is a
+	// receive from a peer this rank sends nothing to before it or in its
+	// round, and announced no other receive to (transport.Msg.Announce).
+	announce []bool
 	// maxComm is the largest number of communication operations in a round.
 	maxComm int
 	// maxFused is the largest number of elements received by OpRecvReduce in
@@ -86,7 +91,7 @@ func earlyLocal(round schedule.Round) int {
 // gets tag i (schedule.MessageIndex, the rule by which the replay matches
 // messages), so messages match by position even when rounds differ.
 func NewPlan(s *schedule.Schedule) *Plan {
-	p := &Plan{Sched: s, tags: schedule.MessageIndex(s.Rounds)}
+	p := &Plan{Sched: s, tags: schedule.MessageIndex(s.Rounds), announce: announces(s.Rounds)}
 	for _, r := range s.Rounds {
 		n, fused := 0, 0
 		for _, o := range r {
@@ -102,6 +107,34 @@ func NewPlan(s *schedule.Schedule) *Plan {
 		p.early = append(p.early, earlyLocal(r))
 	}
 	return p
+}
+
+// announces returns Plan.announce for rounds.
+func announces(rounds []schedule.Round) []bool {
+	var out []bool
+	told := map[int]bool{} // peers sent to, or announced to, so far
+	for _, r := range rounds {
+		var now []int // peers sent to in this round
+		for _, o := range r {
+			if o.Kind.IsComm() && !o.Kind.IsRecv() {
+				now = append(now, o.Peer)
+			}
+		}
+		for _, o := range r {
+			if !o.Kind.IsComm() {
+				continue
+			}
+			a := o.Kind.IsRecv() && !told[o.Peer] && !slices.Contains(now, o.Peer)
+			if a {
+				told[o.Peer] = true
+			}
+			out = append(out, a)
+		}
+		for _, q := range now {
+			told[q] = true
+		}
+	}
+	return out
 }
 
 // Peers returns the peer of every communication operation of the
@@ -323,6 +356,7 @@ func run(ctx context.Context, c *Call) error {
 						m.Buf, temp = temp[:len(m.Buf)], temp[len(m.Buf):]
 					}
 				}
+				m.Announce = c.Plan.announce[ti-1]
 				if err == nil {
 					st.w.Add(1)
 					if err = c.T.Irecv(m); err != nil {

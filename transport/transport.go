@@ -62,6 +62,13 @@ type Msg struct {
 	// at once (point-to-point sends); otherwise a send may complete only when
 	// its receive is posted.
 	Eager bool
+	// Announce, on a receive of a collective call, tells the transport
+	// that this rank has sent the peer nothing in the call so far, so the
+	// peer cannot know this rank has joined it: a transport whose sends
+	// wait for their receivers may tell the peer at once (the receive's
+	// key and signature), so that its sends of the call complete when
+	// written instead of a round trip later.
+	Announce bool
 }
 
 // Transport moves messages between the ranks of one group.

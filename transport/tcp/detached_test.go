@@ -127,3 +127,45 @@ func closeGroup(eps []*tcp.Transport) {
 		e.Close()
 	}
 }
+
+// TestAnnounce: an announced receive tells its sender at once that this
+// rank joined the call: a sender that started the call with another
+// signature finds the mismatch before it sends anything, and one in the
+// same call completes its send of the call once written.
+func TestAnnounce(t *testing.T) {
+	eps := group(t, 2, tcp.Config{})
+	defer closeGroup(eps)
+	eps[0].RecordCall(3, 1, 5)
+	r := &transport.Msg{Peer: 0, Key: transport.Key{Comm: 3, Seq: 1}, Buf: make([]byte, 4), Sig: 6, Announce: true, W: transport.NewWaiter(0)}
+	if err := transport.Post(eps[1], r, false); err != nil {
+		t.Fatal(err)
+	}
+	for start := time.Now(); ; time.Sleep(time.Millisecond) {
+		if err := eps[0].CheckCall(3, 1, 5, true); errors.Is(err, errs.Mismatch) {
+			break
+		}
+		if time.Since(start) > 5*time.Second {
+			t.Fatal("the sender did not learn of the receiver's other call")
+		}
+	}
+	transporttest.Wait(t, r)
+	if !errors.Is(r.Err, errs.Mismatch) {
+		t.Fatalf("receive: %v, want a mismatch", r.Err)
+	}
+
+	// Same call: the send needs no ack (the receive is withdrawn before
+	// the message arrives, yet the send completes).
+	eps[0].RecordCall(3, 2, 5)
+	r = &transport.Msg{Peer: 0, Key: transport.Key{Comm: 3, Seq: 2}, Buf: make([]byte, 4), Sig: 5, Announce: true, W: transport.NewWaiter(0)}
+	if err := transport.Post(eps[1], r, false); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond) // the ready arrives
+	if !eps[1].Cancel(r) {
+		t.Fatal("cancel of an unmatched receive failed")
+	}
+	s := post(t, eps[0], true, 1, 2, 5, []byte{1, 2, 3, 4})
+	if !done(s, 5*time.Second) || s.Err != nil {
+		t.Fatalf("send after the ready: %v", s.Err)
+	}
+}

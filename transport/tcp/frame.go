@@ -55,7 +55,8 @@ const (
 	kindAck                       // sync message id matched a receive
 	kindDetached                  // message with its payload, counted against the sender's credit
 	kindCredit                    // id detached messages of together sig bytes were taken
-	kindLast      = kindCredit
+	kindReady                     // the sender joined call key.Comm/key.Seq with signature sig
+	kindLast      = kindReady
 )
 
 // Codes carried by nack, fail and withdraw frames.

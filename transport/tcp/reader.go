@@ -46,6 +46,8 @@ func (p *peer) readLoop() {
 			p.onAck(&h)
 		case kindCredit:
 			p.onCredit(&h)
+		case kindReady:
+			p.onReady(&h)
 		case kindRTS:
 			p.onRTS(&h)
 		case kindCTS:
@@ -168,6 +170,24 @@ func (p *peer) onAck(h *header) {
 	p.mu.Unlock()
 	if s != nil {
 		p.t.finish(s.m, s.err)
+	}
+}
+
+// onReady takes the peer's word that it joined call h.key with signature
+// h.sig (a proof without a message): this rank's sends of the call complete
+// once written. A rank that started the call with another signature fails
+// it everywhere.
+func (p *peer) onReady(h *header) {
+	t := p.t
+	if t.foreign(h.key, h.sig) {
+		t.failCallOf(h.key, mismatchErr(p.rank))
+		return
+	}
+	p.mu.Lock()
+	proved := p.prove(h.key, h.sig)
+	p.mu.Unlock()
+	for _, m := range proved {
+		t.finish(m, nil)
 	}
 }
 
