@@ -107,6 +107,29 @@
 // The small-message cost over MPI is the header protocol's bookkeeping and
 // about four cgo calls per message and side.
 //
+// # Exchanges
+//
+// The transport implements transport.Exchanger: small blocking collectives
+// of the world communicator (8 bytes, say) run as one allgather of
+// fixed-size records (call, signature, payload of up to 96 bytes) on a
+// communicator of their own, persistent where the library has persistent
+// collectives (MPIX_Allgather_init in Open MPI 4, MPI_Allgather_init in MPI
+// 4; MPI_Iallgather otherwise), started and tested in a loop inside one cgo
+// call. Between two processes of one host (Open MPI 4.1.4, shared memory),
+// 8 bytes per call, best of 5 (TestMeasureExchange): exchange 0.43 µs,
+// MPI_Allgather 0.34 µs and MPI_Allreduce 0.34 µs in the same process
+// (initialised MPI_THREAD_SERIALIZED, which alone costs MPI 0.1-0.2 µs per
+// call against a plain MPI_Init). Records of different calls or
+// signatures fail the call with errs.Mismatch on every rank. Ranks that
+// disagree about taking the exchange (a count that differs: some run the
+// call as messages) are found by the exchanging ranks, from the others'
+// messages of the call or from a word a receive of the call sends its
+// peer after waiting 0.5 ms (transport.Msg.Announce): the call then fails
+// with errs.Mismatch everywhere, the next exchange too (one rank's
+// allgather is one behind), and the ranks are in step again after it. An
+// exchange abandoned because its context ended completes in the
+// background with the late ranks' records.
+//
 // # Native collectives
 //
 // NativeAllreduceSumFloat64, NativeAllgather, NativeBcast and NativeBarrier
@@ -119,7 +142,7 @@
 // # Limitations
 //
 //   - No combining receives (Irecv fails with errs.Unsupported), and no
-//     transport.Checker, Meeter or Exchanger: executors emulate them.
+//     transport.Checker or Meeter: executors emulate them.
 //   - A signature mismatch fails the receive only; the send completes.
 //   - Cancel withdraws unmatched receives only. For a large send it asks
 //     the receiver to drop the message if no receive has matched it, so that

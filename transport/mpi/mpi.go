@@ -16,6 +16,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/scoll/scoll/internal/errs"
@@ -72,6 +73,8 @@ type Transport struct {
 	// positive. inflight counts payload requests (data moving).
 	active, inflight int
 	events           uint64 // completions seen, for the pump's back-off
+
+	x exchState // exchange.go
 
 	// Responder: handlers by service, and services no longer served.
 	services map[uint64]func(int, []byte) []byte
@@ -516,8 +519,15 @@ func (t *Transport) Irecv(m *transport.Msg) error {
 	var err error
 	if a := popFront(t.unexp, k); a != nil {
 		done, err = t.match(m, a)
+	} else if e := t.abortedErr(m.Key); e != nil {
+		m.Err = e
+		t.finished()
+		done = true
 	} else {
 		t.recvs[k] = append(t.recvs[k], m)
+		if m.Announce && m.Key.Seq != 0 {
+			t.x.announce = append(t.x.announce, announced{m, k, time.Now()})
+		}
 	}
 	t.mu.Unlock()
 	t.kickPump()
@@ -649,6 +659,7 @@ func (t *Transport) Close() error {
 	}
 	t.closed = true
 	ds, held := t.drain(nil)
+	t.freeExchanges()
 	C.scoll_close(t.s)
 	t.s = nil
 	err := t.finalizeMPI()

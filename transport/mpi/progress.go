@@ -231,6 +231,9 @@ func (t *Transport) progress(ds []*transport.Msg) []*transport.Msg {
 		}
 		t.ringNext = (i + 1) % ringLen
 	}
+	if len(t.x.announce) > 0 {
+		t.announceLate(time.Now())
+	}
 	return ds
 }
 
@@ -306,6 +309,11 @@ func (t *Transport) header(i int, ds []*transport.Msg) []*transport.Msg {
 	switch kind {
 	case kindCancel:
 		t.dropCancelled(k, a.id)
+		return ds
+	case kindAbort:
+		return t.onAbort(callKey{key.Comm, key.Seq}, src, ds)
+	case kindReady:
+		t.onReady(callKey{key.Comm, key.Seq})
 		return ds
 	case kindInline:
 		if a.n != len(b)-hdrSize {

@@ -6,6 +6,17 @@
 
 #include "shim.h"
 
+// Persistent allgather for exchanges where the library has one: built
+// once, started per exchange (Open MPI 4's pcollreq extension, MPI 4).
+#if defined(OPEN_MPI) && OPEN_MPI
+#include <mpi-ext.h>
+#endif
+#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
+#define SCOLL_ALLGATHER_INIT MPIX_Allgather_init
+#elif MPI_VERSION >= 4
+#define SCOLL_ALLGATHER_INIT MPI_Allgather_init
+#endif
+
 struct scoll_mpi {
 	MPI_Comm comm[SCOLL_NCOMM];
 	MPI_Request *reqs;
@@ -13,6 +24,8 @@ struct scoll_mpi {
 	scoll_status *st;
 	int *idx;
 	int cap;
+	MPI_Request xreq; // the exchange's allgather (persistent where available)
+	int xactive;      // xreq has been started and has not completed
 };
 
 int scoll_init_thread(int want, int *provided) {
@@ -46,6 +59,7 @@ int scoll_open(scoll_mpi **out, int *rank, int *size, long long *tag_ub) {
 	for (int i = 0; i < SCOLL_NCOMM; i++) {
 		s->comm[i] = MPI_COMM_NULL;
 	}
+	s->xreq = MPI_REQUEST_NULL;
 	for (int i = 0; i < SCOLL_NCOMM; i++) {
 		rc = MPI_Comm_dup(MPI_COMM_WORLD, &s->comm[i]);
 		if (rc != MPI_SUCCESS) {
@@ -77,6 +91,9 @@ fail:
 }
 
 void scoll_close(scoll_mpi *s) {
+	if (s->xreq != MPI_REQUEST_NULL && !s->xactive) {
+		MPI_Request_free(&s->xreq);
+	}
 	for (int i = 0; i < SCOLL_NCOMM; i++) {
 		if (s->comm[i] != MPI_COMM_NULL) {
 			MPI_Comm_free(&s->comm[i]);
@@ -193,6 +210,47 @@ int scoll_test(scoll_mpi *s, int slot, int *done) {
 }
 
 int scoll_active(scoll_mpi *s, int slot) { return s->reqs[slot] != MPI_REQUEST_NULL; }
+
+int scoll_xtest(scoll_mpi *s, int spins, int *done) {
+	*done = 0;
+	if (!s->xactive) {
+		*done = 1;
+		return MPI_SUCCESS;
+	}
+	for (int i = 0; i < spins; i++) {
+		int rc = MPI_Test(&s->xreq, done, MPI_STATUS_IGNORE);
+		if (rc != MPI_SUCCESS) {
+			return rc;
+		}
+		if (*done) {
+			s->xactive = 0;
+			return MPI_SUCCESS;
+		}
+	}
+	return MPI_SUCCESS;
+}
+
+int scoll_xstart(scoll_mpi *s, const void *rec, void *all, int n, int spins, int *done) {
+	*done = 0;
+	int rc;
+#ifdef SCOLL_ALLGATHER_INIT
+	// rec, all and n are the same at every exchange of a transport.
+	if (s->xreq == MPI_REQUEST_NULL) {
+		rc = SCOLL_ALLGATHER_INIT(rec, n, MPI_BYTE, all, n, MPI_BYTE, s->comm[SCOLL_EXCH], MPI_INFO_NULL, &s->xreq);
+		if (rc != MPI_SUCCESS) {
+			return rc;
+		}
+	}
+	rc = MPI_Start(&s->xreq);
+#else
+	rc = MPI_Iallgather(rec, n, MPI_BYTE, all, n, MPI_BYTE, s->comm[SCOLL_EXCH], &s->xreq);
+#endif
+	if (rc != MPI_SUCCESS) {
+		return rc;
+	}
+	s->xactive = 1;
+	return scoll_xtest(s, spins, done);
+}
 
 int scoll_allreduce_sum_f64(scoll_mpi *s, const double *send, double *recv, int count) {
 	const void *in = send == recv ? MPI_IN_PLACE : send;

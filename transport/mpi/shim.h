@@ -13,7 +13,7 @@
 #include <stddef.h>
 
 // Communicators of a scoll_mpi, by index.
-enum { SCOLL_HDR = 0, SCOLL_DATA = 1, SCOLL_COLL = 2, SCOLL_NCOMM = 3 };
+enum { SCOLL_HDR = 0, SCOLL_DATA = 1, SCOLL_COLL = 2, SCOLL_EXCH = 3, SCOLL_NCOMM = 4 };
 
 // scoll_status is what the transport needs from an MPI_Status.
 typedef struct {
@@ -57,6 +57,15 @@ int scoll_cancel(scoll_mpi *s, int slot, int *cancelled);
 int scoll_test(scoll_mpi *s, int slot, int *done);
 // scoll_active reports whether slot holds a request.
 int scoll_active(scoll_mpi *s, int slot);
+
+// Exchanges: one MPI_Iallgather of n-byte records at a time on the exchange
+// communicator (persistent where the library has persistent collectives:
+// then rec, all and n must be the same at every call). scoll_xstart posts it (rec to all, which has room for size
+// records) and then tests it up to spins times; scoll_xtest tests the
+// posted one up to spins times. *done is set to 1 once it has completed.
+// Both keep rec and all until it completes.
+int scoll_xstart(scoll_mpi *s, const void *rec, void *all, int n, int spins, int *done);
+int scoll_xtest(scoll_mpi *s, int spins, int *done);
 
 int scoll_allreduce_sum_f64(scoll_mpi *s, const double *send, double *recv, int count);
 int scoll_allgather(scoll_mpi *s, const void *send, void *recv, int count);
