@@ -30,7 +30,8 @@
 #   SECTIONS="shm nodes" scripts/compare-mpi.sh
 #
 # Columns: scoll-tcp is scoll's default algorithm choice ("auto"), best the
-# fastest of the algorithms listed below (median per algorithm first).
+# fastest of the algorithms listed below (median per algorithm first),
+# eager the default choice with SCOLL_EAGER_SENDS=1 (scoll.WithEagerSends).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/compare-lib.sh
@@ -85,13 +86,14 @@ mpi_run() { # out mpirun-options...
 median_us() { medians "$1" -k1,1n -k2,2 -k3,3g; }
 
 if [[ " $SECTIONS " == *" tcp "* ]]; then
-printf "\n%-9s %3s %9s | %10s %10s %-20s %10s %6s | %10s %10s %6s\n" \
-	op np bytes "scoll-tcp" "best" "(algorithm)" "ompi-tcp" "ratio" "scoll-mpi" "mpi-native" "ratio"
+printf "\n%-9s %3s %9s | %10s %10s %-20s %10s %6s | %10s %6s | %10s %10s %6s\n" \
+	op np bytes "scoll-tcp" "best" "(algorithm)" "ompi-tcp" "ratio" "eager" "ratio" "scoll-mpi" "mpi-native" "ratio"
 for np in $NPS; do
 	for op in $OPS; do
-		: >"$work/tcp"; : >"$work/ompi"; : >"$work/smpi"; : >"$work/native"
+		: >"$work/tcp"; : >"$work/eager"; : >"$work/ompi"; : >"$work/smpi"; : >"$work/native"
 		for _ in $(seq "$REPS"); do
 			scoll_run "$work/tcp" algs env SCOLL_TRANSPORT=tcp "$work/scoll" run --np "$np" -- "$work/scoll"
+			scoll_run "$work/eager" flat env SCOLL_TRANSPORT=tcp SCOLL_EAGER_SENDS=1 "$work/scoll" run --np "$np" -- "$work/scoll"
 			mpi_run "$work/ompi" --mca btl self,tcp
 			scoll_run "$work/smpi" algs mpirun -np "$np" "$work/scoll-mpi"
 			mpi_run "$work/native"
@@ -101,20 +103,23 @@ for np in $NPS; do
 			auto=$(awk -F, '$2 == "auto" { print $3 }' "$work/t")
 			best=$(sort -t, -k3,3g "$work/t" | head -1)
 			ompi=$(median_us "$work/ompi" | awk -F, -v b="$size" '$1 == b { print $3 }')
+			eager=$(median_us "$work/eager" | awk -F, -v b="$size" '$1 == b && $2 == "auto" { print $3 }')
 			smpi=$(median_us "$work/smpi" | awk -F, -v b="$size" '$1 == b && $2 == "auto" { print $3 }')
 			native=$(median_us "$work/native" | awk -F, -v b="$size" '$1 == b { print $3 }')
 			awk -v op="$op" -v np="$np" -v b="$size" -v auto="$auto" -v best="$best" -v ompi="$ompi" \
-				-v smpi="$smpi" -v native="$native" 'BEGIN {
+				-v eager="$eager" -v smpi="$smpi" -v native="$native" 'BEGIN {
 				split(best, x, ",")
 				r1 = (ompi > 0 && x[3] > 0) ? sprintf("%6.2f", x[3] / ompi) : "     -"
+				r3 = (ompi > 0 && eager > 0) ? sprintf("%6.2f", eager / ompi) : "     -"
 				r2 = (native > 0 && smpi > 0) ? sprintf("%6.2f", smpi / native) : "     -"
-				printf "%-9s %3s %9s | %10.1f %10.1f %-20s %10.1f %s | %10.1f %10.1f %s\n",
-					op, np, b, auto, x[3], "(" x[2] ")", ompi, r1, smpi, native, r2 }'
+				printf "%-9s %3s %9s | %10.1f %10.1f %-20s %10.1f %s | %10.1f %s | %10.1f %10.1f %s\n",
+					op, np, b, auto, x[3], "(" x[2] ")", ompi, r1, eager, r3, smpi, native, r2 }'
 		done
 	done
 done
 echo
-echo "Times in µs per call, medians of $REPS runs. ratio = best / ompi-tcp and scoll-mpi / mpi-native (below 1: scoll faster)."
+echo "Times in µs per call, medians of $REPS runs. ratio = best / ompi-tcp, eager / ompi-tcp and scoll-mpi / mpi-native (below 1: scoll faster)."
+echo "eager: scoll-tcp's default choice with SCOLL_EAGER_SENDS=1 (small sends of collective calls complete once written)."
 fi
 
 if [[ " $SECTIONS " == *" shm "* ]]; then
