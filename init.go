@@ -62,7 +62,7 @@ func WithLogger(l *slog.Logger) Option { return func(c *runConfig) { c.logger = 
 func WithLazyConnect() Option { return func(c *runConfig) { c.lazy = true } }
 
 // WithEagerSends makes Init's TCP connections complete a small send (at
-// most 64 KiB) of a collective call once it is written, as MPI's eager
+// most 4 KiB) of a collective call once it is written, as MPI's eager
 // protocol does, instead of once its receiver has taken it as a message of
 // the same call; SCOLL_EAGER_SENDS=1 does the same without recompiling.
 // Back-to-back small calls whose ranks only send (a bcast's root) then cost
@@ -70,8 +70,8 @@ func WithLazyConnect() Option { return func(c *runConfig) { c.lazy = true } }
 // processes: about half the time). The price is the error contract: such a
 // rank may complete a mismatched call (ranks passing different counts or
 // roots) while the ranks that receive fail with ErrMismatch, instead of
-// every rank failing. A sender runs at most 64 messages (256 KiB) ahead of
-// a receiver.
+// every rank failing. A sender runs at most 64 such messages ahead of a
+// receiver.
 func WithEagerSends() Option { return func(c *runConfig) { c.eagerSends = true } }
 
 // EnvEagerSends names the environment variable that turns on

@@ -150,18 +150,15 @@ func (p *peer) failCall(k callKey, err error, code uint8, notify bool) {
 		}
 		return false
 	})
-	var credit uint64
 	p.unexp = slices.DeleteFunc(p.unexp, func(x *inbound) bool {
 		if in(x.key) && x.self != nil {
 			failed = append(failed, x.self)
 		}
-		if in(x.key) && x.credit && x.part == nil {
-			credit += uint64(len(x.buf))
-			p.creditN++
+		if in(x.key) && x.credit {
+			p.creditN++ // returned with the next batch
 		}
 		return in(x.key)
 	})
-	p.creditBytes += credit
 	for id, m := range p.rts {
 		if in(m.Key) {
 			failed = append(failed, m)
@@ -181,7 +178,7 @@ func (p *peer) failCall(k callKey, err error, code uint8, notify bool) {
 			return false
 		}
 		if f.h.kind == kindDetached {
-			p.uncharge(uint64(len(f.payload)))
+			p.detached--
 		}
 		if f.done() {
 			failed = append(failed, f.m)

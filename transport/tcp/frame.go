@@ -54,7 +54,7 @@ const (
 	kindSync                      // message with its payload; answer ack id when it matches
 	kindAck                       // sync message id matched a receive
 	kindDetached                  // message with its payload, counted against the sender's credit
-	kindCredit                    // id detached messages of together sig bytes were taken
+	kindCredit                    // id detached messages were taken
 	kindReady                     // the sender joined call key.Comm/key.Seq with signature sig
 	kindLast      = kindReady
 )

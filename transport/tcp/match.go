@@ -84,7 +84,7 @@ func (p *peer) recv(m *transport.Msg) error {
 				p.ack(in.id)
 			}
 			if in.credit {
-				p.credit(uint64(len(in.buf)))
+				p.credit()
 			}
 			fill(m, in.buf, in.sig, p.rank)
 			p.t.finish(m, nil)
@@ -194,7 +194,7 @@ func (p *peer) complete(x *incoming) {
 		}
 	}
 	if x.credit {
-		p.credit(x.total)
+		p.credit()
 	}
 	p.t.finish(m, nil)
 }
@@ -215,7 +215,7 @@ func (p *peer) cancel(m *transport.Msg) bool {
 			p.out = slices.Delete(p.out, i, i+1)
 			switch f.h.kind {
 			case kindDetached:
-				p.uncharge(uint64(len(f.payload)))
+				p.detached--
 			case kindRTS:
 				delete(p.rts, f.h.id)
 			case kindSync:

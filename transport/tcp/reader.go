@@ -96,7 +96,7 @@ func (p *peer) onEager(conn net.Conn, br *bufio.Reader, h *header) error {
 	}
 	if t.callErr(h.key) != nil {
 		if x.credit {
-			p.credit(h.len)
+			p.credit()
 		}
 		if first < h.len {
 			p.mu.Lock()

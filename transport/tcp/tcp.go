@@ -25,7 +25,11 @@
 // as a message of the same call (an acknowledgement, or a message of that
 // call from the receiver itself), so ranks that called different
 // collectives find out with errs.Mismatch instead of completing on messages
-// nobody receives.
+// nobody receives. A receive marked transport.Msg.Announce tells its peer at
+// once that this rank joined the call (a ready frame with the call's
+// signature), so that the peer's sends of the call complete when written.
+// With Config.DetachedSends small sends complete once written, within a
+// credit per peer (detached.go), as MPI's eager sends do.
 //
 // Liveness: each connection carries a heartbeat when idle, and a peer that
 // sends nothing for Config.Timeout (2 s by default) is declared failed, as
@@ -86,7 +90,7 @@ type Config struct {
 	SocketBuffer int
 	// MaxMessage is the largest message accepted (default 1 TiB).
 	MaxMessage int64
-	// DetachedSends makes a send of a collective call of at most 64 KiB
+	// DetachedSends makes a send of a collective call of at most 4 KiB
 	// complete once written, as MPI's eager protocol does, within a
 	// bounded credit per peer (detached.go), instead of once its receiver
 	// took it. Back-to-back small bcasts then cost their root a write per

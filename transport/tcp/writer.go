@@ -61,7 +61,7 @@ func (p *peer) send(m *transport.Msg) error {
 		case m.Eager || p.proven(m):
 		case m.Key.Seq != 0 && p.detachable(len(m.Buf)):
 			f.h.kind = kindDetached
-			p.charge(uint64(len(m.Buf)))
+			p.detached++
 		default:
 			f.h.kind = kindSync
 			p.acks[f.h.id] = &syncSend{m: m}
