@@ -62,6 +62,16 @@ func TestExchange(t *testing.T) {
 	barrier(t, tr)
 }
 
+// needPair returns this rank's transport and rank, skipping the test
+// unless there are at least 2 ranks.
+func needPair(t *testing.T) (*Transport, int) {
+	tr := needWorld(t)
+	if tr.Size() < 2 {
+		t.Skip("needs 2 ranks")
+	}
+	return tr, tr.Rank()
+}
+
 // TestExchangeMixed: when rank 0 runs a call as an exchange and the others
 // run it with messages, every rank fails the call with errs.Mismatch
 // instead of waiting: rank 0 because a peer's message or ready word
@@ -69,11 +79,7 @@ func TestExchange(t *testing.T) {
 // fails on every rank (rank 0's allgather of the mixed call is still
 // posted), and the one after works.
 func TestExchangeMixed(t *testing.T) {
-	tr := needWorld(t)
-	if tr.Size() < 2 {
-		t.Skip("needs 2 ranks")
-	}
-	me := tr.Rank()
+	tr, me := needPair(t)
 	const seq = 300
 	if me == 0 {
 		if _, err := exchange(tr, seq, 9, []byte{1}); !errors.Is(err, errs.Mismatch) {
@@ -124,11 +130,7 @@ func TestExchangeMixed(t *testing.T) {
 // joined returns the context's error; the late ranks complete the call
 // with its payload, and the next exchange works on every rank.
 func TestExchangeLate(t *testing.T) {
-	tr := needWorld(t)
-	if tr.Size() < 2 {
-		t.Skip("needs 2 ranks")
-	}
-	me := tr.Rank()
+	tr, me := needPair(t)
 	const seq = 400
 	if me == 0 {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
