@@ -117,9 +117,9 @@ func (t *Transport) Exchange(ctx context.Context, x *transport.Exchange) error {
 	le.PutUint64(rec[16:], x.Sig)
 	le.PutUint64(rec[24:], uint64(len(x.Payload)))
 	copy(rec[xhdr:], x.Payload)
-	var done C.int
-	if rc := C.scoll_xstart(t.s, t.x.rec, t.x.all, xrec, xSpins, &done); rc != 0 {
-		return t.breakWith(mpiError("MPI_Iallgather", rc))
+	done := C.scoll_xstart(t.s, t.x.rec, t.x.all, xrec, xSpins)
+	if done < 0 {
+		return t.breakWith(mpiError("starting an exchange's allgather", -done))
 	}
 	t.x.stale, t.x.staleKey = true, call
 	if done == 0 {
@@ -190,11 +190,10 @@ func (t *Transport) xwait(ctx context.Context, call callKey, watch bool) error {
 		if err := t.usable(); err != nil {
 			return err
 		}
-		var done C.int
-		if rc := C.scoll_xtest(t.s, xSpins, &done); rc != 0 {
-			return t.breakWith(mpiError("MPI_Test of an exchange", rc))
-		}
-		if done != 0 {
+		switch done := C.scoll_xtest(t.s, xSpins); {
+		case done < 0:
+			return t.breakWith(mpiError("MPI_Test of an exchange", -done))
+		case done > 0:
 			return nil
 		}
 	}

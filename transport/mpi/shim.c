@@ -211,34 +211,32 @@ int scoll_test(scoll_mpi *s, int slot, int *done) {
 
 int scoll_active(scoll_mpi *s, int slot) { return s->reqs[slot] != MPI_REQUEST_NULL; }
 
-int scoll_xtest(scoll_mpi *s, int spins, int *done) {
-	*done = 0;
+int scoll_xtest(scoll_mpi *s, int spins) {
 	if (!s->xactive) {
-		*done = 1;
-		return MPI_SUCCESS;
+		return 1;
 	}
 	for (int i = 0; i < spins; i++) {
-		int rc = MPI_Test(&s->xreq, done, MPI_STATUS_IGNORE);
+		int done = 0;
+		int rc = MPI_Test(&s->xreq, &done, MPI_STATUS_IGNORE);
 		if (rc != MPI_SUCCESS) {
-			return rc;
+			return rc > 0 ? -rc : -1;
 		}
-		if (*done) {
+		if (done) {
 			s->xactive = 0;
-			return MPI_SUCCESS;
+			return 1;
 		}
 	}
-	return MPI_SUCCESS;
+	return 0;
 }
 
-int scoll_xstart(scoll_mpi *s, const void *rec, void *all, int n, int spins, int *done) {
-	*done = 0;
+int scoll_xstart(scoll_mpi *s, const void *rec, void *all, int n, int spins) {
 	int rc;
 #ifdef SCOLL_ALLGATHER_INIT
 	// rec, all and n are the same at every exchange of a transport.
 	if (s->xreq == MPI_REQUEST_NULL) {
 		rc = SCOLL_ALLGATHER_INIT(rec, n, MPI_BYTE, all, n, MPI_BYTE, s->comm[SCOLL_EXCH], MPI_INFO_NULL, &s->xreq);
 		if (rc != MPI_SUCCESS) {
-			return rc;
+			return rc > 0 ? -rc : -1;
 		}
 	}
 	rc = MPI_Start(&s->xreq);
@@ -246,10 +244,10 @@ int scoll_xstart(scoll_mpi *s, const void *rec, void *all, int n, int spins, int
 	rc = MPI_Iallgather(rec, n, MPI_BYTE, all, n, MPI_BYTE, s->comm[SCOLL_EXCH], &s->xreq);
 #endif
 	if (rc != MPI_SUCCESS) {
-		return rc;
+		return rc > 0 ? -rc : -1;
 	}
 	s->xactive = 1;
-	return scoll_xtest(s, spins, done);
+	return scoll_xtest(s, spins);
 }
 
 int scoll_allreduce_sum_f64(scoll_mpi *s, const double *send, double *recv, int count) {

@@ -62,10 +62,11 @@ int scoll_active(scoll_mpi *s, int slot);
 // communicator (persistent where the library has persistent collectives:
 // then rec, all and n must be the same at every call). scoll_xstart posts it (rec to all, which has room for size
 // records) and then tests it up to spins times; scoll_xtest tests the
-// posted one up to spins times. *done is set to 1 once it has completed.
-// Both keep rec and all until it completes.
-int scoll_xstart(scoll_mpi *s, const void *rec, void *all, int n, int spins, int *done);
-int scoll_xtest(scoll_mpi *s, int spins, int *done);
+// posted one up to spins times. Both return 1 once it has completed, 0 while
+// it has not, and minus an MPI error code when MPI fails; they keep rec and
+// all until it completes.
+int scoll_xstart(scoll_mpi *s, const void *rec, void *all, int n, int spins);
+int scoll_xtest(scoll_mpi *s, int spins);
 
 int scoll_allreduce_sum_f64(scoll_mpi *s, const double *send, double *recv, int count);
 int scoll_allgather(scoll_mpi *s, const void *send, void *recv, int count);
