@@ -103,7 +103,7 @@ func (p *peer) recv(m *transport.Msg) error {
 	default:
 	}
 	idle := p.state == stateIdle
-	announce := m.Announce && m.Key.Seq != 0 && !p.sentProof(m.Key, m.Sig)
+	announce := m.Announce && m.Key.Seq != 0 && p.rank != p.t.rank && !p.sentProof(m.Key, m.Sig)
 	if announce {
 		p.sentKey, p.sentSig = callKey{m.Key.Comm, m.Key.Seq}, m.Sig
 	}
