@@ -101,7 +101,7 @@ func (t *Transport) Exchange(ctx context.Context, x *transport.Exchange) error {
 		// An earlier call's allgather: it completes with the others'
 		// allgather of that call (they were late) or of this one (they
 		// never posted one for it).
-		if err := t.xwait(ctx, call, false); err != nil {
+		if err := t.xwait(ctx, call); err != nil {
 			return err
 		}
 		t.x.stale = false
@@ -123,7 +123,7 @@ func (t *Transport) Exchange(ctx context.Context, x *transport.Exchange) error {
 	}
 	t.x.stale, t.x.staleKey = true, call
 	if done == 0 {
-		if err := t.xwait(ctx, call, true); err != nil {
+		if err := t.xwait(ctx, call); err != nil {
 			return err
 		}
 	}
@@ -162,16 +162,15 @@ func (t *Transport) recordsOf(call callKey) error {
 }
 
 // xwait waits, with mu held (released while it lets others run), until the
-// posted allgather completes. With watch set it fails call (and tells the
-// other ranks) when a rank shows it runs the call with messages.
-func (t *Transport) xwait(ctx context.Context, call callKey, watch bool) error {
+// posted allgather completes, which may be an earlier call's. It fails call
+// (and tells the other ranks) when a rank shows it runs the call with
+// messages: they post no allgather that would complete it.
+func (t *Transport) xwait(ctx context.Context, call callKey) error {
 	start := time.Now()
 	for i := 0; ; i++ {
-		if watch {
-			if err := t.mixed(call); err != nil {
-				t.abort(call)
-				return err
-			}
+		if err := t.mixed(call); err != nil {
+			t.abort(call)
+			return err
 		}
 		if err := ctx.Err(); err != nil {
 			return transport.CtxErr(ctx)

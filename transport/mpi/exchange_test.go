@@ -75,17 +75,22 @@ func needPair(t *testing.T) (*Transport, int) {
 // TestExchangeMixed: when rank 0 runs a call as an exchange and the others
 // run it with messages, every rank fails the call with errs.Mismatch
 // instead of waiting: rank 0 because a peer's message or ready word
-// arrives, the others because rank 0 aborts the call. The next exchange
-// fails on every rank (rank 0's allgather of the mixed call is still
-// posted), and the one after works.
+// arrives, the others because rank 0 aborts the call. Twice in a row (the
+// second time rank 0 still waits for its first allgather). The next
+// exchange then fails on every rank (rank 0's allgather of the first mixed
+// call is still posted and pairs with the others'), and the one after
+// works.
 func TestExchangeMixed(t *testing.T) {
 	tr, me := needPair(t)
 	const seq = 300
-	if me == 0 {
-		if _, err := exchange(tr, seq, 9, []byte{1}); !errors.Is(err, errs.Mismatch) {
-			t.Fatalf("rank 0, exchange of a mixed call: %v, want a mismatch", err)
+	mixed := func(seq uint64) {
+		t.Helper()
+		if me == 0 {
+			if _, err := exchange(tr, seq, 9, []byte{1}); !errors.Is(err, errs.Mismatch) {
+				t.Fatalf("rank 0, exchange of mixed call %d: %v, want a mismatch", seq, err)
+			}
+			return
 		}
-	} else {
 		// Rank 1 sends rank 0 a message of the call; the others wait for
 		// one from rank 0 (announced, so rank 0 hears of them).
 		key := transport.Key{Comm: 55, Seq: seq}
@@ -105,22 +110,24 @@ func TestExchangeMixed(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
 		if err := w.Wait(ctx); err != nil {
-			t.Fatalf("rank %d: the message call never ended: %v", me, err)
+			t.Fatalf("rank %d: mixed call %d never ended: %v", me, seq, err)
 		}
 		if !errors.Is(r.Err, errs.Mismatch) {
-			t.Fatalf("rank %d: receive of the mixed call: %v, want a mismatch", me, r.Err)
+			t.Fatalf("rank %d: receive of mixed call %d: %v, want a mismatch", me, seq, r.Err)
 		}
 	}
-	if _, err := exchange(tr, seq+1, 9, []byte{2}); !errors.Is(err, errs.Mismatch) {
-		t.Fatalf("rank %d: exchange after the mixed call: %v, want a mismatch", me, err)
+	mixed(seq)
+	mixed(seq + 1)
+	if _, err := exchange(tr, seq+2, 9, []byte{2}); !errors.Is(err, errs.Mismatch) {
+		t.Fatalf("rank %d: exchange after the mixed calls: %v, want a mismatch", me, err)
 	}
-	data, err := exchange(tr, seq+2, 9, []byte{byte(me)})
+	data, err := exchange(tr, seq+3, 9, []byte{byte(me)})
 	if err != nil {
-		t.Fatalf("rank %d: second exchange after the mixed call: %v", me, err)
+		t.Fatalf("rank %d: second exchange after the mixed calls: %v", me, err)
 	}
 	for r := range tr.Size() {
 		if !bytes.Equal(data[r], []byte{byte(r)}) {
-			t.Fatalf("rank %d: second exchange after the mixed call: rank %d's payload % x", me, r, data[r])
+			t.Fatalf("rank %d: second exchange after the mixed calls: rank %d's payload % x", me, r, data[r])
 		}
 	}
 	barrier(t, tr)

@@ -156,3 +156,50 @@ func TestAnnounce(t *testing.T) {
 		t.Fatalf("send after the ready: %v", s.Err)
 	}
 }
+
+// TestDetachedCreditAfterAbort: detached messages of a call that fails at
+// their receiver before it takes them return their credit too.
+func TestDetachedCreditAfterAbort(t *testing.T) {
+	eps := group(t, 2, tcp.Config{DetachedSends: true})
+	defer closeGroup(eps)
+	var sends []*transport.Msg
+	for range 64 {
+		sends = append(sends, post(t, eps[0], true, 1, 1, 9, []byte{1}))
+	}
+	transporttest.Wait(t, sends...)
+	// Let them arrive before the call fails.
+	time.Sleep(20 * time.Millisecond)
+	eps[1].AbortCall(3, 1, errs.Mismatch)
+	for start := time.Now(); eps[0].Uncredited(1) > 0; time.Sleep(time.Millisecond) {
+		if time.Since(start) > 5*time.Second {
+			t.Fatalf("%d sends still uncredited after their call failed at the receiver", eps[0].Uncredited(1))
+		}
+	}
+}
+
+// TestAnnounceOrder: a ready goes out after the messages queued before it,
+// so the peer never takes an earlier call's message for the latest word
+// of this rank (which once left a send of the announced call waiting for
+// an ack that never came).
+func TestAnnounceOrder(t *testing.T) {
+	eps := group(t, 2, tcp.Config{})
+	defer closeGroup(eps)
+	big := make([]byte, 4<<20)
+	rz := post(t, eps[0], false, 1, 1, 9, make([]byte, len(big)))
+	sz := post(t, eps[1], true, 0, 1, 9, big)
+	time.Sleep(time.Millisecond) // the long message is being written
+	sb := post(t, eps[1], true, 0, 2, 9, []byte{2})
+	ra := &transport.Msg{Peer: 0, Key: transport.Key{Comm: 3, Seq: 3}, Buf: make([]byte, 1), Sig: 9, Announce: true, W: transport.NewWaiter(0)}
+	if err := transport.Post(eps[1], ra, false); err != nil {
+		t.Fatal(err)
+	}
+	rb := post(t, eps[0], false, 1, 2, 9, make([]byte, 1))
+	transporttest.Wait(t, rz, rb)
+	sa := post(t, eps[0], true, 1, 3, 9, []byte{3})
+	transporttest.Wait(t, sa, ra, sz, sb)
+	for _, m := range []*transport.Msg{rz, sz, sb, rb, sa, ra} {
+		if m.Err != nil {
+			t.Fatal(m.Err)
+		}
+	}
+}

@@ -155,10 +155,13 @@ func (p *peer) failCall(k callKey, err error, code uint8, notify bool) {
 			failed = append(failed, x.self)
 		}
 		if in(x.key) && x.credit {
-			p.creditN++ // returned with the next batch
+			p.creditN++
 		}
 		return in(x.key)
 	})
+	if p.creditN >= creditBatch {
+		p.control(p.takeCredit())
+	}
 	for id, m := range p.rts {
 		if in(m.Key) {
 			failed = append(failed, m)

@@ -103,18 +103,16 @@ func (p *peer) recv(m *transport.Msg) error {
 	default:
 	}
 	idle := p.state == stateIdle
-	announce := m.Announce && m.Key.Seq != 0 && p.rank != p.t.rank && !p.sentProof(m.Key, m.Sig)
-	if announce {
-		p.sentKey, p.sentSig = callKey{m.Key.Comm, m.Key.Seq}, m.Sig
-	}
-	p.mu.Unlock()
-	if idle {
-		p.connect()
-	}
-	if announce {
+	if m.Announce && m.Key.Seq != 0 && p.rank != p.t.rank && !p.sentProof(m.Key, m.Sig) {
 		// The peer's sends of this call complete once written instead of
 		// once acknowledged (the ready proves this rank is in the call).
-		p.sendControl(header{kind: kindReady, key: transport.Key{Comm: m.Key.Comm, Seq: m.Key.Seq}, sig: m.Sig})
+		p.sentKey, p.sentSig = callKey{m.Key.Comm, m.Key.Seq}, m.Sig
+		p.sendReady(header{kind: kindReady, key: transport.Key{Comm: m.Key.Comm, Seq: m.Key.Seq}, sig: m.Sig}) // unlocks
+	} else {
+		p.mu.Unlock()
+	}
+	if idle {
+		p.connect()
 	}
 	return nil
 }

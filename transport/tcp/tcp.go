@@ -412,7 +412,7 @@ func (t *Transport) RecordCall(comm, seq, sig uint64) {
 		p.mu.Lock()
 		bad := slices.ContainsFunc(p.unexp, func(in *inbound) bool {
 			return in.key.Comm == comm && in.key.Seq == seq && in.sig != sig
-		})
+		}) || p.proofKey == k && p.proofSig != sig // a ready of another call
 		p.mu.Unlock()
 		if bad {
 			t.failCall(k, mismatchErr(p.rank), -1)

@@ -102,7 +102,7 @@ func (p *peer) send(m *transport.Msg) error {
 // may be waiting for this one).
 func (p *peer) sendControl(h header) {
 	p.mu.Lock()
-	if p.rawc == nil || p.state != stateUp || !p.started || p.writing || len(p.out) > 0 || len(p.ctrl) > 0 || p.closing {
+	if !p.canWriteNow() {
 		p.control(h)
 		p.mu.Unlock()
 		p.wake()
@@ -110,6 +110,37 @@ func (p *peer) sendControl(h header) {
 	}
 	p.writing = true
 	p.mu.Unlock()
+	p.writeControl(h)
+}
+
+// canWriteNow reports whether the calling goroutine may write a frame to
+// the socket at once (setting p.writing): nothing is queued and nobody is
+// writing. Called with p.mu held.
+func (p *peer) canWriteNow() bool {
+	return p.rawc != nil && p.state == stateUp && p.started && !p.writing && len(p.out) == 0 && len(p.ctrl) == 0 && !p.closing
+}
+
+// sendReady sends ready frame h in order with the data frames (after those
+// queued before it): a ready, like a message, tells the peer which call
+// this rank last joined (sentKey), so it must not overtake the messages
+// that told it of an earlier one. Called with p.mu held, after sentKey was
+// set; returns with it released.
+func (p *peer) sendReady(h header) {
+	if !p.canWriteNow() {
+		p.out = append(p.out, &frame{h: h})
+		p.mu.Unlock()
+		p.wake()
+		return
+	}
+	p.writing = true
+	p.mu.Unlock()
+	p.writeControl(h)
+}
+
+// writeControl writes control frame h without blocking, the caller having
+// set p.writing; what the socket does not take goes to the writer ahead of
+// anything queued.
+func (p *peer) writeControl(h header) {
 	b := p.scratch.hdr[:]
 	h.encode(b)
 	n, err := p.rawc.tryWrite(b)
