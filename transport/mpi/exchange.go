@@ -52,8 +52,6 @@ const (
 	xrec       = xhdr + exchLimit
 	xSpins     = 256 // MPI_Test calls per cgo call
 	readyAfter = 500 * time.Microsecond
-	kindAbort  = 4 // call key.Comm/key.Seq failed: a mismatch (header only)
-	kindReady  = 5 // the sender waits for messages of call key.Comm/key.Seq (header only)
 )
 
 // callKey names a collective call.

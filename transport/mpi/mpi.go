@@ -148,6 +148,8 @@ const (
 	kindInline   = 1 // payload follows the header
 	kindPayload  = 2 // payload follows on the data communicator
 	kindCancel   = 3 // the sender withdraws message id (sent with its key)
+	kindAbort    = 4 // call key.Comm/key.Seq failed: a mismatch (header only; exchange.go)
+	kindReady    = 5 // the sender waits for messages of call key.Comm/key.Seq (header only; exchange.go)
 	hdrKind      = 0
 	hdrComm      = 8
 	hdrSeq       = 16

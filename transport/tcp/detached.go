@@ -13,7 +13,8 @@ package tcp
 // wait there), and the receiver returns credit in batches (kindCredit) as it
 // takes the messages, so a stream of bcasts costs one write per message and
 // one credit frame per creditBatch messages. Without credit, sends wait for
-// their acks as before. Larger messages are not detached: a sender running
+// their acks as before, and each such message that arrives takes back the
+// credit due so far (a batch may never fill). Larger messages are not detached: a sender running
 // ahead would make receivers buffer and copy what they now read into
 // posted buffers (1 MiB allreduce between 2 processes: 4x slower with
 // 64 KiB detached sends).
@@ -58,19 +59,4 @@ func (p *peer) onCredit(h *header) {
 	p.mu.Lock()
 	p.detached -= min(h.id, p.detached)
 	p.mu.Unlock()
-}
-
-// ack acknowledges sync message id, returning any credit due with it: a
-// sender out of credit sends acknowledged messages and gets its credit back
-// no later than their acks.
-func (p *peer) ack(id uint64) {
-	p.sendControl(header{kind: kindAck, id: id})
-	p.mu.Lock()
-	if p.creditN == 0 {
-		p.mu.Unlock()
-		return
-	}
-	h := p.takeCredit()
-	p.mu.Unlock()
-	p.sendControl(h)
 }

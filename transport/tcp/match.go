@@ -81,7 +81,7 @@ func (p *peer) recv(m *transport.Msg) error {
 			ack := in.ack && in.sig == m.Sig && !p.sentProof(in.key, in.sig)
 			p.mu.Unlock()
 			if ack {
-				p.ack(in.id)
+				p.sendControl(header{kind: kindAck, id: in.id})
 			}
 			if in.credit {
 				p.credit()
@@ -107,7 +107,7 @@ func (p *peer) recv(m *transport.Msg) error {
 		// The peer's sends of this call complete once written instead of
 		// once acknowledged (the ready proves this rank is in the call).
 		p.sentKey, p.sentSig = callKey{m.Key.Comm, m.Key.Seq}, m.Sig
-		p.sendReady(header{kind: kindReady, key: transport.Key{Comm: m.Key.Comm, Seq: m.Key.Seq}, sig: m.Sig}) // unlocks
+		p.sendFrame(header{kind: kindReady, key: transport.Key{Comm: m.Key.Comm, Seq: m.Key.Seq}, sig: m.Sig}, true) // unlocks
 	} else {
 		p.mu.Unlock()
 	}
@@ -188,7 +188,7 @@ func (p *peer) complete(x *incoming) {
 		ack := !p.sentProof(x.key, x.sig)
 		p.mu.Unlock()
 		if ack {
-			p.ack(x.id)
+			p.sendControl(header{kind: kindAck, id: x.id})
 		}
 	}
 	if x.credit {

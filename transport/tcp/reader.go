@@ -108,13 +108,15 @@ func (p *peer) onEager(conn net.Conn, br *bufio.Reader, h *header) error {
 	p.mu.Lock()
 	x.m = p.takePosted(h.key)
 	proved := p.prove(h.key, h.sig)
-	if h.kind == kindSync && p.creditN > 0 {
-		// The peer may be out of credit (or send larger messages): return
-		// what is due, or it may never come back (see detached.go).
+	credit := h.kind == kindSync && p.creditN > 0
+	if credit {
+		// The peer may be out of credit: return what is due (detached.go).
 		p.control(p.takeCredit())
-		defer p.wake()
 	}
 	p.mu.Unlock()
+	if credit {
+		p.wake()
+	}
 	for _, m := range proved {
 		t.finish(m, nil)
 	}

@@ -102,15 +102,7 @@ func (p *peer) send(m *transport.Msg) error {
 // may be waiting for this one).
 func (p *peer) sendControl(h header) {
 	p.mu.Lock()
-	if !p.canWriteNow() {
-		p.control(h)
-		p.mu.Unlock()
-		p.wake()
-		return
-	}
-	p.writing = true
-	p.mu.Unlock()
-	p.writeControl(h)
+	p.sendFrame(h, false)
 }
 
 // canWriteNow reports whether the calling goroutine may write a frame to
@@ -120,14 +112,19 @@ func (p *peer) canWriteNow() bool {
 	return p.rawc != nil && p.state == stateUp && p.started && !p.writing && len(p.out) == 0 && len(p.ctrl) == 0 && !p.closing
 }
 
-// sendReady sends ready frame h in order with the data frames (after those
-// queued before it): a ready, like a message, tells the peer which call
-// this rank last joined (sentKey), so it must not overtake the messages
-// that told it of an earlier one. Called with p.mu held, after sentKey was
-// set; returns with it released.
-func (p *peer) sendReady(h header) {
+// sendFrame writes header-only frame h at once if it can, else queues it:
+// ahead of the queued data frames (a control frame), or, inOrder, behind
+// them. A ready frame goes in order: like a message, it tells the peer
+// which call this rank last joined (sentKey), so it must not overtake the
+// messages that told it of an earlier one. Called with p.mu held; returns
+// with it released.
+func (p *peer) sendFrame(h header, inOrder bool) {
 	if !p.canWriteNow() {
-		p.out = append(p.out, &frame{h: h})
+		if inOrder {
+			p.out = append(p.out, &frame{h: h})
+		} else {
+			p.control(h)
+		}
 		p.mu.Unlock()
 		p.wake()
 		return
