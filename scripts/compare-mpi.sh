@@ -85,6 +85,9 @@ mpi_run() { # out mpirun-options...
 # median of the values per (bytes, algorithm): prints "bytes,algorithm,median"
 median_us() { medians "$1" -k1,1n -k2,2 -k3,3g; }
 
+# cell FILE BYTES [ALGORITHM]: the median µs of BYTES (and ALGORITHM) in FILE.
+cell() { median_us "$1" | awk -F, -v b="$2" -v a="${3:-}" '$1 == b && (a == "" || $2 == a) { print $3 }'; }
+
 if [[ " $SECTIONS " == *" tcp "* ]]; then
 printf "\n%-9s %3s %9s | %10s %10s %-20s %10s %6s | %10s %6s | %10s %10s %6s\n" \
 	op np bytes "scoll-tcp" "best" "(algorithm)" "ompi-tcp" "ratio" "eager" "ratio" "scoll-mpi" "mpi-native" "ratio"
@@ -102,10 +105,10 @@ for np in $NPS; do
 			median_us "$work/tcp" | awk -F, -v b="$size" '$1 == b' >"$work/t"
 			auto=$(awk -F, '$2 == "auto" { print $3 }' "$work/t")
 			best=$(sort -t, -k3,3g "$work/t" | head -1)
-			ompi=$(median_us "$work/ompi" | awk -F, -v b="$size" '$1 == b { print $3 }')
-			eager=$(median_us "$work/eager" | awk -F, -v b="$size" '$1 == b && $2 == "auto" { print $3 }')
-			smpi=$(median_us "$work/smpi" | awk -F, -v b="$size" '$1 == b && $2 == "auto" { print $3 }')
-			native=$(median_us "$work/native" | awk -F, -v b="$size" '$1 == b { print $3 }')
+			ompi=$(cell "$work/ompi" "$size")
+			eager=$(cell "$work/eager" "$size" auto)
+			smpi=$(cell "$work/smpi" "$size" auto)
+			native=$(cell "$work/native" "$size")
 			awk -v op="$op" -v np="$np" -v b="$size" -v auto="$auto" -v best="$best" -v ompi="$ompi" \
 				-v eager="$eager" -v smpi="$smpi" -v native="$native" 'BEGIN {
 				split(best, x, ",")
@@ -136,7 +139,7 @@ for np in $SHM_NPS; do
 			median_us "$work/shm" | awk -F, -v b="$size" '$1 == b' >"$work/t"
 			auto=$(awk -F, '$2 == "auto" { print $3 }' "$work/t")
 			best=$(sort -t, -k3,3g "$work/t" | head -1)
-			vader=$(median_us "$work/vader" | awk -F, -v b="$size" '$1 == b { print $3 }')
+			vader=$(cell "$work/vader" "$size")
 			awk -v op="$op" -v np="$np" -v b="$size" -v auto="$auto" -v best="$best" -v vader="$vader" 'BEGIN {
 				split(best, x, ",")
 				r1 = (vader > 0 && auto > 0) ? sprintf("%6.2f", auto / vader) : "     -"
@@ -161,10 +164,10 @@ for op in $OPS; do
 		mpi_run "$work/otcp" --mca btl self,tcp
 	done
 	for size in $SIZES; do
-		node=$(median_us "$work/node" | awk -F, -v b="$size" '$1 == b && $2 == "auto" { print $3 }')
-		hier=$(median_us "$work/node" | awk -F, -v b="$size" '$1 == b && $2 == "hier" { print $3 }')
-		flat=$(median_us "$work/flat" | awk -F, -v b="$size" '$1 == b && $2 == "auto" { print $3 }')
-		otcp=$(median_us "$work/otcp" | awk -F, -v b="$size" '$1 == b { print $3 }')
+		node=$(cell "$work/node" "$size" auto)
+		hier=$(cell "$work/node" "$size" hier)
+		flat=$(cell "$work/flat" "$size" auto)
+		otcp=$(cell "$work/otcp" "$size")
 		awk -v op="$op" -v np="$np" -v b="$size" -v node="$node" -v hier="$hier" -v flat="$flat" -v otcp="$otcp" 'BEGIN {
 			r1 = (flat > 0 && node > 0) ? sprintf("%7.2f", node / flat) : "      -"
 			r2 = (otcp > 0 && node > 0) ? sprintf("%7.2f", node / otcp) : "      -"
