@@ -2,16 +2,11 @@ package scoll
 
 import (
 	"context"
-	"fmt"
-	"github.com/scoll/scoll/internal/cid"
-	"github.com/scoll/scoll/internal/wire"
-	"os"
-	"strings"
 
+	"github.com/scoll/scoll/internal/comm"
+	"github.com/scoll/scoll/internal/join"
 	"github.com/scoll/scoll/internal/plan"
-	"github.com/scoll/scoll/internal/postbox"
 	"github.com/scoll/scoll/split"
-	"github.com/scoll/scoll/transport"
 )
 
 // WithColorCompare orders the colors of SplitBytes with cmp instead of
@@ -54,78 +49,23 @@ func WithChainGroup() SplitOption { return func(c *splitConfig) { c.opts.Chain =
 // integer-only ones refuse byte colors with ErrUnsupported). It is
 // collective over c, with the same options on every rank.
 func (c *Comm) SplitBytes(ctx context.Context, color, key []byte, opts ...SplitOption) (*Comm, error) {
-	var cfg splitConfig
-	for _, o := range opts {
-		if o != nil {
-			o(&cfg)
-		}
-	}
-	return c.splitItem(ctx, split.Item{Color: color, Key: key}, &cfg, plan.NewHash())
+	cfg := splitOptions(opts)
+	d, err := c.core().SplitItem(ctx, split.Item{Color: color, Key: key}, &cfg.opts, cfg.report(), plan.NewHash())
+	return cfg.done(d, err)
 }
 
 // HostnameEnv names the environment variable that overrides the host name
 // of SplitByNode and every node-aware feature, so that one machine can
 // pretend to be several.
-const HostnameEnv = "SCOLL_HOSTNAME"
+const HostnameEnv = join.HostnameEnv
 
 // Hostname returns the name of the node this rank runs on: $SCOLL_HOSTNAME
 // when set, else the operating system's host name.
-func Hostname() (string, error) {
-	if h := os.Getenv(HostnameEnv); h != "" {
-		return h, nil
-	}
-	return os.Hostname()
-}
-
-// hostnameOf returns the node of c's rank (tests fake several nodes in one
-// process through it).
-var hostnameOf = func(*Comm) (string, error) { return Hostname() }
+func Hostname() (string, error) { return comm.Hostname() }
 
 // SplitByNode returns the communicator of the ranks of c that run on the
 // same node (same Hostname), in the order of c. It is collective over c.
 func (c *Comm) SplitByNode(ctx context.Context) (*Comm, error) {
-	h, err := hostnameOf(c)
-	if err != nil || strings.TrimSpace(h) == "" {
-		// Fail on every rank: the agreement carries the error.
-		bad := fmt.Errorf("%w: split by node: no host name (%v); set %s", ErrUnsupported, err, HostnameEnv)
-		if c.startable(ctx) != nil {
-			return nil, bad
-		}
-		_, err := c.agree(ctx, cid.Agreement{Sig: sigSplit, Bad: bad})
-		return nil, fmt.Errorf("split by node: %w", err)
-	}
-	cfg := &splitConfig{}
-	cfg.opts.NoReorder = true
-	hs := plan.NewHash()
-	hs.Add(0x6e6f6465) // "node"
-	return c.splitItem(ctx, split.Item{Color: []byte(h)}, cfg, hs)
-}
-
-// servePosts starts taking c's posts (once; every rank does so before the
-// agreement of a split, so before any rank can post).
-func (c *Comm) servePosts() bool {
-	rs, ok := c.t.(transport.Responder)
-	if !ok {
-		return false
-	}
-	c.postOnce.Do(func() {
-		c.posts = &postbox.Box{}
-		c.addUnserve(wire.ServePosts(c.endpoint(), rs, c.posts))
-	})
-	return true
-}
-
-// addUnserve adds f to what Close withdraws.
-func (c *Comm) addUnserve(f func()) {
-	if prev := c.unserve; prev != nil {
-		c.unserve = func() { prev(); f() }
-		return
-	}
-	c.unserve = f
-}
-
-// learnMembers makes a chain communicator hold every member's address
-// (collective over c, once).
-func (c *Comm) learnMembers(ctx context.Context) error {
-	return wire.LearnMembers(ctx, c.endpoint(), func() uint64 { return c.seq.Add(1) })
+	d, err := c.core().SplitByNode(ctx)
+	return wrap(d), err
 }

@@ -132,7 +132,7 @@ func TestSplitBytesReference(t *testing.T) {
 
 // TestSplitByNode fakes three hosts in one process.
 func TestSplitByNode(t *testing.T) {
-	defer scoll.FakeHostsForTest(func(r int) string { return fmt.Sprintf("node%d", r%3) })()
+	hosts := scoll.WithHostsForTest(func(r int) string { return fmt.Sprintf("node%d", r%3) })
 	for _, p := range []int{1, 4, 11} {
 		err := scoll.Run(context.Background(), p, func(ctx context.Context, c *scoll.Comm) error {
 			node, err := c.SplitByNode(ctx)
@@ -145,7 +145,7 @@ func TestSplitByNode(t *testing.T) {
 				want = append(want, q)
 			}
 			return checkSplit(c, node, want)
-		})
+		}, hosts)
 		if err != nil {
 			t.Fatalf("P=%d: %v", p, err)
 		}

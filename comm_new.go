@@ -2,15 +2,11 @@ package scoll
 
 import (
 	"context"
-	"fmt"
-	"github.com/scoll/scoll/internal/cid"
-	"github.com/scoll/scoll/internal/wire"
-	"slices"
 	"time"
 
+	"github.com/scoll/scoll/internal/comm"
 	"github.com/scoll/scoll/internal/plan"
 	"github.com/scoll/scoll/split"
-	"github.com/scoll/scoll/transport"
 )
 
 // SplitOption configures Split.
@@ -19,6 +15,7 @@ type SplitOption func(*splitConfig)
 type splitConfig struct {
 	opts  split.Options
 	stats *SplitStats
+	rep   *comm.SplitReport
 }
 
 // WithSplitAlgorithm picks the split algorithm by name: "allgather" (the
@@ -86,14 +83,6 @@ func SplitAlgorithms() []SplitAlgorithmInfo {
 	return out
 }
 
-// Signatures of the constructors, so that ranks calling different ones
-// (or one with different options) find out.
-const (
-	sigSplit  = 0x73706c6974 // "split"
-	sigDup    = 0x647570     // "dup"
-	sigCreate = 0x637265617465
-)
-
 // Split partitions c: the ranks that pass the same color form one new
 // communicator, ordered by key and, for equal keys, by rank in c. A rank
 // with a negative color (Undefined) gets (nil, nil). Split is collective
@@ -106,191 +95,49 @@ const (
 // (ErrInvalidArgument), and so do options that differ between ranks
 // (ErrMismatch).
 func (c *Comm) Split(ctx context.Context, color, key int, opts ...SplitOption) (*Comm, error) {
+	cfg := splitOptions(opts)
+	d, err := c.core().Split(ctx, color, key, &cfg.opts, cfg.report(), plan.NewHash())
+	return cfg.done(d, err)
+}
+
+// splitOptions applies opts.
+func splitOptions(opts []SplitOption) *splitConfig {
 	var cfg splitConfig
 	for _, o := range opts {
 		if o != nil {
 			o(&cfg)
 		}
 	}
-	return c.split(ctx, color, key, &cfg, plan.NewHash())
+	return &cfg
 }
 
-// split runs Split with the signature h of what the caller agreed on
-// besides the options: a generalized split of IntBytes items.
-func (c *Comm) split(ctx context.Context, color, key int, cfg *splitConfig, h plan.Hash) (*Comm, error) {
-	it := split.Item{Key: split.IntBytes(int64(key))}
-	if color >= 0 {
-		it.Color = split.IntBytes(int64(color))
+// report returns where the split reports this rank's part (nil: nowhere).
+func (cfg *splitConfig) report() *comm.SplitReport {
+	if cfg.stats == nil {
+		return nil
 	}
-	cfg.opts.Ints = true
-	return c.splitItem(ctx, it, cfg, h)
+	cfg.rep = &comm.SplitReport{}
+	return cfg.rep
 }
 
-// splitItem runs a split of this rank's item (its color, its key) with
-// the signature h of what the caller agreed on besides the options.
-func (c *Comm) splitItem(ctx context.Context, it split.Item, cfg *splitConfig, h plan.Hash) (*Comm, error) {
-	start := time.Now()
-	if err := c.startable(ctx); err != nil {
-		return nil, err
-	}
-	o := &cfg.opts
-	h.Add(sigSplit, uint64(o.Sorters), uint64(o.GroupSize))
-	h.Str(o.Algorithm)
-	for _, b := range []bool{o.ColorCompare != nil, o.KeyCompare != nil, o.NoReorder, o.NoSplit, o.Chain, o.Ints} {
-		h.Add(uint64(btoi(b)))
-	}
-	bad := o.Check(c.size)
-	if bad == nil && o.Sorters > c.size {
-		bad = fmt.Errorf("%w: split: %d sorters for %d ranks", ErrInvalidArgument, o.Sorters, c.size)
-	}
-	name := o.Algorithm
-	if name == "" {
-		name = split.DefaultItemsAlgorithm(c.size, o)
-	}
-	if bad == nil {
-		bad = split.Refusal(name, o)
-	}
-	if _, ok := c.t.(transport.Responder); bad == nil && !ok && o.GroupFor(c.size) > 1 && !o.Chain {
-		bad = fmt.Errorf("%w: split: distributed tables need a transport that answers lookups (transport.Responder)", ErrUnsupported)
-	}
-	// Take replies to contributors (sorting algorithms) from here on:
-	// every rank does before the agreement, so before anyone posts.
-	posting := c.servePosts()
-	lens := []int64{-1, int64(len(it.Key))}
-	if it.Color != nil {
-		lens[0] = int64(len(it.Color))
-	}
-	id, err := c.agree(ctx, cid.Agreement{Sig: uint64(h), Bad: bad, Max: lens})
-	if err != nil {
-		return nil, fmt.Errorf("split: %w", err)
-	}
-	fail := func(err error) (*Comm, error) {
-		c.rs.cids.Release(id)
-		return nil, fmt.Errorf("split: %w", err)
-	}
-	if in, _ := split.Lookup(name); in.Items == nil {
-		// A table algorithm addresses the parent's ranks: a chain parent
-		// learns them first.
-		if err := c.learnMembers(ctx); err != nil {
-			return fail(err)
-		}
-	}
-	l, err := c.endpoint().Links(ctx)
-	if err != nil {
-		return fail(err)
-	}
-	it.Rank, it.Addr = int32(c.rank), l.Self
-	sh := split.Shape{ColorLen: int(max(lens[0], 0)), KeyLen: int(lens[1])}
-	sc := c.conn(uint64(h))
-	var conn split.Conn = sc
-	if posting {
-		conn = wire.PostConn{Conn: sc, Box: c.posts}
-	}
-	res, err := wire.RunItems(ctx, conn, it, l, sh, *o)
-	if err != nil {
-		sc.Abort(err) // tell the ranks still waiting for this one
-		return fail(err)
-	}
-	if st := cfg.stats; st != nil {
-		*st = SplitStats{Algorithm: name, Messages: res.Stats.Messages, Bytes: res.Stats.Bytes, GroupBytes: res.Stats.GroupBytes}
-		for _, p := range res.Stats.Phases {
+// done returns the split's result, filling the stats asked for.
+func (cfg *splitConfig) done(d *comm.Comm, err error) (*Comm, error) {
+	if r := cfg.rep; r != nil && r.Algorithm != "" {
+		st := cfg.stats
+		*st = SplitStats{Algorithm: r.Algorithm, Messages: r.Stats.Messages, Bytes: r.Stats.Bytes, GroupBytes: r.Stats.GroupBytes,
+			Total: r.Total, Group: r.Group}
+		for _, p := range r.Stats.Phases {
 			st.Phases = append(st.Phases, SplitPhase{Name: p.Name, Time: p.Time})
 		}
 	}
-	var d *Comm
-	if res.Group == nil {
-		c.rs.cids.Release(id)
-	} else {
-		leader, err := c.leaderOf(ctx, res.Group)
-		if err != nil {
-			return fail(err)
-		}
-		d = c.derive(id, leader, res.Group)
-	}
-	if st := cfg.stats; st != nil {
-		st.Total = time.Since(start)
-		if d != nil {
-			st.Group = res.Group.Kind()
-		}
-	}
-	return d, nil
-}
-
-// startable returns the error of a communicator constructor that cannot
-// start at all (nil communicator or context). A closed communicator or an
-// ended context fail the agreement's first collective instead, which
-// tells the other ranks (see Comm.abandon) rather than leaving them
-// waiting.
-func (c *Comm) startable(ctx context.Context) error {
-	if c == nil {
-		return fmt.Errorf("%w: nil communicator", ErrInvalidArgument)
-	}
-	if ctx == nil {
-		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
-	}
-	return nil
-}
-
-// leaderOf returns the transport address of rank 0 of g.
-func (c *Comm) leaderOf(ctx context.Context, g split.Group) (int32, error) {
-	if a, ok := g.Addr(0); ok {
-		return a, nil
-	}
-	var out [1]int32
-	err := g.Resolve(ctx, []int{0}, out[:])
-	return out[0], err
-}
-
-// entry returns this rank's entry of a split.
-func (c *Comm) entry(color, key int) (split.Entry, error) {
-	a, err := c.addr(context.Background(), c.rank)
-	if err != nil {
-		return split.Entry{}, err
-	}
-	return split.Entry{Color: int64(color), Key: int64(key), Rank: int32(c.rank), Addr: int32(a)}, nil
+	return wrap(d), err
 }
 
 // Dup returns a communicator with the same ranks in the same order and a
 // message space of its own. It is collective over c.
 func (c *Comm) Dup(ctx context.Context) (*Comm, error) {
-	if err := c.startable(ctx); err != nil {
-		return nil, err
-	}
-	id, err := c.agree(ctx, cid.Agreement{Sig: sigDup})
-	if err != nil {
-		return nil, fmt.Errorf("dup: %w", err)
-	}
-	g := c.grp
-	leader := c.leader
-	if dg, ok := g.(*split.Distributed); ok {
-		g = dg.Clone() // its own cache and lookups
-	}
-	if ch, ok := g.(*split.Chain); ok {
-		cl := split.NewChain(ch.Links)
-		if m := ch.Members(); m != nil {
-			cl.Learn(m)
-		}
-		g = cl
-	}
-	if g == nil {
-		g = worldGroup(c.rank, c.size)
-		leader = 0
-	}
-	d := c.derive(id, leader, g)
-	d.grid = c.grid
-	if c.place != nil {
-		d.place = c.place
-	}
-	return d, nil
-}
-
-// worldGroup returns the membership of a world of size ranks as a table.
-func worldGroup(rank, size int) split.Group {
-	addrs := make([]int32, size)
-	for i := range addrs {
-		addrs[i] = int32(i)
-	}
-	return split.NewTable(rank, addrs)
+	d, err := c.core().Dup(ctx)
+	return wrap(d), err
 }
 
 // Create returns the communicator of the ranks of c listed in ranks: rank i
@@ -300,48 +147,8 @@ func worldGroup(rank, size int) split.Group {
 // (ErrInvalidArgument), and lists that differ between ranks fail with
 // ErrMismatch.
 func (c *Comm) Create(ctx context.Context, ranks []int) (*Comm, error) {
-	if err := c.startable(ctx); err != nil {
-		return nil, err
-	}
-	h := plan.NewHash()
-	h.Add(sigCreate)
-	h.Ints(ranks)
-	var bad error
-	seen := make(map[int]bool, len(ranks))
-	me := -1
-	for i, r := range ranks {
-		switch {
-		case r < 0 || r >= c.size:
-			bad = fmt.Errorf("%w: create: rank %d out of range [0,%d)", ErrInvalidArgument, r, c.size)
-		case seen[r]:
-			bad = fmt.Errorf("%w: create: rank %d listed twice", ErrInvalidArgument, r)
-		}
-		if bad != nil {
-			break
-		}
-		seen[r] = true
-		if r == c.rank {
-			me = i
-		}
-	}
-	id, err := c.agree(ctx, cid.Agreement{Sig: uint64(h), Bad: bad})
-	if err != nil {
-		return nil, fmt.Errorf("create: %w", err)
-	}
-	if me < 0 {
-		c.rs.cids.Release(id)
-		return nil, nil
-	}
-	addrs := make([]int32, len(ranks))
-	if c.grp == nil {
-		for i, r := range ranks {
-			addrs[i] = int32(r)
-		}
-	} else if err := c.grp.Resolve(ctx, ranks, addrs); err != nil {
-		c.rs.cids.Release(id)
-		return nil, fmt.Errorf("create: %w", err)
-	}
-	return c.derive(id, addrs[0], split.NewTable(me, addrs)), nil
+	d, err := c.core().Create(ctx, ranks)
+	return wrap(d), err
 }
 
 // TranslateRanks returns the ranks in other of the ranks of c listed in
@@ -352,69 +159,7 @@ func (c *Comm) Create(ctx context.Context, ranks []int) (*Comm, error) {
 // (WithChainGroup) is walked: a request per hop for c's ranks, n − 1 in
 // sequence for other's, remembered afterwards.
 func (c *Comm) TranslateRanks(ranks []int, other *Comm) ([]int, error) {
-	if c == nil || other == nil {
-		return nil, fmt.Errorf("%w: translate ranks: nil communicator", ErrInvalidArgument)
-	}
-	if c.rs != other.rs {
-		return nil, fmt.Errorf("%w: translate ranks: communicators of different worlds", ErrInvalidArgument)
-	}
-	for _, r := range ranks {
-		if r < 0 || r >= c.size {
-			return nil, fmt.Errorf("%w: translate ranks: rank %d out of range [0,%d)", ErrInvalidArgument, r, c.size)
-		}
-	}
-	addrs := make([]int32, len(ranks))
-	if c.grp == nil {
-		for i, r := range ranks {
-			addrs[i] = int32(r)
-		}
-	} else if err := c.grp.Resolve(context.Background(), ranks, addrs); err != nil {
-		return nil, fmt.Errorf("translate ranks: %w", err)
-	}
-	out := make([]int, len(ranks))
-	if other.grp == nil {
-		for i, a := range addrs {
-			out[i] = int(a)
-		}
-		return out, nil
-	}
-	members := other.grp.Members()
-	if ch, ok := other.grp.(*split.Chain); ok && members == nil {
-		// A chain's members are found by walking it once (n − 1
-		// requests, kept for later calls).
-		var err error
-		if members, err = ch.Walk(context.Background()); err != nil {
-			return nil, fmt.Errorf("translate ranks: %w", err)
-		}
-	}
-	if members == nil {
-		dg, ok := other.grp.(*split.Distributed)
-		if !ok {
-			return nil, fmt.Errorf("%w: translate ranks into a communicator whose members are not known here", ErrUnsupported)
-		}
-		found, err := dg.Find(context.Background(), addrs)
-		if err != nil {
-			return nil, fmt.Errorf("translate ranks: %w", err)
-		}
-		for i, r := range found {
-			out[i] = max(r, Undefined)
-		}
-		return out, nil
-	}
-	other.revOnce.Do(func() {
-		other.rev = make(map[int32]int, len(members))
-		for r, a := range members {
-			other.rev[a] = r
-		}
-	})
-	for i, a := range addrs {
-		r, ok := other.rev[a]
-		if !ok {
-			r = Undefined
-		}
-		out[i] = r
-	}
-	return out, nil
+	return c.core().TranslateRanks(ranks, other.core())
 }
 
 // SplitGrid splits c, seen as a row-major process grid of the sizes dims
@@ -426,70 +171,6 @@ func (c *Comm) TranslateRanks(ranks []int, other *Comm) ([]int, error) {
 // topology-aware algorithms know its grid (WithGrid is its default). It is
 // collective over c.
 func (c *Comm) SplitGrid(ctx context.Context, dims []int, keep []bool) (*Comm, error) {
-	if err := c.startable(ctx); err != nil {
-		return nil, err
-	}
-	var bad error
-	prod := 1
-	for _, d := range dims {
-		if d < 1 {
-			bad = fmt.Errorf("%w: split grid: dimension %d", ErrInvalidArgument, d)
-			break
-		}
-		prod *= d
-	}
-	if bad == nil && prod != c.size {
-		bad = fmt.Errorf("%w: split grid: dimensions %v hold %d ranks, the communicator %d", ErrInvalidArgument, dims, prod, c.size)
-	}
-	if bad == nil && len(keep) != len(dims) {
-		bad = fmt.Errorf("%w: split grid: %d dimensions, %d keep flags", ErrInvalidArgument, len(dims), len(keep))
-	}
-	if bad != nil {
-		// Fail on every rank: the agreement carries the error.
-		_, err := c.agree(ctx, cid.Agreement{Sig: sigSplit, Bad: bad})
-		return nil, fmt.Errorf("split grid: %w", err)
-	}
-	// Row-major coordinates of this rank; color from the dropped
-	// dimensions, key from the kept ones.
-	coord := make([]int, len(dims))
-	r := c.rank
-	for i := len(dims) - 1; i >= 0; i-- {
-		coord[i] = r % dims[i]
-		r /= dims[i]
-	}
-	color, key := 0, 0
-	var sub []int
-	for i, d := range dims {
-		if keep[i] {
-			key = key*d + coord[i]
-			sub = append(sub, d)
-		} else {
-			color = color*d + coord[i]
-		}
-	}
-	h := plan.NewHash()
-	h.Ints(dims)
-	for _, k := range keep {
-		if k {
-			h.Add(1)
-		} else {
-			h.Add(0)
-		}
-	}
-	d, err := c.split(ctx, color, key, &splitConfig{}, h)
-	if err != nil || d == nil {
-		return d, err
-	}
-	// The algorithms number grids first dimension fastest.
-	slices.Reverse(sub)
-	if len(sub) > 0 {
-		d.grid = sub
-	}
-	if c.grp == nil && d.place != nil {
-		// The world seen as this grid is the machine its ranks sit on.
-		m := slices.Clone(dims)
-		slices.Reverse(m)
-		d.place.Machine = m
-	}
-	return d, nil
+	d, err := c.core().SplitGrid(ctx, dims, keep)
+	return wrap(d), err
 }

@@ -1,10 +1,5 @@
 package scoll
 
-import "github.com/scoll/scoll/split"
-
 // ChainStateForTest reports whether c keeps its members as a chain and
 // whether it has learnt them (then it holds every member's address).
-func ChainStateForTest(c *Comm) (chain, learnt bool) {
-	ch, ok := c.grp.(*split.Chain)
-	return ok, ok && ch.Learnt()
-}
+func ChainStateForTest(c *Comm) (chain, learnt bool) { return c.c.ChainState() }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/scoll/scoll/algorithms"
+	"github.com/scoll/scoll/internal/comm"
 	"github.com/scoll/scoll/schedule"
 	"github.com/scoll/scoll/transport/inproc"
 )
@@ -17,7 +18,7 @@ func WithExchangesForTest(on bool) Option { return withWorld(inproc.Exchanges(on
 
 // ExchangeLimitForTest returns the transport's largest exchange input, in
 // bytes, on c (-1: no exchanges).
-func ExchangeLimitForTest(c *Comm) int { return c.exchLimit }
+func ExchangeLimitForTest(c *Comm) int { return c.c.ExchangeLimit() }
 
 // ExchangeMaxForTest returns the largest input per rank, in bytes, with
 // which a blocking call of coll with the default algorithm runs as an
@@ -25,40 +26,40 @@ func ExchangeLimitForTest(c *Comm) int { return c.exchLimit }
 func ExchangeMaxForTest(c *Comm, coll string) int {
 	cl, _ := schedule.ParseCollective(coll)
 	n := -1
-	for b := 0; b <= c.exchLimit; b++ {
-		if c.exchangeable(cl, b) {
+	for b := 0; b <= c.c.ExchangeLimit(); b++ {
+		p := algorithms.Params{Spec: schedule.Spec{Coll: cl, Size: c.Size(), Count: b}, ElemSize: 1}
+		if algorithms.ExchangeRule.Takes(&p, c.c.Caps(true)) == algorithms.Default {
 			n = b
 		}
 	}
 	return n
 }
 
-// SetSplitHookForTest makes fn run before each round of the splits of c.
-func SetSplitHookForTest(c *Comm, fn func(round int)) { c.splitHook = fn }
+// SetSplitHookForTest makes fn run before each round of the splits of c's
+// rank.
+func SetSplitHookForTest(c *Comm, fn func(round int)) { comm.HooksOf(c.c).Split = fn }
 
 // MeetsForTest reports whether c may run small calls as shared-memory
 // meetings.
-func MeetsForTest(c *Comm) bool { return c.meeter != nil }
+func MeetsForTest(c *Comm) bool { return c.c.Meets() }
 
 // GridForTest returns the process grid c gives the topology-aware
 // algorithms by default (nil: DefaultGrid).
-func GridForTest(c *Comm) []int { return c.grid }
+func GridForTest(c *Comm) []int { return c.c.Grid() }
 
 // PlacementForTest returns the machine and nodes c gives the path
 // algorithms by default (nil: rank r on node r).
 func PlacementForTest(c *Comm) (machine, nodes []int) {
-	if c.place == nil {
+	pl := c.c.Placement()
+	if pl == nil {
 		return nil, nil
 	}
-	return c.place.Machine, c.place.Nodes
+	return pl.Machine, pl.Nodes
 }
 
-// FakeHostsForTest makes SplitByNode see the node name f(world rank) and
-// returns what undoes it.
-func FakeHostsForTest(f func(worldRank int) string) (restore func()) {
-	prev := hostnameOf
-	hostnameOf = func(c *Comm) (string, error) { return f(c.t.Rank()), nil }
-	return func() { hostnameOf = prev }
+// WithHostsForTest makes SplitByNode see the node name f(world rank).
+func WithHostsForTest(f func(worldRank int) string) Option {
+	return func(c *runConfig) { c.hooks.Hostname = f }
 }
 
 // PathForTest prepares a blocking allreduce (bcast for coll "bcast") of
@@ -66,45 +67,38 @@ func FakeHostsForTest(f func(worldRank int) string) (restore func()) {
 // "exchange" or "meet" for the shared-memory paths, else "plan:" and the
 // algorithm whose schedule runs.
 func PathForTest(c *Comm, coll string, count int, opts ...CallOption) (string, error) {
-	var cl call
+	var cl comm.Call
 	buf := make([]float32, count)
 	var err error
 	if coll == "bcast" {
-		err = prepBcast(&cl, context.Background(), c, buf, 0, opts)
+		err = prepBcast(&cl, context.Background(), c, buf, 0, true, opts)
 	} else {
-		err = prepAllreduce(&cl, context.Background(), c, buf, make([]float32, count), Sum, opts)
+		err = prepAllreduce(&cl, context.Background(), c, buf, make([]float32, count), Sum, true, opts)
 	}
 	switch {
 	case err != nil:
 		return "", err
-	case cl.exch:
+	case cl.Path() == algorithms.ExchangePath:
 		return "exchange", nil
-	case cl.meet:
+	case cl.Path() == algorithms.MeetPath:
 		return "meet", nil
 	}
-	return "plan:" + cl.info.Name, nil
+	return "plan:" + cl.Algorithm(), nil
 }
 
 // PredictionForTest returns the arrival times call site id of c predicts
 // for its next call (nil: none).
-func PredictionForTest(c *Comm, id string) []time.Duration {
-	c.sitesMu.Lock()
-	defer c.sitesMu.Unlock()
-	if s := c.sites[id]; s != nil {
-		return s.Prediction()
-	}
-	return nil
-}
+func PredictionForTest(c *Comm, id string) []time.Duration { return c.c.Prediction(id) }
 
 // ClockOffsetForTest returns c's estimated clock offset to rank 0 and
 // whether it was estimated.
-func ClockOffsetForTest(c *Comm) (time.Duration, bool) { return c.clockOff, c.clockSynced }
+func ClockOffsetForTest(c *Comm) (time.Duration, bool) { return c.c.ClockOffset() }
 
 // PlansForTest returns the number of plans c keeps.
-func PlansForTest(c *Comm) int { return c.plans.Len() }
+func PlansForTest(c *Comm) int { return c.c.Plans() }
 
-// SetModelHookForTest makes fn rank r's local machine model on c (as if
-// each rank measured its own γ or read its own parameters file).
+// SetModelHookForTest makes fn rank r's local machine model on c's rank
+// (as if each rank measured its own γ or read its own parameters file).
 func SetModelHookForTest(c *Comm, fn func(r int) (algorithms.Machine, *algorithms.LogP)) {
-	c.modelHook = fn
+	comm.HooksOf(c.c).Model = fn
 }

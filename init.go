@@ -10,7 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scoll/scoll/internal/comm"
 	"github.com/scoll/scoll/internal/jobenv"
+	"github.com/scoll/scoll/internal/join"
 	"github.com/scoll/scoll/transport"
 	"github.com/scoll/scoll/transport/inproc"
 	"github.com/scoll/scoll/transport/tcp"
@@ -114,8 +116,9 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	if err := newSettings(&cfg).err; err != nil {
-		return nil, err
+	set := cfg.settings()
+	if set.Err != nil {
+		return nil, set.Err
 	}
 	mode := os.Getenv(EnvTransport)
 	switch mode {
@@ -145,9 +148,8 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 	}
 	if !found || size == 1 {
 		w := inproc.NewWorld(1)
-		c := newComm(w.Endpoint(0), 1, cfg.spin, newSettings(&cfg))
-		c.release = func() error { w.Exit(0); w.Close(); return nil }
-		return c, nil
+		release := func() error { w.Exit(0); w.Close(); return nil }
+		return wrap(comm.New(w.Endpoint(0), comm.Config{Spin: cfg.spin, Settings: set, Release: release})), nil
 	}
 	spec := cfg.rendezvous
 	if spec == "" {
@@ -200,7 +202,7 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 	if mode == "tcp" {
 		return NewComm(t, opts...), nil
 	}
-	mt, err := joinHost(sctx, t, secret, job, mode == "shm")
+	mt, err := join.Host(sctx, t, join.Config{Secret: secret, Job: job, Required: mode == "shm"})
 	if err != nil {
 		t.Close()
 		return nil, fmt.Errorf("rank %d of %d: %w", rank, size, err)
@@ -231,9 +233,7 @@ func NewComm(t transport.Transport, opts ...Option) *Comm {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	c := newComm(t, 1, cfg.spin, newSettings(&cfg))
-	c.release = t.Close
-	return c
+	return wrap(comm.New(t, comm.Config{Spin: cfg.spin, Settings: cfg.settings(), Release: t.Close}))
 }
 
 // Close releases a communicator: later calls on it fail with ErrClosed.
@@ -251,27 +251,4 @@ func NewComm(t transport.Transport, opts ...Option) *Comm {
 // a distributed table stops answering its members' lookups when closed, so
 // close it when no member will make new calls on it any more (MPI_Comm_free
 // is collective for the same reason).
-func (c *Comm) Close() error {
-	if c == nil {
-		return fmt.Errorf("%w: nil communicator", ErrInvalidArgument)
-	}
-	if c.closed.Swap(true) {
-		return nil
-	}
-	if c.grp != nil {
-		if c.view != nil {
-			c.view.Leave()
-		}
-		if c.unserve != nil {
-			c.unserve()
-		}
-		c.rs.cids.Release(c.cid)
-		c.plans.Clear()
-		return nil
-	}
-	c.rs.closed.Store(true)
-	if c.release != nil {
-		return c.release()
-	}
-	return nil
-}
+func (c *Comm) Close() error { return c.core().Close() }

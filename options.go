@@ -18,9 +18,10 @@ type CallOption func(*plan.Options)
 // the call (for example a commutative-only one with a non-commutative
 // operator) fails with ErrUnsupported. Every rank must choose the same one.
 //
-// The shared-memory paths are algorithms too: "exchange" and "meet" run
-// natively where the transport offers them (in-process ranks; see their
-// When in Algorithms) and as their message schedules elsewhere.
+// Every way a call runs is an algorithm: the transports' native paths
+// "exchange" and "meet" and the chain collectives "chain" run natively
+// where their rule lets them (see their When in Algorithms) and as their
+// stand-in message schedules elsewhere.
 func WithAlgorithm(name string) CallOption { return func(o *plan.Options) { o.Alg = name } }
 
 // WithInner names the algorithm the node-aware algorithm "hier" runs among
@@ -47,7 +48,7 @@ func WithoutAlgorithm(names ...string) CallOption {
 // WithSegmentSize sets the segment size in bytes of pipelined algorithms
 // (ring allreduce, pipeline bcast and reduce). It is rounded down to whole
 // elements (at least one).
-func WithSegmentSize(bytes int) CallOption { return func(o *plan.Options) { o.SegBytes = bytes } }
+func WithSegmentSize(bytes int) CallOption { return withKnob(algorithms.SegmentKnob, bytes) }
 
 // WithSegments sets the number of segments of segmented algorithms: the
 // clairvoyant reduce's N (its default: the optimal count of an
@@ -100,7 +101,52 @@ func WithLogP(L, o, g time.Duration) CallOption {
 
 // WithRadix sets the radix of k-nomial algorithms, which is also the fan-out
 // of k-ary trees (at least 2).
-func WithRadix(k int) CallOption { return func(o *plan.Options) { o.Radix = k } }
+func WithRadix(k int) CallOption { return withKnob(algorithms.RadixKnob, k) }
+
+// WithKnob sets the algorithms' knob called name to value for the call
+// (Knobs lists them: "radix", "segment", ...); WithRadix and
+// WithSegmentSize are two of them. 0 leaves the algorithms' default. An
+// unknown name or a value below the knob's least fails with
+// ErrInvalidArgument on every rank; every rank must pass the same value.
+// The environment sets a knob for the calls that do not
+// (SCOLL_<KNOB>_<COLLECTIVE>), and scoll bench, sim and model take it as
+// --<name>.
+func WithKnob(name string, value int) CallOption {
+	k := algorithms.LookupKnob(name)
+	if k == nil {
+		return func(o *plan.Options) { o.UnknownKnob = name }
+	}
+	return withKnob(k, value)
+}
+
+// withKnob sets knob k to v.
+func withKnob(k *algorithms.Knob, v int) CallOption {
+	return func(o *plan.Options) { o.Knobs[k.Index()] = v }
+}
+
+// KnobInfo describes a knob of the algorithms.
+type KnobInfo struct {
+	// Name is what WithKnob and the --name flags take.
+	Name string
+	// Doc is a one-line description.
+	Doc string
+	// Bytes tells whether the value is a size in bytes.
+	Bytes bool
+	// Min is the least value a call may set (0 leaves the default).
+	Min int
+	// Env is the prefix of its environment variables (the collective's
+	// name in capitals follows).
+	Env string
+}
+
+// Knobs returns the algorithms' knobs.
+func Knobs() []KnobInfo {
+	var out []KnobInfo
+	for _, k := range algorithms.Knobs() {
+		out = append(out, KnobInfo{Name: k.Name, Doc: k.Doc, Bytes: k.Bytes, Min: k.Min, Env: k.Env()})
+	}
+	return out
+}
 
 // WithRadixVector sets the radix vector k = [k_1, …, k_r] of the radix-k
 // reduce: round i exchanges among groups of k_i ranks, k_1·…·k_(i−1) apart
@@ -162,10 +208,11 @@ type AlgorithmInfo struct {
 	// Requires lists the requirements in words ("-" for none).
 	Requires string
 	// Path is how the algorithm moves the data: "messages" (its schedule,
-	// on every transport), "transport exchange" or "transport meeting"
-	// (natively on transports that offer them, its schedule elsewhere).
+	// on every transport), or a native path — "transport exchange",
+	// "transport meeting", "chain" — that runs where its rule (When)
+	// lets it, its stand-in schedule elsewhere.
 	Path string
-	// When says, for a transport path, when it runs natively and when the
+	// When says, for a native path, when it runs natively and when the
 	// default choice takes it ("" for messages: the default takes the
 	// cheapest schedule under the communicator's cost model).
 	When string
@@ -191,7 +238,7 @@ func Algorithms(collective string) []AlgorithmInfo {
 			PowerOfTwo:  in.Requires&algorithms.NeedsPowerOfTwo != 0,
 			Requires:    in.Requires.String(),
 			Path:        in.Path.String(),
-			When:        in.When,
+			When:        in.When(),
 		})
 	}
 	return out

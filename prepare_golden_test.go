@@ -241,9 +241,6 @@ func prepCases() []prepCase {
 	bad("unknown algorithm", 3, func(ctx context.Context, c *scoll.Comm) (pe, error) {
 		return scoll.AllreduceInit(ctx, c, i32(2), i32(2), scoll.Sum, scoll.WithAlgorithm("no-such"))
 	})
-	bad("chain algorithm in a persistent call", 3, func(ctx context.Context, c *scoll.Comm) (pe, error) {
-		return scoll.BcastInit(ctx, c, i32(2), 0, scoll.WithAlgorithm(scoll.ChainAlgorithm))
-	})
 	bad("non-commutative op on a commutative-only algorithm", 4, func(ctx context.Context, c *scoll.Comm) (pe, error) {
 		return scoll.AllreduceInit(ctx, c, make([]float64, 8), make([]float64, 8), nonComm, scoll.WithAlgorithm(commutativeOnly()))
 	})

@@ -31,16 +31,10 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/scoll/scoll/algorithms"
-	"github.com/scoll/scoll/internal/arrival"
-	"github.com/scoll/scoll/internal/cid"
+	"github.com/scoll/scoll/internal/comm"
 	"github.com/scoll/scoll/internal/errs"
-	"github.com/scoll/scoll/internal/plan"
-	"github.com/scoll/scoll/internal/postbox"
-	"github.com/scoll/scoll/split"
 	"github.com/scoll/scoll/transport"
 	"github.com/scoll/scoll/transport/inproc"
 	"github.com/scoll/scoll/tuning"
@@ -85,6 +79,15 @@ type runConfig struct {
 	lazy           bool
 	eagerSends     bool         // WithEagerSends
 	tuning         *tuning.File // WithTuning
+	hooks          comm.Hooks   // what tests inject (export_test.go)
+}
+
+// settings returns the settings of cfg's communicators: the environment's
+// and the options'.
+func (cfg *runConfig) settings() *comm.Settings {
+	s := comm.NewSettings(cfg.logger, cfg.tuning)
+	s.Hooks = cfg.hooks
+	return s
 }
 
 // withWorld passes options to the in-process transport (tests use it to
@@ -110,105 +113,30 @@ func WithSpin(n int) Option { return func(c *runConfig) { c.spin = n } }
 // outstanding concurrently, but calls must be issued in the same order on
 // every rank.
 type Comm struct {
-	t      transport.Transport
-	rs     *rankState // shared by every communicator of this rank
-	id     uint64
-	rank   int
-	size   int
-	spin   int
-	seq    atomic.Uint64
-	closed atomic.Bool
+	c *comm.Comm
+}
 
-	// A derived communicator's membership (nil for the world, whose
-	// ranks are the transport's), its context id (cid) and the transport
-	// address of its rank 0 (leader), which together make id.
-	grp     split.Group
-	cid     uint32
-	leader  int32
-	view    transport.GroupView // the transport's per-communicator state, if any
-	unserve func()              // stops answering lookups (distributed table, chain, posts)
-	// posts takes the replies of sorting splits on c (split.Poster),
-	// served from the first such split on.
-	postOnce sync.Once
-	posts    *postbox.Box
-	// rev maps transport addresses to ranks of a derived communicator
-	// whose members are known, made by the first TranslateRanks into it.
-	revOnce sync.Once
-	rev     map[int32]int
+// wrap returns the public communicator of c (nil for nil).
+func wrap(c *comm.Comm) *Comm {
+	if c == nil {
+		return nil
+	}
+	return &Comm{c: c}
+}
 
-	// Defaults of the topology-aware algorithms: the process grid (from
-	// SplitGrid; nil: DefaultGrid) and where the ranks sit on the
-	// machine (a derived communicator's members; nil: rank r on node r).
-	grid  []int
-	place *algorithms.Placement
-	nodes []int // the node of each rank, for the node-aware algorithms (nil: not known)
-
-	// splitHook, set by tests, runs before each round of a split on c.
-	splitHook func(round int)
-
-	checker transport.Checker // nil unless the transport checks calls
-	meeter  transport.Meeter  // nil unless ranks share memory
-
-	// Exchanges (see shm.go): the transport's, its payload limit (-1:
-	// none), and the record blocking calls reuse (one at a time).
-	exchanger transport.Exchanger
-	exchLimit int
-	xch       transport.Exchange
-
-	release func() error // Close's work (Init, NewComm)
-
-	// machine is the cost model of the default algorithm choice: the
-	// transport's (transport.Modeler), else in-process ranks'.
-	machine algorithms.Machine
-
-	// agreed is the machine model every rank agreed on (agreeModel; nil
-	// before), for the clairvoyant reduce's rounds and the fibonacci
-	// trees. modelHook, set by tests, replaces the local model of rank r.
-	agreed    *localModel
-	modelHook func(r int) (algorithms.Machine, *algorithms.LogP)
-
-	plans plan.Cache
-
-	// Call sites (callsite.go): their records, and the offset of this
-	// rank's clock to rank 0's, estimated at the first site's first call.
-	sitesMu     sync.Mutex
-	sites       map[string]*arrival.Site
-	clockOff    time.Duration
-	clockSynced bool
+// core returns the communicator behind c (nil for a nil c).
+func (c *Comm) core() *comm.Comm {
+	if c == nil {
+		return nil
+	}
+	return c.c
 }
 
 // Rank returns the caller's rank in [0, Size()).
-func (c *Comm) Rank() int { return c.rank }
+func (c *Comm) Rank() int { return c.c.Rank() }
 
 // Size returns the number of ranks.
-func (c *Comm) Size() int { return c.size }
-
-func newComm(t transport.Transport, id uint64, spin int, set *settings) *Comm {
-	c := &Comm{t: t, id: id, rank: t.Rank(), size: t.Size()}
-	c.rs = &rankState{set: set}
-	if n, ok := t.(transport.Noder); ok && len(n.Nodes()) == c.size {
-		c.rs.nodes = n.Nodes()
-		c.nodes = c.rs.nodes
-	}
-	c.checker, _ = t.(transport.Checker)
-	c.meeter, _ = t.(transport.Meeter)
-	c.machine = algorithms.InProcess
-	if m, ok := t.(transport.Modeler); ok {
-		c.machine.Alpha, c.machine.Beta = m.Model()
-	}
-	c.exchLimit = -1
-	if x, ok := t.(transport.Exchanger); ok && x.ExchangeLimit() >= 0 {
-		c.exchanger, c.exchLimit = x, x.ExchangeLimit()
-	}
-	c.spin = spin
-	if spin < 0 {
-		c.spin = 0
-		if h, ok := t.(transport.SpinHinter); ok {
-			c.spin = h.SpinHint()
-		}
-	}
-	return c
-}
+func (c *Comm) Size() int { return c.c.Size() }
 
 // Run starts p ranks as goroutines of this process, calls fn on each with its
 // communicator, and waits for all of them. If a rank returns an error or
@@ -226,9 +154,9 @@ func Run(ctx context.Context, p int, fn func(ctx context.Context, c *Comm) error
 	for _, o := range opts {
 		o(&cfg)
 	}
-	set := newSettings(&cfg)
-	if set.err != nil {
-		return set.err
+	set := cfg.settings()
+	if set.Err != nil {
+		return set.Err
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -251,16 +179,15 @@ func Run(ctx context.Context, p int, fn func(ctx context.Context, c *Comm) error
 			defer wg.Done()
 			// Each rank makes its own communicator: the work is spread
 			// over the CPUs, and a rank that has ended frees its share.
-			c := newComm(cfg.endpoint(w.Endpoint(r)), 1, cfg.spin, set)
+			c := comm.New(cfg.endpoint(w.Endpoint(r)), comm.Config{Spin: cfg.spin, Settings: set})
 			defer func() {
 				if v := recover(); v != nil {
 					fail(fmt.Errorf("%w: rank %d panicked: %v\n%s", ErrPeerFailed, r, v, debug.Stack()))
 				}
-				c.closed.Store(true)
-				c.rs.closed.Store(true)
+				c.Exit()
 				w.Exit(r)
 			}()
-			if err := fn(ctx, c); err != nil {
+			if err := fn(ctx, wrap(c)); err != nil {
 				fail(fmt.Errorf("rank %d: %w", r, err))
 			}
 		}()
@@ -270,86 +197,17 @@ func Run(ctx context.Context, p int, fn func(ctx context.Context, c *Comm) error
 	return firstErr
 }
 
-func (c *Comm) usable(ctx context.Context) error {
-	if c == nil {
-		return fmt.Errorf("%w: nil communicator", ErrInvalidArgument)
-	}
-	if c.isClosed() {
-		return ErrClosed
-	}
-	if ctx == nil {
-		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
-	}
-	if ctx.Err() != nil {
-		return transport.CtxErr(ctx)
-	}
-	return c.rs.set.err
-}
-
-// p2p keys live on their own context id so they never match collectives.
-func (c *Comm) p2pKey(tag int) transport.Key {
-	return transport.Key{Comm: c.id | cid.P2PBit, Tag: int64(tag)}
-}
-
 // Send sends buf to rank dst with a tag ≥ 0 and returns when buf may be reused.
 // Messages between a pair of ranks with the same tag arrive in order.
 func (c *Comm) Send(ctx context.Context, dst, tag int, buf []byte) error {
-	if err := c.usable(ctx); err != nil {
-		return err
-	}
-	if dst < 0 || dst >= c.size || tag < 0 {
-		return fmt.Errorf("%w: send to rank %d with tag %d (size %d)", ErrInvalidArgument, dst, tag, c.size)
-	}
-	peer, err := c.addr(ctx, dst)
-	if err != nil {
-		return err
-	}
-	return c.p2p(ctx, &transport.Msg{Peer: peer, Key: c.p2pKey(tag), Buf: buf, Eager: true}, true)
+	return c.core().Send(ctx, dst, tag, buf)
 }
 
 // Recv receives a message from rank src with the given tag into buf and
 // returns its length. A message longer than buf fails with
 // ErrInvalidArgument (its first len(buf) bytes are kept).
 func (c *Comm) Recv(ctx context.Context, src, tag int, buf []byte) (int, error) {
-	if err := c.usable(ctx); err != nil {
-		return 0, err
-	}
-	if src < 0 || src >= c.size || tag < 0 {
-		return 0, fmt.Errorf("%w: receive from rank %d with tag %d (size %d)", ErrInvalidArgument, src, tag, c.size)
-	}
-	peer, err := c.addr(ctx, src)
-	if err != nil {
-		return 0, err
-	}
-	m := &transport.Msg{Peer: peer, Key: c.p2pKey(tag), Buf: buf}
-	err = c.p2p(ctx, m, false)
-	return m.N, err
-}
-
-// newWaiter returns a waiter for operations posted on c's transport,
-// which it keeps progressing while it waits if the transport polls.
-func (c *Comm) newWaiter() *transport.Waiter {
-	w := transport.NewWaiter(c.spin)
-	if p, ok := c.t.(transport.Poller); ok {
-		w.SetPoller(p)
-	}
-	return w
-}
-
-func (c *Comm) p2p(ctx context.Context, m *transport.Msg, send bool) error {
-	w := c.newWaiter()
-	m.W = w
-	if err := transport.Post(c.t, m, send); err != nil {
-		return err
-	}
-	if err := w.Wait(ctx); err != nil {
-		if c.t.Cancel(m) {
-			return err
-		}
-		w.WaitAll()
-	}
-	transport.EndRound(c.t, w)
-	return m.Err
+	return c.core().Recv(ctx, src, tag, buf)
 }
 
 // Barrier returns once every rank has entered it (the default algorithm;

@@ -308,7 +308,7 @@ func TestClairvoyantBadInput(t *testing.T) {
 func TestClairvoyantDefaultRule(t *testing.T) {
 	for _, n := range []int{1, 1 << 10, 1 << 20} {
 		prm := Params{Spec: schedule.Spec{Coll: schedule.Reduce, Size: 64, Count: n}, Commutative: true, ElemSize: 4}
-		if in := Select(&prm, InProcess); in == nil || in.Name == Clairvoyant {
+		if in := Select(&prm, InProcess, Caps{}); in == nil || in.Name == Clairvoyant {
 			t.Fatalf("n=%d: default %v", n, in)
 		}
 	}

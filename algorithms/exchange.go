@@ -17,9 +17,10 @@ import "github.com/scoll/scoll/schedule"
 // reads it (all ranks; the root of reduce; from the root only in bcast)
 // and folds what it received in rank order.
 //
-// Cost of the native path: one synchronisation (α: about one cache-line
+// Cost of the native path: one synchronisation (about one cache-line
 // handoff per peer) and (P−1)·n bytes read and reduced per rank (bcast: n
-// read; barrier: α alone).
+// read; barrier: the synchronisation alone). Its registered Cost is the
+// stand-in schedule's, which the cost models and simulators replay.
 
 // exchangeReduction is the exchange's allreduce and reduce.
 func exchangeReduction(b *schedule.Builder, p *Params) {
@@ -79,28 +80,52 @@ func exchangeBarrier(b *schedule.Builder, p *Params) {
 	b.EndRound()
 }
 
+// exchangeCost is the cost of the stand-in schedule: a rank's P−1 sends
+// (and receives) serialise on its port, then it folds the P−1 inputs it
+// read. The native path costs one synchronisation instead of the P−1
+// start-ups, which is why the default takes it by its Rule, not by Cost.
 func exchangeCost(p *Params) Cost {
 	k, nb := float64(p.Size-1), p.bytes(p.Count)
 	switch p.Coll {
 	case schedule.Barrier:
-		return Cost{Alpha: 1}
+		return Cost{Alpha: k}
 	case schedule.Bcast:
-		return Cost{Alpha: 1, Beta: nb}
+		return bcastLinearCost(p)
 	case schedule.Allgather:
-		return Cost{Alpha: 1, Beta: k * nb}
+		return allgatherLinearCost(p)
 	}
-	return Cost{Alpha: 1, Beta: k * nb, Gamma: k * nb}
+	return Cost{Alpha: k, Beta: k * nb, Gamma: k * nb}
 }
 
-// exchangeWhen is the exchange's entry in scoll algorithms: when it runs
-// natively and when the default rule takes it (the root package applies
-// it; every rank decides alike).
-const exchangeWhen = "native on a transport with an exchange (in-process ranks, ranks ≤ GOMAXPROCS) " +
-	"for blocking calls whose input fits its slots; the default there when P·n ≤ 2 KiB (bcast: n ≤ 2 KiB; barrier: always); " +
-	"elsewhere its messages"
+// exchangeReadBytes bounds, for the default choice, the bytes one rank
+// reads from its peers' slots in an exchange (Measure Read): all P inputs
+// for allreduce, reduce (at the root) and allgather, the root's for bcast.
+// The exchange's per-rank cost grows with them (P·n), a message
+// schedule's with n·log P or n, so the bound leaves larger inputs and
+// large rank counts to schedules.
+//
+// Provenance: BenchmarkExchange (the root package's exchange_test.go), 2
+// ranks, Intel Xeon @ 2.50GHz with 2 vCPUs, Go 1.26; ns per call, exchange
+// / message schedule:
+//
+//	bytes per rank   8          256         1024
+//	allreduce        265/920    500/1200    900/1300
+//	bcast            260/800    330/960     465/1060
+//	allgather        245/930    460/1150    720/1180
+//
+// With the slots enlarged to 4 KiB for the measurement, exchanges still won
+// at 2 KiB per rank (allreduce 1000/1470) and allgather broke even at 4 KiB
+// (1330/1290). The bound keeps half of that, as more ranks also mean more
+// cache lines to fetch per rank.
+const exchangeReadBytes = 2048
+
+// ExchangeRule is when the exchange runs natively: blocking calls on a
+// transport with an exchange whose slots hold the input; by default when a
+// rank reads at most exchangeReadBytes.
+var ExchangeRule = Rule{Needs: CapExchange | CapBlocking, FitSlots: true, MaxBytes: exchangeReadBytes, Measure: Read}
 
 func init() {
-	in := Info{Name: Exchange, Path: ExchangePath, When: exchangeWhen, Linear: true, Cost: exchangeCost,
+	in := Info{Name: Exchange, Path: ExchangePath, Rule: &ExchangeRule, Linear: true, Cost: exchangeCost,
 		Doc:    "shared-memory exchange: every rank publishes its input and computes its result from all of them",
 		Source: "scoll (in-process fast path); Graham and Shipman 2008 (shared-memory collectives)"}
 	in.Build = exchangeReduction

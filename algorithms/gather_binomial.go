@@ -16,8 +16,15 @@ import "github.com/scoll/scoll/schedule"
 // Source: Heath–Solomonik notes sec. 5.2.1; Hoefler–Moor 2014 sec. 3.1.2
 // (personalised binomial tree); Thakur, Rabenseifner, Gropp 2005.
 func gatherBinomial(b *schedule.Builder, p *Params) {
+	gatherTree(b, p, rtTwoSided(p.Size, p.Root, 2, p.Rank))
+}
+
+// gatherTree gathers up the tree of node, whose every subtree is a
+// contiguous range of ranks: a rank collects its subtree's blocks in one
+// scratch area and sends them in one message, the root receives straight
+// into place.
+func gatherTree(b *schedule.Builder, p *Params, node rtNode) {
 	n, r := p.Count, p.Rank
-	node := rtTwoSided(p.Size, p.Root, 2, r)
 	own := schedule.SendBuf(0, n)
 	if p.InPlaceAt(r) {
 		own = schedule.RecvBuf(r*n, n)

@@ -188,7 +188,7 @@ func hierInner(p, q *Params) (*Info, error) {
 		}
 		return in, nil
 	}
-	in := SelectExcept(q, q.machine(), func(name string) bool { return name == Hier })
+	in := SelectExcept(q, q.machine(), Caps{}, func(name string) bool { return name == Hier }) // the leaders talk over messages
 	if in == nil {
 		return nil, fmt.Errorf("%w: no %s algorithm fits the %d node leaders", errs.Unsupported, q.Coll, q.Size)
 	}

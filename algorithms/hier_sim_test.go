@@ -42,12 +42,12 @@ func TestHierSimulated(t *testing.T) {
 			if !ok {
 				t.Fatal("no hier")
 			}
-			if sel := algorithms.Select(&p, algorithms.InProcess); sel != hier {
+			if sel := algorithms.Select(&p, algorithms.InProcess, algorithms.Caps{}); sel != hier {
 				t.Errorf("%s nodes %v: Select = %v, want hier", c, nodes, sel)
 			}
 			q := p
 			q.Nodes = nil
-			flat := algorithms.Select(&q, algorithms.InProcess)
+			flat := algorithms.Select(&q, algorithms.InProcess, algorithms.Caps{})
 			th, err := sim.FlowModel(cfg, P, 4, hier.Generator(p))
 			if err != nil {
 				t.Fatalf("%s hier: %v", c, err)

@@ -287,7 +287,7 @@ func TestHierSelect(t *testing.T) {
 				if c == schedule.Barrier {
 					p.Count = 0
 				}
-				got := Select(&p, InProcess)
+				got := Select(&p, InProcess, Caps{})
 				if got == nil || (got.Name == Hier) != tc.hier {
 					t.Errorf("%s nodes %v count %d: Select = %v, want hier %v", c, tc.nodes, n, got, tc.hier)
 				}
@@ -295,7 +295,7 @@ func TestHierSelect(t *testing.T) {
 				if !tc.hier {
 					q := p
 					q.Nodes = nil
-					if flat := Select(&q, InProcess); flat != got {
+					if flat := Select(&q, InProcess, Caps{}); flat != got {
 						t.Errorf("%s nodes %v: Select = %s, without nodes %s", c, tc.nodes, got.Name, flat.Name)
 					}
 				}
@@ -312,7 +312,7 @@ func TestHierCostWithoutNodes(t *testing.T) {
 		if c == schedule.Barrier {
 			p.Count = 0
 		}
-		flat := Select(&p, InProcess)
+		flat := Select(&p, InProcess, Caps{})
 		q := p
 		q.Machine = InProcess
 		if got, want := mustLookup(t, c, Hier).Cost(&q), flat.Cost(&q); got != want {

@@ -16,7 +16,8 @@ import "github.com/scoll/scoll/schedule"
 // result.
 //
 // Cost of the native path: two hand-offs (arrive, wake) and, on the
-// combiner, (P−1)·n bytes read and reduced and (P−1)·n written.
+// combiner, (P−1)·n bytes read and reduced and (P−1)·n written. Its
+// registered Cost is the stand-in schedule's.
 
 // meetSchedule builds the meeting's messages.
 func meetSchedule(b *schedule.Builder, p *Params) {
@@ -75,30 +76,38 @@ func meetSchedule(b *schedule.Builder, p *Params) {
 	b.EndRound()
 }
 
+// meetCost is the cost of the stand-in schedule: the combiner's P−1
+// receives serialise on its port, it folds them, and its P−1 sends of the
+// result serialise again (reduce ends after the fold, bcast has only the
+// sends).
 func meetCost(p *Params) Cost {
-	// The combiner reads the P−1 inputs it reduces (none in bcast) and
-	// writes the P−1 results it hands out (none in reduce).
 	k, nb := float64(p.Size-1), p.bytes(p.Count)
-	var in, out float64
+	var c Cost
 	if p.Coll != schedule.Bcast {
-		in = k * nb
+		c = Cost{Alpha: k, Beta: k * nb}
+		if p.Coll.Reduces() {
+			c.Gamma = k * nb
+		}
 	}
 	if p.Coll != schedule.Reduce {
-		out = k * nb
-	}
-	c := Cost{Alpha: 2, Beta: in + out}
-	if p.Coll.Reduces() {
-		c.Gamma = in
+		c.Alpha += k
+		c.Beta += k * nb
 	}
 	return c
 }
 
-// meetWhen is the meeting's entry in scoll algorithms.
-const meetWhen = "native on a transport with meetings (in-process ranks); the default there when the ranks " +
-	"outnumber GOMAXPROCS and n ≤ 4 KiB; elsewhere its messages"
+// meetBytes is the largest input per rank with which the default choice
+// takes a meeting.
+const meetBytes = 4096
+
+// MeetRule is when the meeting runs natively: on a transport that meets;
+// by default when the ranks outnumber the CPUs (message schedules then pay
+// a goroutine wake-up per message, a meeting wakes each rank once) and the
+// input is at most meetBytes.
+var MeetRule = Rule{Needs: CapMeet, Prefers: CapOversubscribed, MaxBytes: meetBytes, Measure: Input}
 
 func init() {
-	register(Info{Name: Meet, Path: MeetPath, When: meetWhen, Linear: true, Build: meetSchedule, Cost: meetCost,
+	register(Info{Name: Meet, Path: MeetPath, Rule: &MeetRule, Linear: true, Build: meetSchedule, Cost: meetCost,
 		Doc:    "shared-memory meeting: the last rank to arrive combines every input and writes every result",
 		Source: "scoll (in-process path for more ranks than CPUs)"},
 		schedule.Allreduce, schedule.Reduce, schedule.Bcast, schedule.Barrier)

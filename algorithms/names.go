@@ -15,6 +15,7 @@ const (
 	Bucket6              = "bucket6"
 	Bucket6Gather        = "bucket6-gather"
 	Butterfly            = "butterfly"
+	Chain                = "chain"
 	Clairvoyant          = "clairvoyant"
 	Direct               = "direct"
 	Dissemination        = "dissemination"

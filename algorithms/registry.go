@@ -129,27 +129,35 @@ func (c Cost) Time(alpha, beta, gamma float64) float64 {
 	return c.Alpha*alpha + (c.Beta+c.Copy)*beta + c.Gamma*gamma
 }
 
-// Path is how an algorithm's data moves when the call runs.
+// Path is how an entry's data moves when the call runs.
 type Path uint8
 
 const (
 	// Messages: the algorithm's schedule runs over the transport's
 	// point-to-point messages (package exec), on every transport.
 	Messages Path = iota
-	// ExchangePath: the transport's shared-memory exchange
-	// (transport.Exchanger: in-process ranks) runs the call natively: every
-	// rank publishes its input and computes its own result from all of
-	// them.
+	// ChainPath: the chain collectives of Moody et al. run the call over
+	// the communicator's chain, a rank addressing only its neighbours and
+	// the partners whose addresses travel with the data (internal/chain).
+	ChainPath
+	// ExchangePath: the transport's exchange (transport.Exchanger) runs
+	// the call natively: every rank publishes its input and computes its
+	// own result from all of them.
 	ExchangePath
 	// MeetPath: the transport's shared-memory meeting (transport.Meeter:
 	// in-process ranks) runs the call natively: the last rank to arrive
 	// combines every input and writes every rank's result.
 	MeetPath
+
+	// NumPaths is the number of paths.
+	NumPaths = iota
 )
 
 // String returns the path's name as scoll algorithms prints it.
 func (p Path) String() string {
 	switch p {
+	case ChainPath:
+		return "chain"
 	case ExchangePath:
 		return "transport exchange"
 	case MeetPath:
@@ -158,7 +166,7 @@ func (p Path) String() string {
 	return "messages"
 }
 
-// Info describes one registered algorithm.
+// Info describes one registered entry: a way to run a call.
 type Info struct {
 	Coll schedule.Collective
 	// Name is lowercase with hyphens, unique per collective.
@@ -172,16 +180,15 @@ type Info struct {
 	// Linear marks algorithms with Θ(P) rounds per rank (Θ(P²) operations in
 	// all), for which symbolic verification at very large P is expensive.
 	Linear bool
-	// Path is how the data moves. For a transport path (ExchangePath,
-	// MeetPath) Build is the message schedule of the same data movement:
-	// the verifier proves it, the simulators and cost models replay it, and
-	// it runs where the transport lacks the capability or the call is
-	// outside the path's limits (When).
+	// Path is how the data moves. For a native path (any but Messages)
+	// Build is the stand-in message schedule of the same data movement:
+	// the verifier proves it, the simulators and cost models replay it,
+	// and it runs where Rule does not let the path run natively.
 	Path Path
-	// When states, for a transport path, when it runs natively and when the
-	// default rule picks it ("" for Messages: the default rule picks by
-	// Cost).
-	When string
+	// Rule says when a native path runs natively and when the default
+	// choice takes it (nil for Messages: the default choice takes the
+	// cheapest message schedule by Cost). See Takes and When.
+	Rule *Rule
 	// Explicit algorithms run only when named (WithAlgorithm): the default
 	// rule skips them (their schedule is made for circumstances the call
 	// states, such as arrival times, or the α-β model favours them where
@@ -189,7 +196,9 @@ type Info struct {
 	Explicit bool
 	// Build emits the schedule of p.Rank into b.
 	Build func(b *schedule.Builder, p *Params)
-	// Cost returns the α-β-γ cost for p (bytes from p.ElemSize).
+	// Cost returns the α-β-γ cost for p (bytes from p.ElemSize): that of
+	// the schedule Build emits, for native paths too, so that the cost
+	// models and simulators agree with it.
 	Cost func(p *Params) Cost
 }
 
@@ -204,6 +213,9 @@ func Register(in Info) {
 	}
 	if in.Build == nil || in.Doc == "" || in.Cost == nil || in.Source == "" {
 		panic(fmt.Sprintf("algorithms: %s/%s lacks Build, Doc, Source or Cost", in.Coll, in.Name))
+	}
+	if (in.Path == Messages) != (in.Rule == nil) || in.Path >= NumPaths {
+		panic(fmt.Sprintf("algorithms: %s/%s: a native path needs a Rule, messages none", in.Coll, in.Name))
 	}
 	if _, ok := Lookup(in.Coll, in.Name); ok {
 		panic(fmt.Sprintf("algorithms: duplicate %s/%s", in.Coll, in.Name))
@@ -306,29 +318,43 @@ func (in *Info) Schedule(p *Params) (*schedule.Schedule, error) {
 	return b.Schedule()
 }
 
-// Select returns the message schedule the default rule picks for p: among
-// the algorithms of path Messages whose requirements p meets, the one with
-// the least α-β-γ cost under the parameters m (ties broken by name). The
-// node-aware algorithms (NeedsNodes) take part only when p.Nodes puts the
-// ranks on several nodes with more than one rank on some node, and then win
-// over the others (the single α of the model cannot tell the cheap
-// messages inside a node from the dear ones between nodes). It
-// returns nil when none fits. (The transport paths are chosen before it, by
-// the conditions their When states.)
-func Select(p *Params, m Machine) *Info { return SelectExcept(p, m, nil) }
+// Select returns the entry the default choice takes for call p on a
+// transport, communicator and call form offering c: the first native path
+// (in Path order) whose Rule takes the call by default, else among the
+// message schedules whose requirements p meets the one with the least
+// α-β-γ cost under the parameters m (ties broken by name). The node-aware
+// algorithms (NeedsNodes) take part only when p.Nodes puts the ranks on
+// several nodes with more than one rank on some node, and then win over
+// the others (the single α of the model cannot tell the cheap messages
+// inside a node from the dear ones between nodes). It returns nil when
+// none fits. Explicit entries never run by default.
+func Select(p *Params, m Machine, c Caps) *Info { return SelectExcept(p, m, c, nil) }
 
-// SelectExcept is Select skipping the algorithms for which skip reports
+// SelectExcept is Select skipping the entries for which skip reports
 // true (nil skips none).
-func SelectExcept(p *Params, m Machine, skip func(name string) bool) *Info {
-	var best *Info
-	bestT := 0.0
-	multi := multiNode(p.Nodes)
+func SelectExcept(p *Params, m Machine, c Caps, skip func(name string) bool) *Info {
 	if p.Machine != m {
 		q := *p
 		q.Machine = m
 		p = &q
 	}
-	for _, in := range List(p.Coll) {
+	list := List(p.Coll)
+	var native *Info
+	for _, in := range list {
+		if in.Path == Messages || in.Explicit || (skip != nil && skip(in.Name)) || (native != nil && native.Path <= in.Path) {
+			continue
+		}
+		if in.Takes(p, c) == Default && in.Check(p) == nil {
+			native = in
+		}
+	}
+	if native != nil {
+		return native
+	}
+	var best *Info
+	bestT := 0.0
+	multi := multiNode(p.Nodes)
+	for _, in := range list {
 		aware := in.Requires&NeedsNodes != 0
 		if in.Path != Messages || in.Explicit || (skip != nil && skip(in.Name)) || (aware && !multi) || in.Check(p) != nil {
 			continue

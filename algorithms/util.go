@@ -87,6 +87,9 @@ func (p *Params) bytes(n int) float64 {
 	return float64(n) * float64(es)
 }
 
+// bytesInt returns n elements in bytes, as an int.
+func (p *Params) bytesInt(n int) int { return n * max(p.ElemSize, 1) }
+
 // total returns the sum of counts.
 func total(counts []int) int {
 	t := 0

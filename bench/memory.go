@@ -180,7 +180,7 @@ func (c *config) params(alg string, sh shape) (*algorithms.Info, algorithms.Para
 	}
 	var info *algorithms.Info
 	if alg == Auto {
-		info = algorithms.Select(&p, algorithms.InProcess)
+		info = algorithms.Select(&p, algorithms.InProcess, algorithms.Caps{}) // the message schedule's memory
 	} else {
 		info, _ = algorithms.Lookup(coll, alg)
 	}

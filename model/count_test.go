@@ -291,6 +291,21 @@ var exact = []struct {
 	name              string
 	counted, critical exactness
 }{
+	{schedule.Allgather, "exchange", always, always},
+	{schedule.Allreduce, "chain", inexact, always},
+	{schedule.Allreduce, "exchange", always, always},
+	{schedule.Allreduce, "meet", always, always},
+	{schedule.Barrier, "exchange", always, always},
+	{schedule.Barrier, "meet", always, always},
+	{schedule.Bcast, "chain", always, always},
+	{schedule.Bcast, "exchange", always, always},
+	{schedule.Bcast, "meet", always, always},
+	{schedule.Exscan, "chain", always, always},
+	{schedule.Gather, "chain", always, always},
+	{schedule.Reduce, "chain", always, always},
+	{schedule.Reduce, "exchange", always, always},
+	{schedule.Reduce, "meet", always, always},
+	{schedule.Scan, "chain", always, always},
 	{schedule.Allgather, "bruck", always, always},
 	{schedule.Allgather, "linear", always, always},
 	{schedule.Allgather, "neighbor-exchange", always, always},

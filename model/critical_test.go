@@ -165,3 +165,52 @@ func TestCriticalPathArrivals(t *testing.T) {
 		}
 	}
 }
+
+// nativeCopies lists the native paths whose stand-in schedules copy on the
+// critical path more than the round-synchronous count sees (Counts.CritCopied),
+// so that only their α and γ terms are exact: the chain scatter packs the
+// blocks it forwards on every rank that forwards.
+var nativeCopies = map[string]bool{"scatter/chain": true}
+
+// TestNativeCosts checks that every native path's registered cost is what
+// the critical path charges for its stand-in schedule (the schedule the
+// simulators replay): each is in exact with an exact critical path, or in
+// nativeCopies and exact in α and γ.
+func TestNativeCosts(t *testing.T) {
+	listed := map[string]bool{}
+	for _, x := range exact {
+		if x.critical == always {
+			listed[x.coll.String()+"/"+x.name] = true
+		}
+	}
+	for c := range schedule.NumCollectives {
+		for _, in := range algorithms.List(c) {
+			name := c.String() + "/" + in.Name
+			if in.Path == algorithms.Messages || listed[name] {
+				continue
+			}
+			if !nativeCopies[name] {
+				t.Errorf("%s: a native path whose cost is not checked against its stand-in (add it to exact)", name)
+				continue
+			}
+			for _, P := range []int{1, 2, 3, 5, 8, 13, 16, 33} {
+				for _, root := range []int{0, P / 2, P - 1} {
+					ap := algorithms.Params{Spec: schedule.Spec{Coll: c, Size: P, Count: 48, Root: root}, Commutative: true, ElemSize: 4}
+					cost := in.Cost(&ap)
+					for _, tc := range []struct {
+						p    model.Params
+						want float64
+					}{{model.Params{Alpha: 1}, cost.Alpha}, {model.Params{Gamma: 1}, cost.Gamma}} {
+						got, err := model.CriticalPath(P, 4, in.Generator(ap), tc.p)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if !near(got.AlphaBetaGamma, tc.want) {
+							t.Errorf("%s P=%d root=%d %+v: critical path %g, registered %g", name, P, root, tc.p, got.AlphaBetaGamma, tc.want)
+						}
+					}
+				}
+			}
+		}
+	}
+}

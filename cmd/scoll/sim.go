@@ -466,7 +466,7 @@ func autoAlgorithm(w workload.Workload) (string, error) {
 	es := w.ElemSize()
 	p := algorithms.Params{Spec: schedule.Spec{Coll: w.Coll, Size: w.Size, Root: w.Root, Count: w.Bytes / es},
 		Commutative: true, ElemSize: es, Grid: w.Grid, Placement: w.Placement, Machine: w.Machine}
-	in := algorithms.Select(&p, w.Machine)
+	in := algorithms.Select(&p, w.Machine, algorithms.Caps{})
 	if in == nil {
 		return "", fmt.Errorf("--algorithm auto: no %s algorithm fits %d ranks", w.Coll, w.Size)
 	}

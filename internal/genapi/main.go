@@ -6,84 +6,78 @@ package main
 
 import (
 	"bytes"
-	"fmt"
 	"go/format"
 	"log"
 	"os"
 	"text/template"
 )
 
-// coll is one collective: its name, parameter list, argument list and doc;
-// chain marks those whose blocking form runs the chain algorithm on a
-// chain communicator (chaincoll.go).
+// coll is one collective: its name, parameter list, argument list and doc.
 type coll struct {
 	name, params, args, doc string
-	chain                   bool
 }
 
 var colls = []coll{
 	{"Bcast", "buf []T, root int", "buf, root",
-		"broadcasts buf from root to every rank. buf has the same length on every rank.", true},
+		"broadcasts buf from root to every rank. buf has the same length on every rank."},
 	{"Reduce", "send, recv []T, op Op, root int", "send, recv, op, root",
-		"combines the send buffers of all ranks with op into recv at root. recv is ignored on other ranks (may be nil). send == nil at root means in place: root's input is in recv.", true},
+		"combines the send buffers of all ranks with op into recv at root. recv is ignored on other ranks (may be nil). send == nil at root means in place: root's input is in recv."},
 	{"Allreduce", "send, recv []T, op Op", "send, recv, op",
-		"combines the send buffers of all ranks with op into recv on every rank. len(recv) == len(send); send == nil means in place: the input is in recv.", true},
+		"combines the send buffers of all ranks with op into recv on every rank. len(recv) == len(send); send == nil means in place: the input is in recv."},
 	{"Gather", "send, recv []T, root int", "send, recv, root",
-		"collects every rank's send buffer into recv at root, rank i's block at recv[i*n:(i+1)*n] for n = len(send). recv is ignored on other ranks. send == nil at root means in place: root's block is already in recv.", true},
+		"collects every rank's send buffer into recv at root, rank i's block at recv[i*n:(i+1)*n] for n = len(send). recv is ignored on other ranks. send == nil at root means in place: root's block is already in recv."},
 	{"Scatter", "send, recv []T, root int", "send, recv, root",
-		"sends block i of root's send buffer (of length Size()*len(recv)) to rank i's recv. send is ignored on other ranks. recv == nil at root means in place: root's block stays in send.", true},
+		"sends block i of root's send buffer (of length Size()*len(recv)) to rank i's recv. send is ignored on other ranks. recv == nil at root means in place: root's block stays in send."},
 	{"Allgather", "send, recv []T", "send, recv",
-		"collects every rank's send buffer into recv on every rank; len(recv) == Size()*len(send). send == nil means in place: the rank's block is already at recv[Rank()*n:].", false},
+		"collects every rank's send buffer into recv on every rank; len(recv) == Size()*len(send). send == nil means in place: the rank's block is already at recv[Rank()*n:]."},
 	{"Alltoall", "send, recv []T", "send, recv",
-		"sends block j of send to rank j and receives block i of recv from rank i; len(send) == len(recv) == Size()*n. send == nil means in place: the blocks to send are in recv and are replaced.", false},
+		"sends block j of send to rank j and receives block i of recv from rank i; len(send) == len(recv) == Size()*n. send == nil means in place: the blocks to send are in recv and are replaced."},
 	{"ReduceScatterBlock", "send, recv []T, op Op", "send, recv, op",
-		"combines the send buffers of all ranks with op and leaves block i of the result (of length len(recv)) on rank i; len(send) == Size()*len(recv). send == nil means in place: the input is in recv (of length Size()*n) and the result goes to recv[:n].", false},
+		"combines the send buffers of all ranks with op and leaves block i of the result (of length len(recv)) on rank i; len(send) == Size()*len(recv). send == nil means in place: the input is in recv (of length Size()*n) and the result goes to recv[:n]."},
 	{"Scan", "send, recv []T, op Op", "send, recv, op",
-		"sets recv on rank r to the combination of the send buffers of ranks 0..r (inclusive prefix). send == nil means in place.", true},
+		"sets recv on rank r to the combination of the send buffers of ranks 0..r (inclusive prefix). send == nil means in place."},
 	{"Exscan", "send, recv []T, op Op", "send, recv, op",
-		"sets recv on rank r > 0 to the combination of the send buffers of ranks 0..r-1 (exclusive prefix); rank 0's recv is left unchanged. send == nil means in place.", true},
+		"sets recv on rank r > 0 to the combination of the send buffers of ranks 0..r-1 (exclusive prefix); rank 0's recv is left unchanged. send == nil means in place."},
 	{"Gatherv", "send, recv []T, counts, displs []int, root int", "send, recv, counts, displs, root",
-		"collects rank i's send buffer (counts[i] elements) into recv at root at offset displs[i] (nil displs: packed). counts and displs must be the same on every rank. recv is ignored on other ranks. send == nil at root means in place.", false},
+		"collects rank i's send buffer (counts[i] elements) into recv at root at offset displs[i] (nil displs: packed). counts and displs must be the same on every rank. recv is ignored on other ranks. send == nil at root means in place."},
 	{"Scatterv", "send, recv []T, counts, displs []int, root int", "send, recv, counts, displs, root",
-		"sends counts[i] elements at send[displs[i]:] (nil displs: packed) from root to rank i's recv. counts and displs must be the same on every rank. recv == nil at root means in place.", false},
+		"sends counts[i] elements at send[displs[i]:] (nil displs: packed) from root to rank i's recv. counts and displs must be the same on every rank. recv == nil at root means in place."},
 	{"Allgatherv", "send, recv []T, counts, displs []int", "send, recv, counts, displs",
-		"collects rank i's send buffer (counts[i] elements) into recv at offset displs[i] (nil displs: packed) on every rank. send == nil means in place: the rank's block is already in recv.", false},
+		"collects rank i's send buffer (counts[i] elements) into recv at offset displs[i] (nil displs: packed) on every rank. send == nil means in place: the rank's block is already in recv."},
 	{"Alltoallv", "send []T, sendCounts, sendDispls []int, recv []T, recvCounts, recvDispls []int", "send, sendCounts, sendDispls, recv, recvCounts, recvDispls",
-		"sends sendCounts[j] elements at send[sendDispls[j]:] to rank j and receives recvCounts[i] elements from rank i at recv[recvDispls[i]:] (nil displacements: packed). In-place use is not supported.", false},
+		"sends sendCounts[j] elements at send[sendDispls[j]:] to rank j and receives recvCounts[i] elements from rank i at recv[recvDispls[i]:] (nil displacements: packed). In-place use is not supported."},
 	{"ReduceScatter", "send, recv []T, counts []int, op Op", "send, recv, counts, op",
-		"combines the send buffers (of length sum(counts)) of all ranks with op and leaves the block of counts[i] elements at the packed offset of rank i in rank i's recv. send == nil means in place: the input is in recv and the result goes to its start.", false},
+		"combines the send buffers (of length sum(counts)) of all ranks with op and leaves the block of counts[i] elements at the packed offset of rank i in rank i's recv. send == nil means in place: the input is in recv and the result goes to its start."},
 }
 
 // form is the three forms of a call, from its forms.
 var form = template.Must(template.New("form").Parse(`
 // {{.Name}} {{.Doc}}
 func {{.Name}}{{.TypeParams}}(ctx context.Context, c *Comm, {{.Params}}opts ...CallOption) error {
-{{.Chain}}	var cl call
-	err := prep{{.Name}}(&cl, ctx, c, {{.Args}}opts)
+	var cl comm.Call
+	err := prep{{.Name}}(&cl, ctx, c, {{.Args}}true, opts)
 	return blocking(ctx, c, &cl, err)
 }
 
 // I{{.Name}} {{.IDoc}}
 func I{{.Name}}{{.TypeParams}}(ctx context.Context, c *Comm, {{.Params}}opts ...CallOption) (*Request, error) {
 	cl := newCall()
-	return nonblocking(ctx, c, cl, prep{{.Name}}(cl, ctx, c, {{.Args}}opts))
+	return nonblocking(ctx, c, cl, prep{{.Name}}(cl, ctx, c, {{.Args}}false, opts))
 }
 
 // {{.Name}}Init {{.InitDoc}}
 func {{.Name}}Init{{.TypeParams}}(ctx context.Context, c *Comm, {{.Params}}opts ...CallOption) (*Persistent, error) {
 	cl := newCall()
-	return persistent(c, cl, prep{{.Name}}(cl, ctx, c, {{.Args}}opts))
+	return persistent(c, cl, prep{{.Name}}(cl, ctx, c, {{.Args}}false, opts))
 }
 `))
 
 // forms is what form needs of a call: its name, type parameters,
 // parameters and arguments (the last two ending in ", " unless empty),
-// the docs of its three forms after their names, and the blocking form's
-// chain dispatch.
+// and the docs of its three forms after their names.
 type forms struct {
 	Name, TypeParams, Params, Args string
 	Doc, IDoc, InitDoc             string
-	Chain                          string
 }
 
 // formsOf returns the forms of collective c: generic over the element
@@ -93,9 +87,6 @@ func formsOf(c coll) forms {
 		Doc:     c.doc + "\n// It returns when this rank's part is done and its buffers may be reused.",
 		IDoc:    "starts " + c.name + " without waiting; the buffers must not be touched until\n// the Request completes. ctx bounds the whole collective.",
 		InitDoc: "prepares a persistent " + c.name + " on these buffers; each Start runs it."}
-	if c.chain {
-		f.Chain = fmt.Sprintf("\tif useChain(c, opts) { // chaincoll.go\n\t\treturn chain%s(ctx, c, %s, opts)\n\t}\n", c.name, c.args)
-	}
 	return f
 }
 
@@ -117,7 +108,7 @@ func main() {
 func generate() ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteString("// Code generated by internal/genapi; DO NOT EDIT.\n")
-	b.WriteString("// Every call's three forms repeat one template: alike by design.\n\npackage scoll\n\nimport \"context\"\n")
+	b.WriteString("// Every call's three forms repeat one template: alike by design.\n\npackage scoll\n\nimport (\n\t\"context\"\n\n\t\"github.com/scoll/scoll/internal/comm\"\n)\n")
 	for _, c := range colls {
 		if err := form.Execute(&b, formsOf(c)); err != nil {
 			return nil, err

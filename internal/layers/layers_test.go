@@ -21,7 +21,9 @@ const module = "github.com/scoll/scoll"
 // them; exec and the transports below the public API, knowing nothing of
 // algorithms.
 var allowed = map[string][]string{
-	"":                        {"algorithms", "exec", "internal/arrival", "internal/chain", "internal/cid", "internal/jobenv", "internal/postbox", "internal/errs", "internal/kernels", "internal/plan", "internal/wire", "schedule", "split", "transport", "transport/inproc", "transport/record", "transport/tcp", "transport/mpi", "transport/shm", "transport/mixed", "tuning"},
+	"":                        {"algorithms", "exec", "internal/arrival", "internal/comm", "internal/errs", "internal/jobenv", "internal/join", "internal/kernels", "internal/plan", "schedule", "split", "transport", "transport/inproc", "transport/record", "transport/tcp", "transport/mpi", "tuning"},
+	"internal/comm":           {"algorithms", "exec", "internal/arrival", "internal/chain", "internal/cid", "internal/errs", "internal/join", "internal/kernels", "internal/plan", "internal/postbox", "internal/wire", "schedule", "split", "transport", "tuning"},
+	"internal/join":           {"internal/errs", "transport", "transport/mixed", "transport/shm"},
 	"schedule":                {},
 	"topology":                {},
 	"algorithms":              {"internal/errs", "schedule"},

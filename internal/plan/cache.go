@@ -19,7 +19,8 @@ type Key struct {
 	root, count int
 	inPlace     bool
 	commutative bool
-	radix, seg  int
+	knobs       algorithms.KnobValues
+	caps        algorithms.Caps
 	radixVector string // the radix vector, rendered ("" without one)
 	elemSize    int
 	opID        uint64
@@ -36,7 +37,7 @@ type Key struct {
 func KeyOf(c *Call, o *Options) Key {
 	s := &c.Spec
 	k := Key{coll: s.Coll, alg: o.Alg, inner: o.Inner, root: s.Root, count: s.Count, inPlace: s.InPlaceAt(c.Rank),
-		commutative: c.Commutative, radix: o.Radix, radixVector: gridKey(o.RadixVector), seg: o.Segment(c.ElemSize), elemSize: c.ElemSize,
+		commutative: c.Commutative, knobs: o.Knobs, caps: c.Caps, radixVector: gridKey(o.RadixVector), elemSize: c.ElemSize,
 		opID: c.OpID, grid: gridKey(o.Grid), place: placeKey(o.Place), exclude: excludeKey(o.Exclude),
 		segments: o.segmentCount(), arrivals: arrivalsKey(o)}
 	if o.LogP != nil {

@@ -4,6 +4,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/scoll/scoll/algorithms"
 	"github.com/scoll/scoll/schedule"
 )
 
@@ -31,10 +32,10 @@ func TestCacheHitMiss(t *testing.T) {
 	others := []Key{
 		key(11, Options{}),
 		key(10, Options{Alg: "ring"}),
-		key(10, Options{Radix: 4}),
+		key(10, Options{Knobs: knobs(algorithms.RadixKnob, 4)}),
 		key(10, Options{RadixVector: []int{2, 2}}),
 		key(10, Options{RadixVector: []int{4}}),
-		key(10, Options{SegBytes: 64}),
+		key(10, Options{Knobs: knobs(algorithms.SegmentKnob, 64)}),
 		key(10, Options{Grid: []int{2, 2}}),
 	}
 	for _, o := range others {
@@ -146,4 +147,10 @@ func TestCacheConcurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// knobs returns knob k set to v.
+func knobs(k *algorithms.Knob, v int) (kv algorithms.KnobValues) {
+	kv[k.Index()] = v
+	return kv
 }

@@ -20,7 +20,7 @@ func TestChooseNamed(t *testing.T) {
 		if in.Check(p) != nil {
 			continue
 		}
-		got, err := Choose(p, in.Name, algorithms.InProcess)
+		got, err := Choose(p, in.Name, algorithms.InProcess, algorithms.Caps{})
 		if err != nil || got != in {
 			t.Errorf("%s: got %v, %v", in.Name, got, err)
 		}
@@ -28,7 +28,7 @@ func TestChooseNamed(t *testing.T) {
 }
 
 func TestChooseUnknown(t *testing.T) {
-	_, err := Choose(params(schedule.Barrier, 4, 0), "no-such", algorithms.InProcess)
+	_, err := Choose(params(schedule.Barrier, 4, 0), "no-such", algorithms.InProcess, algorithms.Caps{})
 	if !errors.Is(err, errs.InvalidArgument) {
 		t.Fatalf("error %v, want %v", err, errs.InvalidArgument)
 	}
@@ -51,7 +51,7 @@ func TestChooseRefused(t *testing.T) {
 		}
 		p := params(schedule.Allreduce, 4, 8)
 		p.Commutative = false
-		_, err := Choose(p, in.Name, algorithms.InProcess)
+		_, err := Choose(p, in.Name, algorithms.InProcess, algorithms.Caps{})
 		if want := in.Check(p); err == nil || err.Error() != want.Error() || !errors.Is(err, errs.Unsupported) {
 			t.Errorf("%s: error %v, want %v", in.Name, err, want)
 		}
@@ -60,7 +60,7 @@ func TestChooseRefused(t *testing.T) {
 		if in.Requires&algorithms.NeedsPowerOfTwo == 0 {
 			continue
 		}
-		_, err := Choose(params(schedule.Allgather, 3, 2), in.Name, algorithms.InProcess)
+		_, err := Choose(params(schedule.Allgather, 3, 2), in.Name, algorithms.InProcess, algorithms.Caps{})
 		if !errors.Is(err, errs.Unsupported) {
 			t.Errorf("%s on 3 ranks: error %v", in.Name, err)
 		}
@@ -82,8 +82,8 @@ func TestChooseDefault(t *testing.T) {
 					for _, comm := range []bool{true, false} {
 						p := params(coll, size, count)
 						p.Commutative = comm
-						want := algorithms.Select(p, m)
-						got, err := Choose(p, "", m)
+						want := algorithms.Select(p, m, algorithms.Caps{})
+						got, err := Choose(p, "", m, algorithms.Caps{})
 						if want == nil {
 							if !errors.Is(err, errs.Unsupported) {
 								t.Errorf("%s size %d count %d: got %v, %v; want unsupported", coll, size, count, got, err)
@@ -94,7 +94,7 @@ func TestChooseDefault(t *testing.T) {
 							t.Errorf("%s size %d count %d: got %v, %v; want %s", coll, size, count, got, err, want.Name)
 						}
 						p.InPlace = true
-						if got, _ := Choose(p, "", m); got != want {
+						if got, _ := Choose(p, "", m, algorithms.Caps{}); got != want {
 							t.Errorf("%s size %d count %d in place: got %v, want %s", coll, size, count, got, want.Name)
 						}
 					}
@@ -134,8 +134,8 @@ func TestNewSignature(t *testing.T) {
 		"count":         sig(count, Options{}, d),
 		"operator":      sig(op, Options{}, d),
 		"algorithm":     sig(base, Options{Alg: "ring"}, d),
-		"radix":         sig(base, Options{Alg: "ring", Radix: 3}, d),
-		"segment":       sig(base, Options{SegBytes: 64}, d),
+		"radix":         sig(base, Options{Alg: "ring", Knobs: knobs(algorithms.RadixKnob, 3)}, d),
+		"segment":       sig(base, Options{Knobs: knobs(algorithms.SegmentKnob, 64)}, d),
 		"default grid":  sig(base, Options{}, grid),
 		"call's grid":   sig(base, Options{Grid: []int{4, 1}}, d),
 		"call's places": sig(base, Options{Place: &algorithms.Placement{Machine: []int{4, 2}, Nodes: []int{0, 2, 4, 6}}}, d),

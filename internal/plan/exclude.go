@@ -52,13 +52,13 @@ func excludeKey(names []string) string { return strings.Join(names, ",") }
 
 // choose is Choose with the options' exclusions applied to the default
 // choice.
-func choose(p *algorithms.Params, o *Options, m algorithms.Machine) (*algorithms.Info, error) {
+func choose(p *algorithms.Params, o *Options, m algorithms.Machine, c algorithms.Caps) (*algorithms.Info, error) {
 	if o.Alg != "" || len(o.Exclude) == 0 {
-		return Choose(p, o.Alg, m)
+		return Choose(p, o.Alg, m, c)
 	}
 	sel := *p
 	sel.InPlace = false
-	info := algorithms.SelectExcept(&sel, m, o.Excludes)
+	info := algorithms.SelectExcept(&sel, m, c, o.Excludes)
 	if info == nil {
 		return nil, unsupported(p.Coll, "no registered algorithm fits (excluded: %s)", strings.Join(o.Exclude, ", "))
 	}

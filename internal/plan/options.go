@@ -23,16 +23,17 @@ type Options struct {
 	// Exclude names algorithms the default choice must not take (the
 	// shared-memory paths exchange and meet among them).
 	Exclude []string
-	// SegBytes is the segment size in bytes of pipelined algorithms (0:
-	// the algorithm's default).
-	SegBytes int
-	// Radix is the radix of k-nomial and k-ary algorithms (0: default).
-	Radix int
+	// Knobs are the values of the algorithms' knobs the call sets (0:
+	// unset; algorithms.Knobs: the radix, the segment size in bytes, ...).
+	Knobs algorithms.KnobValues
+	// UnknownKnob is a knob name the call gave that no knob has ("":
+	// none); Check reports it.
+	UnknownKnob string
 	// RadixVector is radix-k's radix vector (nil: its default); its
 	// product must be the number of ranks, and it excludes Radix.
 	RadixVector []int
 	// Segments is the number of segments of segmented algorithms, when
-	// SegmentsSet (it must then be at least 1, and SegBytes unset).
+	// SegmentsSet (it must then be at least 1, and the segment knob unset).
 	Segments    int
 	SegmentsSet bool
 	// Arrivals are the ranks' arrival times at the call, for the
@@ -62,19 +63,24 @@ type Options struct {
 
 // Check checks the options of a call of coll on size ranks, all but the
 // algorithm's name (which New checks against the registry): an excluded
-// name no collective has, or the chosen algorithm excluded, a negative
-// segment size or a radix below 2 fails with errs.InvalidArgument, and so
-// do a radix vector with an entry below 2, a product other than size or
-// set together with Radix, and a grid or placement that does not fit size
-// ranks. Only the call's own
+// name no collective has, or the chosen algorithm excluded, a knob set
+// below its least value (a negative segment size, a radix below 2) fails
+// with errs.InvalidArgument, and so do a radix vector with an entry below
+// 2, a product other than size or set together with the radix, and a grid
+// or placement that does not fit size ranks. Only the call's own
 // grid and placement are checked; a communicator's were checked when it
 // was made.
 func (o *Options) Check(coll fmt.Stringer, size int) error {
 	if err := o.checkExclude(coll); err != nil {
 		return err
 	}
-	if o.SegBytes < 0 {
-		return Invalid(coll, "negative segment size %d", o.SegBytes)
+	if o.UnknownKnob != "" {
+		return Invalid(coll, "WithKnob: no knob %q (have %s)", o.UnknownKnob, algorithms.KnobNames())
+	}
+	for _, k := range algorithms.Knobs() {
+		if err := k.Check(o.Knobs[k.Index()]); err != nil {
+			return Invalid(coll, "%v", err)
+		}
 	}
 	if o.Inner != "" {
 		if c, ok := coll.(schedule.Collective); ok {
@@ -83,12 +89,9 @@ func (o *Options) Check(coll fmt.Stringer, size int) error {
 			}
 		}
 	}
-	if o.Radix != 0 && o.Radix < 2 {
-		return Invalid(coll, "radix %d (want ≥ 2)", o.Radix)
-	}
 	if o.RadixVector != nil {
-		if o.Radix != 0 {
-			return Invalid(coll, "radix %d together with radix vector %v (give one)", o.Radix, o.RadixVector)
+		if r := o.Knobs[algorithms.RadixKnob.Index()]; r != 0 {
+			return Invalid(coll, "radix %d together with radix vector %v (give one)", r, o.RadixVector)
 		}
 		if err := algorithms.CheckRadixVector(o.RadixVector, size); err != nil {
 			return fmt.Errorf("%s: %w", coll, err)
@@ -121,8 +124,8 @@ func (o *Options) checkArrivals(coll fmt.Stringer, size int) error {
 		if o.Segments < 1 {
 			return Invalid(coll, "%d segments (want ≥ 1)", o.Segments)
 		}
-		if o.SegBytes != 0 {
-			return Invalid(coll, "a segment count (%d) together with a segment size (%d B): give one", o.Segments, o.SegBytes)
+		if b := o.Knobs[algorithms.SegmentKnob.Index()]; b != 0 {
+			return Invalid(coll, "a segment count (%d) together with a segment size (%d B): give one", o.Segments, b)
 		}
 	}
 	if o.ShareEvery < 0 {
@@ -152,16 +155,6 @@ func (o *Options) CheckOnly(coll fmt.Stringer, size int, only string) error {
 		return Invalid(coll, "unknown algorithm %q (have %s)", o.Alg, only)
 	}
 	return o.Check(coll, size)
-}
-
-// Segment returns the segment length in elements of elemSize bytes:
-// SegBytes rounded down to whole elements, at least one (0 without a
-// segment size).
-func (o *Options) Segment(elemSize int) int {
-	if o.SegBytes <= 0 {
-		return 0
-	}
-	return max(1, o.SegBytes/elemSize)
 }
 
 // Invalid returns an error of the call coll wrapping errs.InvalidArgument:

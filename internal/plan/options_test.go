@@ -16,19 +16,19 @@ func TestOptionsCheck(t *testing.T) {
 		want string // "" for none
 	}{
 		{Options{}, "", ""},
-		{Options{Alg: "no-such", SegBytes: 8, Radix: 2, Grid: []int{2, 2}}, "", ""},
-		{Options{SegBytes: -8}, "", "scoll: invalid argument: bcast: negative segment size -8"},
-		{Options{Radix: 1}, "", "scoll: invalid argument: bcast: radix 1 (want ≥ 2)"},
-		{Options{Radix: -3}, "", "scoll: invalid argument: bcast: radix -3 (want ≥ 2)"},
+		{Options{Alg: "no-such", Knobs: two(8, 2), Grid: []int{2, 2}}, "", ""},
+		{Options{Knobs: knobs(algorithms.SegmentKnob, -8)}, "", "scoll: invalid argument: bcast: segment -8 (want ≥ 1)"},
+		{Options{Knobs: knobs(algorithms.RadixKnob, 1)}, "", "scoll: invalid argument: bcast: radix 1 (want ≥ 2)"},
+		{Options{Knobs: knobs(algorithms.RadixKnob, -3)}, "", "scoll: invalid argument: bcast: radix -3 (want ≥ 2)"},
 		{Options{Grid: []int{3, 2}}, "", "bcast: scoll: invalid argument: process grid [3 2] does not hold 4 ranks"},
 		{Options{Place: &algorithms.Placement{Machine: []int{4, 4}, Nodes: []int{0, 1, 1, 2}}}, "",
 			"bcast: scoll: invalid argument: ranks 1 and 2 placed on the same node 1"},
 		{Options{Alg: "chain"}, "chain", ""},
 		{Options{Alg: "ring"}, "chain", `scoll: invalid argument: bcast: unknown algorithm "ring" (have chain)`},
-		{Options{Radix: 1}, "chain", "scoll: invalid argument: bcast: radix 1 (want ≥ 2)"},
+		{Options{Knobs: knobs(algorithms.RadixKnob, 1)}, "chain", "scoll: invalid argument: bcast: radix 1 (want ≥ 2)"},
 		{Options{RadixVector: []int{2, 2}}, "", ""},
 		{Options{RadixVector: []int{4}}, "", ""},
-		{Options{RadixVector: []int{2, 2}, Radix: 2}, "", "scoll: invalid argument: bcast: radix 2 together with radix vector [2 2] (give one)"},
+		{Options{RadixVector: []int{2, 2}, Knobs: knobs(algorithms.RadixKnob, 2)}, "", "scoll: invalid argument: bcast: radix 2 together with radix vector [2 2] (give one)"},
 		{Options{RadixVector: []int{2, 3}}, "", "bcast: scoll: invalid argument: radix vector [2 3]: product 6, want 4 ranks"},
 		{Options{RadixVector: []int{1, 4}}, "", "bcast: scoll: invalid argument: radix vector [1 4]: entry 1 (want ≥ 2)"},
 		{Options{RadixVector: []int{}}, "", "bcast: scoll: invalid argument: radix vector []: product 1, want 4 ranks"},
@@ -53,15 +53,23 @@ func TestOptionsCheck(t *testing.T) {
 	}
 }
 
-func TestOptionsSegment(t *testing.T) {
+func TestSegmentKnob(t *testing.T) {
 	for _, c := range []struct{ bytes, elem, want int }{
-		{0, 8, 0}, {-1, 8, 0}, {1, 8, 1}, {8, 8, 1}, {17, 8, 2}, {1024, 4, 256},
+		{1, 8, 1}, {8, 8, 1}, {17, 8, 2}, {1024, 4, 256}, {5, 0, 5},
 	} {
-		o := Options{SegBytes: c.bytes}
-		if got := o.Segment(c.elem); got != c.want {
-			t.Errorf("%d bytes of %d-byte elements: %d, want %d", c.bytes, c.elem, got, c.want)
+		p := algorithms.Params{ElemSize: c.elem}
+		algorithms.SegmentKnob.Apply(&p, c.bytes)
+		if p.Segment != c.want {
+			t.Errorf("%d bytes of %d-byte elements: %d, want %d", c.bytes, c.elem, p.Segment, c.want)
 		}
 	}
+}
+
+// two returns the segment knob set to seg and the radix to radix.
+func two(seg, radix int) algorithms.KnobValues {
+	kv := knobs(algorithms.SegmentKnob, seg)
+	kv[algorithms.RadixKnob.Index()] = radix
+	return kv
 }
 
 func TestHash(t *testing.T) {

@@ -2,7 +2,6 @@ package plan
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/scoll/scoll/algorithms"
@@ -12,40 +11,40 @@ import (
 )
 
 // Overrides replace a communicator's default choices for the calls that
-// do not make them: per collective an algorithm (SCOLL_ALGORITHM_<COLL>), a
-// segment size in bytes (SCOLL_SEGMENT_<COLL>) and a radix
-// (SCOLL_RADIX_<COLL>), and a tuning file's rules (SCOLL_TUNING). An
-// algorithm, segment size or radix the call gives always wins; the
-// environment's algorithm wins over the tuning file's, which wins over the
-// cost model.
+// do not make them: per collective an algorithm (SCOLL_ALGORITHM_<COLL>)
+// and a value of every knob (SCOLL_<KNOB>_<COLL>: SCOLL_SEGMENT_BCAST,
+// SCOLL_RADIX_REDUCE), and a tuning file's rules (SCOLL_TUNING). An
+// algorithm or knob the call gives always wins; the environment's
+// algorithm wins over the tuning file's, which wins over the cost model.
 type Overrides struct {
-	Alg      [schedule.NumCollectives]string
-	SegBytes [schedule.NumCollectives]int
-	Radix    [schedule.NumCollectives]int
-	Tuning   *tuning.File
+	Alg    [schedule.NumCollectives]string
+	Knobs  [schedule.NumCollectives]algorithms.KnobValues
+	Tuning *tuning.File
 }
 
-// The environment variables of Overrides: a prefix and the collective's
-// name in capitals (SCOLL_ALGORITHM_ALLREDUCE, SCOLL_SEGMENT_BCAST,
-// SCOLL_RADIX_REDUCE), and the tuning file's path.
+// The environment variables of Overrides: the algorithm's prefix (the
+// collective's name in capitals follows: SCOLL_ALGORITHM_ALLREDUCE) and the
+// tuning file's path. A knob's prefix is Knob.Env (SCOLL_RADIX_).
 const (
 	EnvAlgorithm = "SCOLL_ALGORITHM_"
-	EnvSegment   = "SCOLL_SEGMENT_"
-	EnvRadix     = "SCOLL_RADIX_"
 	EnvTuning    = "SCOLL_TUNING"
 )
 
 // OverridesFromEnv reads the overrides from the environment (getenv): nil
 // when none is set. A variable naming an unknown collective, an algorithm
-// not registered for its collective, a size or radix that is not a
-// positive number, or a tuning file that cannot be read fails with
-// errs.InvalidArgument naming the variable.
+// not registered for its collective, a knob value that is not a number of
+// at least the knob's least value, or a tuning file that cannot be read
+// fails with errs.InvalidArgument naming the variable.
 func OverridesFromEnv(environ []string, getenv func(string) string) (*Overrides, error) {
 	var ov Overrides
 	set := false
+	prefixes := []string{EnvAlgorithm}
+	for _, k := range algorithms.Knobs() {
+		prefixes = append(prefixes, k.Env())
+	}
 	for _, kv := range environ {
 		name, val, _ := strings.Cut(kv, "=")
-		for _, pre := range []string{EnvAlgorithm, EnvSegment, EnvRadix} {
+		for i, pre := range prefixes {
 			suffix, ok := strings.CutPrefix(name, pre)
 			if !ok {
 				continue
@@ -54,7 +53,14 @@ func OverridesFromEnv(environ []string, getenv func(string) string) (*Overrides,
 			if !ok {
 				return nil, fmt.Errorf("%w: %s: no collective %q (have %s)", errs.InvalidArgument, name, strings.ToLower(suffix), collNames())
 			}
-			if err := ov.set(c, pre, val); err != nil {
+			var err error
+			if i == 0 {
+				err = ov.setAlg(c, val)
+			} else {
+				k := algorithms.Knobs()[i-1]
+				ov.Knobs[c][k.Index()], err = k.Parse(val)
+			}
+			if err != nil {
 				return nil, fmt.Errorf("%w: %s=%s: %w", errs.InvalidArgument, name, val, err)
 			}
 			set = true
@@ -73,48 +79,17 @@ func OverridesFromEnv(environ []string, getenv func(string) string) (*Overrides,
 	return &ov, nil
 }
 
-// set records one variable's value for collective c.
-func (ov *Overrides) set(c schedule.Collective, pre, val string) error {
-	switch pre {
-	case EnvAlgorithm:
-		if _, ok := algorithms.Lookup(c, val); !ok {
-			var names []string
-			for _, in := range algorithms.List(c) {
-				names = append(names, in.Name)
-			}
-			return fmt.Errorf("%s has no algorithm %q (have %s)", c, val, strings.Join(names, ", "))
+// setAlg records the algorithm of collective c.
+func (ov *Overrides) setAlg(c schedule.Collective, val string) error {
+	if _, ok := algorithms.Lookup(c, val); !ok {
+		var names []string
+		for _, in := range algorithms.List(c) {
+			names = append(names, in.Name)
 		}
-		ov.Alg[c] = val
-	default:
-		n, err := parseSize(val)
-		if err != nil || n < 1 || pre == EnvRadix && n < 2 {
-			return fmt.Errorf("want a positive %s", map[string]string{EnvSegment: "size in bytes (like 64K)", EnvRadix: "radix of at least 2"}[pre])
-		}
-		if pre == EnvSegment {
-			ov.SegBytes[c] = n
-		} else {
-			ov.Radix[c] = n
-		}
+		return fmt.Errorf("%s has no algorithm %q (have %s)", c, val, strings.Join(names, ", "))
 	}
+	ov.Alg[c] = val
 	return nil
-}
-
-// parseSize reads a byte count with an optional K, M or G suffix (binary).
-func parseSize(s string) (int, error) {
-	mult := 1
-	t := strings.TrimSuffix(strings.TrimSuffix(strings.ToUpper(strings.TrimSpace(s)), "B"), "I")
-	if t != "" {
-		switch t[len(t)-1] {
-		case 'K':
-			mult, t = 1<<10, t[:len(t)-1]
-		case 'M':
-			mult, t = 1<<20, t[:len(t)-1]
-		case 'G':
-			mult, t = 1<<30, t[:len(t)-1]
-		}
-	}
-	n, err := strconv.Atoi(t)
-	return n * mult, err
 }
 
 // collNames lists the collectives' names as the variables take them.

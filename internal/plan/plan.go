@@ -35,6 +35,9 @@ type Call struct {
 	// OpID identifies the operator (0 for collectives that do not reduce);
 	// ranks must agree on it.
 	OpID uint64
+	// Caps are what the call's transport, communicator and form offer the
+	// native paths (algorithms.Rule). Every rank of a call has the same.
+	Caps algorithms.Caps
 }
 
 // Defaults are what a communicator gives the calls that do not set them.
@@ -60,19 +63,24 @@ type Defaults struct {
 	Over *Overrides
 }
 
-// Entry is a built plan: the algorithm chosen for a call, its plan and the
-// signature every rank's messages of the call carry. An Entry in a Cache
-// is shared by every call with its Key and is not modified.
+// Entry is a built plan: the registry entry chosen for a call, the path it
+// runs on, its plan and the signature every rank's messages of the call
+// carry. An Entry in a Cache is shared by every call with its Key and is
+// not modified.
 type Entry struct {
-	// Info is the algorithm chosen.
+	// Info is the registry entry chosen.
 	Info *algorithms.Info
-	// Plan is its plan for this rank.
+	// Path is how the call runs: Info's native path where its Rule lets it
+	// run natively under the call's Caps, else Messages.
+	Path algorithms.Path
+	// Plan is, on the Messages path, the plan of the schedule for this
+	// rank (nil on a native path).
 	Plan *exec.Plan
 	// Sig is the call's signature, equal on every rank of a call.
 	Sig uint64
 	// By says what chose the algorithm: "call" (the call named it), "cost
-	// model", an environment variable (SCOLL_ALGORITHM_<COLL>) or "tuning
-	// file".
+	// model", "rule" (a native path's Rule), an environment variable
+	// (SCOLL_ALGORITHM_<COLL>) or "tuning file".
 	By string
 	// Peers translates the plan's ranks into transport addresses (nil on a
 	// world, whose ranks are the addresses; see exec.Call.Peers). The
@@ -81,10 +89,11 @@ type Entry struct {
 	key   Key
 }
 
-// New chooses the algorithm of call c with options o (checked by
-// Options.Check) on a communicator with defaults d, and builds its plan.
-// Choosing fails as Choose does; a schedule the algorithm cannot build for
-// the call fails with errs.InvalidArgument.
+// New chooses the registry entry of call c with options o (checked by
+// Options.Check) on a communicator with defaults d, the path it runs on
+// under c.Caps, and builds its plan when that path is Messages. Choosing
+// fails as Choose does; a schedule the algorithm cannot build for the call
+// fails with errs.InvalidArgument.
 func New(c *Call, o *Options, d *Defaults) (*Entry, error) {
 	coll := c.Spec.Coll
 	grid, place := o.Grid, o.Place
@@ -94,28 +103,34 @@ func New(c *Call, o *Options, d *Defaults) (*Entry, error) {
 	if place == nil {
 		place = d.Place
 	}
-	seg, radix := o.Segment(c.ElemSize), o.Radix
+	knobs := o.Knobs
 	if ov := d.Over; ov != nil {
-		if o.SegBytes == 0 && !o.SegmentsSet && ov.SegBytes[coll] > 0 {
-			seg = max(ov.SegBytes[coll]/max(c.ElemSize, 1), 1)
-		}
-		if radix == 0 && o.RadixVector == nil {
-			radix = ov.Radix[coll]
+		for i, v := range ov.Knobs[coll] {
+			// A segment count excludes a segment size, the radix vector a
+			// radix: the call's own choice wins.
+			if knobs[i] == 0 && !(o.SegmentsSet && i == algorithms.SegmentKnob.Index()) &&
+				!(o.RadixVector != nil && i == algorithms.RadixKnob.Index()) {
+				knobs[i] = v
+			}
 		}
 	}
-	p := algorithms.Params{Spec: c.Spec, Rank: c.Rank, Commutative: c.Commutative, Radix: radix,
-		RadixVector: o.RadixVector, Segment: seg, ElemSize: c.ElemSize, Grid: grid, Placement: place, LogP: o.LogP,
+	p := algorithms.Params{Spec: c.Spec, Rank: c.Rank, Commutative: c.Commutative,
+		RadixVector: o.RadixVector, ElemSize: c.ElemSize, Grid: grid, Placement: place, LogP: o.LogP,
 		Machine: d.Machine, Nodes: d.Nodes, Inner: o.Inner}
+	knobs.Apply(&p)
 	by := "call"
 	var info *algorithms.Info
 	var err error
 	if name, over := d.Over.overrideAlg(&p, o); name != "" {
-		info, err = Choose(&p, name, d.Machine)
+		info, err = Choose(&p, name, d.Machine, c.Caps)
 		by = over
 	} else {
-		info, err = choose(&p, o, d.Machine)
+		info, err = choose(&p, o, d.Machine, c.Caps)
 		if o.Alg == "" {
 			by = "cost model"
+			if info != nil && info.Path != algorithms.Messages {
+				by = "rule"
+			}
 		}
 	}
 	if err != nil {
@@ -125,10 +140,14 @@ func New(c *Call, o *Options, d *Defaults) (*Entry, error) {
 		p.LogP = d.LogP()
 	}
 	segments(&p, info, o, d)
+	path := info.RunsAs(&p, c.Caps)
 	// The signature every rank must agree on (in-place-ness may differ).
 	h := NewHash()
-	h.Add(uint64(coll), uint64(c.Spec.Count), uint64(c.Spec.Root), uint64(c.ElemSize), c.OpID, uint64(p.Radix), uint64(p.Segment),
+	h.Add(uint64(coll), uint64(c.Spec.Count), uint64(c.Spec.Root), uint64(c.ElemSize), c.OpID, uint64(path), uint64(p.Radix), uint64(p.Segment),
 		uint64(p.Segments), uint64(o.RoundTime))
+	for _, v := range knobs {
+		h.Add(uint64(v))
+	}
 	h.Str(info.Name)
 	if o.Inner != "" {
 		h.Str(o.Inner)
@@ -152,11 +171,16 @@ func New(c *Call, o *Options, d *Defaults) (*Entry, error) {
 		h.Ints(c.Spec.Counts)
 		h.Ints(c.Spec.Displs)
 	}
+	e := &Entry{Info: info, Path: path, Sig: uint64(h), By: by}
+	if path != algorithms.Messages {
+		return e, nil
+	}
 	s, err := info.Schedule(&p)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s/%s: %w", errs.InvalidArgument, coll, info.Name, err)
 	}
-	return &Entry{Info: info, Plan: exec.NewPlan(s), Sig: uint64(h), By: by}, nil
+	e.Plan = exec.NewPlan(s)
+	return e, nil
 }
 
 // RoundTime returns the clairvoyant reduce's round time for call c with
@@ -205,15 +229,17 @@ func segments(p *algorithms.Params, info *algorithms.Info, o *Options, d *Defaul
 	p.SetArrivals(m, segs, secs, o.RoundTime.Seconds())
 }
 
-// Choose returns the algorithm that runs a call with parameters p: the
-// registered algorithm named name, which must accept p, or for name ""
-// the one the cost model m predicts fastest among those that accept p.
-// The choice ignores p.InPlace, in which ranks may differ, so that every
-// rank chooses alike. An unknown name fails with errs.InvalidArgument
-// (listing the registered names); an algorithm that cannot run p fails
-// with its Check's error (errs.Unsupported or errs.InvalidArgument); no
-// fitting algorithm at all fails with errs.Unsupported.
-func Choose(p *algorithms.Params, name string, m algorithms.Machine) (*algorithms.Info, error) {
+// Choose returns the registry entry that runs a call with parameters p on
+// a transport, communicator and call form offering c: the entry named
+// name, which must accept p, or for name "" the default choice
+// (algorithms.Select: a native path whose Rule takes the call, else the
+// message schedule the cost model m predicts fastest). The choice ignores
+// p.InPlace, in which ranks may differ, so that every rank chooses alike.
+// An unknown name fails with errs.InvalidArgument (listing the registered
+// names); an entry that cannot run p fails with its Check's error
+// (errs.Unsupported or errs.InvalidArgument); no fitting entry at all
+// fails with errs.Unsupported.
+func Choose(p *algorithms.Params, name string, m algorithms.Machine, c algorithms.Caps) (*algorithms.Info, error) {
 	coll := p.Coll
 	if name != "" {
 		in, ok := algorithms.Lookup(coll, name)
@@ -231,7 +257,7 @@ func Choose(p *algorithms.Params, name string, m algorithms.Machine) (*algorithm
 	}
 	sel := *p
 	sel.InPlace = false
-	info := algorithms.Select(&sel, m)
+	info := algorithms.Select(&sel, m, c)
 	if info == nil {
 		return nil, unsupported(coll, "no registered algorithm fits")
 	}

@@ -1,6 +1,6 @@
 //go:build linux
 
-package scoll
+package join
 
 import (
 	"context"
@@ -16,9 +16,17 @@ import (
 	"github.com/scoll/scoll/transport/tcp"
 )
 
+// testHooks replace how a segment is made, how a rank joins it and a
+// rank's host (nil: the real ones).
+type testHooks struct {
+	create func(string, int) (*shm.Segment, error)
+	join   func(*shm.Segment, int, int, shm.Config) (*shm.Transport, error)
+	key    func(int) ([32]byte, error)
+}
+
 // joinAll runs joinHost on every rank of a job of n ranks in this process
 // (one host), over loopback TCP, and returns each rank's endpoint or error.
-func joinAll(t *testing.T, n int, required bool) ([]transport.Transport, []error) {
+func joinAll(t *testing.T, n int, required bool, hooks testHooks) ([]transport.Transport, []error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -32,7 +40,7 @@ func joinAll(t *testing.T, n int, required bool) ([]transport.Transport, []error
 	job := fmt.Sprintf("join-%d", time.Now().UnixNano())
 	var wg sync.WaitGroup
 	for r := range n {
-		wg.Go(func() { eps[r], errs[r] = joinHost(ctx, nets[r], secret, job, required) })
+		wg.Go(func() { eps[r], errs[r] = Host(ctx, nets[r], Config{Secret: secret, Job: job, Required: required, CreateSegment: hooks.create, NewEndpoint: hooks.join, HostKey: hooks.key}) })
 	}
 	wg.Wait()
 	t.Cleanup(func() {
@@ -51,11 +59,8 @@ func joinAll(t *testing.T, n int, required bool) ([]transport.Transport, []error
 // The pair shares a segment, the single rank keeps TCP, and every rank
 // reports the same hosts, so that they all choose alike.
 func TestJoinHostUneven(t *testing.T) {
-	hostKeyOf = func(r int) ([32]byte, error) {
-		return [32]byte{byte(r % 2)}, nil
-	}
-	defer func() { hostKeyOf = func(int) ([32]byte, error) { return hostKey() } }()
-	eps, errs := joinAll(t, 3, true)
+	key := func(r int) ([32]byte, error) { return [32]byte{byte(r % 2)}, nil }
+	eps, errs := joinAll(t, 3, true, testHooks{key: key})
 	for r, ep := range eps {
 		mt, ok := ep.(*mixed.Transport)
 		if errs[r] != nil || !ok {
@@ -92,10 +97,8 @@ func TestJoinHostFallback(t *testing.T) {
 		}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			createSegment, newEndpoint = tc.create, tc.join
-			defer func() { createSegment, newEndpoint = shm.CreateSegment, shm.New }()
 			for _, required := range []bool{false, true} {
-				eps, errs := joinAll(t, 3, required)
+				eps, errs := joinAll(t, 3, required, testHooks{create: tc.create, join: tc.join})
 				for r := range eps {
 					mt, isMixed := eps[r].(*mixed.Transport)
 					if errs[r] == nil && (!isMixed || len(mt.Nodes()) != 3) {

@@ -1,4 +1,4 @@
-package scoll
+package comm
 
 import (
 	"testing"

@@ -1,6 +1,6 @@
 //go:build linux
 
-package scoll
+package join
 
 import (
 	"context"
@@ -13,15 +13,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scoll/scoll/internal/errs"
 	"github.com/scoll/scoll/transport"
 	"github.com/scoll/scoll/transport/mixed"
 	"github.com/scoll/scoll/transport/shm"
 )
 
-// hostKey is the identity of this rank's host: its name and boot id, or
+// HostKey is the identity of this rank's host: its name and boot id, or
 // $SCOLL_HOSTNAME alone when set (so that tests can pretend to be several
 // hosts).
-func hostKey() ([32]byte, error) {
+func HostKey() ([32]byte, error) {
 	if h := os.Getenv(HostnameEnv); h != "" {
 		return sha256.Sum256([]byte("name\x00" + h)), nil
 	}
@@ -36,6 +37,32 @@ func hostKey() ([32]byte, error) {
 	return sha256.Sum256([]byte("host\x00" + h + "\x00" + strings.TrimSpace(string(boot)))), nil
 }
 
+// Config is how Host joins: the job's secret and id, whether shared
+// memory is required, and (for tests, nil: the real ones) how the host's
+// segment is made, how a rank joins it and what a rank's host is.
+type Config struct {
+	Secret   []byte
+	Job      string
+	Required bool
+
+	CreateSegment func(name string, size int) (*shm.Segment, error)
+	NewEndpoint   func(seg *shm.Segment, rank, size int, c shm.Config) (*shm.Transport, error)
+	HostKey       func(rank int) ([32]byte, error)
+}
+
+// defaults fills in the real functions for the nil ones.
+func (c *Config) defaults() {
+	if c.CreateSegment == nil {
+		c.CreateSegment = shm.CreateSegment
+	}
+	if c.NewEndpoint == nil {
+		c.NewEndpoint = shm.New
+	}
+	if c.HostKey == nil {
+		c.HostKey = func(int) ([32]byte, error) { return HostKey() }
+	}
+}
+
 // bootstrapComm is the communicator id of the messages that tell the ranks
 // each other's host, sent before any communicator exists.
 const bootstrapComm = 0xfffffffffffffff1
@@ -48,15 +75,7 @@ const (
 	tagJoined  = 3
 )
 
-// Hooks for the tests of the fallback: how the host's segment is made,
-// how a rank joins it, and a rank's host.
-var (
-	createSegment = shm.CreateSegment
-	newEndpoint   = shm.New
-	hostKeyOf     = func(int) ([32]byte, error) { return hostKey() }
-)
-
-// joinHost finds the ranks of net's job on this host and, when there are
+// Host finds the ranks of net's job on this host and, when there are
 // several, returns an endpoint that reaches them through a shared-memory
 // segment and the others through net; else an endpoint over net alone.
 // Either reports every rank's host (transport.Noder). Every rank of the
@@ -66,12 +85,14 @@ var (
 // The host's ranks agree, over net, on whether they use the segment: when
 // one of them cannot (no memfd, no mapping, no host identity), all of them
 // fall back to net, so that no rank sends to a segment another does not
-// read. With required set (SCOLL_TRANSPORT=shm) they fail instead.
-func joinHost(ctx context.Context, net mixed.Net, secret []byte, job string, required bool) (transport.Transport, error) {
-	me, err := hostKeyOf(net.Rank())
+// read. With cfg.Required set (SCOLL_TRANSPORT=shm) they fail instead.
+func Host(ctx context.Context, net mixed.Net, cfg Config) (transport.Transport, error) {
+	cfg.defaults()
+	secret, job, required := cfg.Secret, cfg.Job, cfg.Required
+	me, err := cfg.HostKey(net.Rank())
 	if err != nil {
 		if required {
-			return nil, fmt.Errorf("%w: shared memory: no host identity (%v); set %s or SCOLL_TRANSPORT=tcp", ErrUnsupported, err, HostnameEnv)
+			return nil, fmt.Errorf("%w: shared memory: no host identity (%v); set %s or SCOLL_TRANSPORT=tcp", errs.Unsupported, err, HostnameEnv)
 		}
 		// A host of its own: the others reach this rank over net.
 		me = sha256.Sum256(fmt.Appendf(nil, "rank\x00%d\x00%v", net.Rank(), err))
@@ -116,7 +137,7 @@ func joinHost(ctx context.Context, net mixed.Net, secret []byte, job string, req
 	defer stopServing()
 	var segErr error
 	if idx == 0 {
-		if seg, segErr = createSegment("job", segSize); segErr == nil {
+		if seg, segErr = cfg.CreateSegment("job", segSize); segErr == nil {
 			ln, err := shm.Listen(name)
 			if err != nil {
 				seg.Close()
@@ -152,7 +173,7 @@ func joinHost(ctx context.Context, net mixed.Net, secret []byte, job string, req
 	}
 	var ep *shm.Transport
 	if joinErr == nil {
-		ep, joinErr = newEndpoint(seg, idx, len(local), shm.Config{Ranks: local, JobSize: net.Size()})
+		ep, joinErr = cfg.NewEndpoint(seg, idx, len(local), shm.Config{Ranks: local, JobSize: net.Size()})
 		if joinErr != nil {
 			seg.Close()
 		}
@@ -205,7 +226,7 @@ func fetchSegment(ctx context.Context, name string, secret []byte, size int) (*s
 		if err == nil {
 			return shm.AttachSegment(fd, size)
 		}
-		if errors.Is(err, ErrPeerFailed) || ctx.Err() != nil {
+		if errors.Is(err, errs.PeerFailed) || ctx.Err() != nil {
 			return nil, err
 		}
 		time.Sleep(5 * time.Millisecond) // the server is not up yet
