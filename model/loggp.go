@@ -32,26 +32,34 @@ import (
 // taken in the order they were created; a round's sends are created before
 // its receives, in posting order.
 //
+// The simulation is a consumer of the schedule replay (schedule.Replay),
+// which streams the rounds, matches messages and moves ranks from round to
+// round; what is LogGP's is the clock. The replay is eager (a message meets
+// its receive when the receiver's CPU takes it: Replay.Arrive) and holds a
+// rank whose round's messages have completed (ReplayOptions.Hold) until its
+// CPU has computed the round's reductions: only then is the next round
+// posted. The replay posts a round's receives when the round starts; the
+// simulation posts them, in LogGP time, by one event when the CPU is free,
+// and a message matched before that completes its receive then.
+//
 // A rank's sends wait for its CPU and send gap in creation order, and so do
 // the messages at a rank for its CPU and receive gap: creation order is
 // time order for both (a round's sends are created together, a message at
 // its send's time plus o + L). So each rank keeps them in two queues and
 // only a queue's head is among the events: a rank that posts P sends at
-// once costs O(P log P), not P events waiting and retried P times each. A
-// round's receives are posted by one event: they are created together, so
-// nothing comes between them. Times are kept as integer multiples of a
-// decimal quantum (a femtosecond, or coarser when the schedules are long),
-// so that equal sums are equal whatever their order, as LogGOPSim's integer
-// nanoseconds are.
+// once costs O(P log P), not P events waiting and retried P times each.
+// Times are kept as integer multiples of a decimal quantum (a femtosecond,
+// or coarser when the schedules are long), so that equal sums are equal
+// whatever their order, as LogGOPSim's integer nanoseconds are.
 
 // lgKind is what a LogGP event is.
 type lgKind uint8
 
 const (
 	lgSend   lgKind = iota // a posted send waiting for the CPU and send gap
-	lgRecv                 // a receive being posted
+	lgRecv                 // a round's receives being posted
 	lgMsg                  // a message at its receiver
-	lgMarker               // the end of a round's messages (zero computation)
+	lgMarker               // the end of a round's messages
 	lgCalc                 // a round's computation
 )
 
@@ -60,19 +68,19 @@ type lgEvent struct {
 	t     int64  // quanta
 	seq   uint64 // creation order, for events at the same time
 	rank  int32  // where it happens
-	peer  int32  // send: the destination; receive, message: the source
+	peer  int32  // send: the destination; message: the source
 	kind  lgKind //
-	bytes int64  // send, message: the bytes; calc: the picoseconds
+	bytes int64  // send, message: the bytes; calc: the quanta
 }
 
 // lgRank is one rank's state in the LogGP simulation.
 type lgRank struct {
 	cpu, sendGap, recvGap int64 // when each is free
-	left                  int   // message operations of the round not yet complete
 	calc                  int64 // the current round's computation, in quanta
-	done                  bool  // no more rounds
+	comm                  bool  // the current round has messages
+	posted                bool  // its receives are posted (its lgRecv has run)
+	early                 int32 // its receives matched before they were posted
 	sends, msgs           lgQueue
-	recvs                 []int32 // the sources of the current round's receives
 }
 
 // lgQueue is a FIFO of a rank's sends or arrived messages, whose head alone
@@ -103,19 +111,18 @@ func (q *lgQueue) drop() (lgEvent, bool) {
 	return q.q[q.head], true
 }
 
-// lgSim is the LogGP simulation of one set of schedules.
+// lgSim is the LogGP simulation of one set of schedules: the hooks of an
+// eager, holding replay (schedule.ReplayHooks) and the events that drive
+// it.
 type lgSim struct {
-	s         *schedule.Streams
-	es        int64
-	o, g, l   int64   // quanta
-	perByte   float64 // G in quanta per byte
-	gamma     float64 // γ in quanta per byte
-	ranks     []lgRank
-	events    lgEvents
-	seq       uint64
-	posted    map[uint64]int32 // posted receives not yet matched, by (rank, source)
-	taken     map[uint64]int32 // messages taken and not yet matched, by (rank, source)
-	roundsRun []int            // rounds started, for errors
+	rp      *schedule.Replay
+	es      int64
+	o, g, l int64   // quanta
+	perByte float64 // G in quanta per byte
+	gamma   float64 // γ in quanta per byte
+	ranks   []lgRank
+	events  lgEvents
+	seq     uint64
 }
 
 // quanta returns how many of the finest decimal time quantum, no finer than
@@ -141,33 +148,34 @@ func logGPPath(size, elemSize int, gen schedule.Generator, p Params, arrival []f
 	q := quanta(bound)
 	in := func(s float64) int64 { return int64(math.Round(s * q)) }
 	e := &lgSim{
-		s: schedule.NewStreams(size, gen, nil), es: int64(elemSize),
-		o: in(p.O), g: in(p.G), l: in(p.L), perByte: p.GPerByte * q, gamma: p.Gamma * q,
-		ranks: make([]lgRank, size), posted: map[uint64]int32{}, taken: map[uint64]int32{},
-		roundsRun: make([]int, size),
+		es: int64(elemSize), o: in(p.O), g: in(p.G), l: in(p.L), perByte: p.GPerByte * q, gamma: p.Gamma * q,
+		ranks: make([]lgRank, size),
 	}
-	defer e.s.Close()
+	e.rp = schedule.NewReplay(size, gen, e, schedule.ReplayOptions{Eager: true, Hold: true, Arrival: arrival})
+	defer e.rp.Close()
+	// Every rank posts its first round at its arrival, in rank order.
 	for r := range size {
-		if arrival != nil {
-			t := in(arrival[r])
-			e.ranks[r] = lgRank{cpu: t, sendGap: t, recvGap: t}
+		t := in(e.rp.Arrival(r))
+		e.ranks[r].cpu, e.ranks[r].sendGap, e.ranks[r].recvGap = t, t, t
+		if err := e.rp.Begin(r); err != nil {
+			return 0, fmt.Errorf("model: %w", err)
 		}
-		if err := e.next(r); err != nil {
-			return 0, err
+		if err := e.rp.Drain(); err != nil {
+			return 0, fmt.Errorf("model: %w", err)
 		}
 	}
 	for e.events.len() > 0 {
 		if err := e.step(e.events.pop()); err != nil {
-			return 0, err
+			return 0, fmt.Errorf("model: %w", err)
 		}
 	}
 	end := int64(0)
 	for r := range e.ranks {
-		rk := &e.ranks[r]
-		if !rk.done {
-			return 0, fmt.Errorf("%w: rank %d waits forever in its round %d (unmatched messages)", ErrArgument, r, e.roundsRun[r]-1)
+		if !e.rp.Done(r) {
+			_, i, _ := e.rp.Round(r)
+			return 0, fmt.Errorf("%w: rank %d waits forever in its round %d (unmatched messages)", ErrArgument, r, i)
 		}
-		end = max(end, rk.cpu)
+		end = max(end, e.ranks[r].cpu)
 	}
 	return float64(end) / q, nil
 }
@@ -198,55 +206,65 @@ func (e *lgSim) advance(q *lgQueue, free int64) {
 	}
 }
 
-// next starts rank r's next round that has operations, when its CPU is
-// free, or marks the rank done.
-func (e *lgSim) next(r int) error {
+// Start posts rank r's round, its CPU being free: its sends wait for the
+// CPU and the send gap, its receives are posted by an event when the CPU
+// is free.
+func (e *lgSim) Start(r, _ int, rd schedule.Round, _ int) error {
 	rk := &e.ranks[r]
-	for {
-		rd, _, ok, err := e.s.Next(r)
-		if err != nil {
-			return fmt.Errorf("model: rank %d: %w", r, err)
-		}
-		if !ok {
-			rk.done = true
-			return nil
-		}
-		e.roundsRun[r]++
-		var reduced int64
-		rk.left = 0
-		for _, op := range rd {
-			n := int64(op.Len()) * e.es
-			if op.Kind == schedule.OpSend {
-				rk.left++
-				e.queue(&rk.sends, lgEvent{t: max(rk.cpu, rk.sendGap), rank: int32(r), peer: int32(op.Peer), kind: lgSend, bytes: n})
+	rk.comm, rk.posted, rk.early = false, false, 0
+	recv := false
+	var reduced int64
+	for _, op := range rd {
+		n := int64(op.Len()) * e.es
+		switch op.Kind {
+		case schedule.OpSend:
+			if op.Peer < 0 || op.Peer >= len(e.ranks) {
+				return fmt.Errorf("rank %d: message between ranks %d and %d of %d", r, r, op.Peer, len(e.ranks))
 			}
-			if op.Kind == schedule.OpRecvReduce || op.Kind == schedule.OpReduce {
-				reduced += n
-			}
-		}
-		rk.recvs = rk.recvs[:0]
-		for _, op := range rd {
-			if op.Kind.IsRecv() {
-				rk.left++
-				rk.recvs = append(rk.recvs, int32(op.Peer))
-			}
-		}
-		if len(rk.recvs) > 0 {
-			e.push(lgEvent{t: rk.cpu, rank: int32(r), kind: lgRecv})
-		}
-		rk.calc = int64(math.Round(e.gamma * float64(reduced)))
-		if rk.left > 0 {
-			return nil
-		}
-		if rk.calc > 0 {
-			e.push(lgEvent{t: rk.cpu, rank: int32(r), kind: lgCalc, bytes: rk.calc})
-			return nil
+			rk.comm = true
+			e.queue(&rk.sends, lgEvent{t: max(rk.cpu, rk.sendGap), rank: int32(r), peer: int32(op.Peer), kind: lgSend, bytes: n})
+		case schedule.OpRecvReduce:
+			reduced += n
+			recv = true
+		case schedule.OpRecv:
+			recv = true
+		case schedule.OpReduce:
+			reduced += n
 		}
 	}
+	if recv {
+		rk.comm = true
+		e.push(lgEvent{t: rk.cpu, rank: int32(r), kind: lgRecv})
+	}
+	rk.calc = int64(math.Round(e.gamma * float64(reduced)))
+	return nil
 }
 
-// key names the pair (rank, source) in the matching tables.
-func key(rank, src int32) uint64 { return uint64(uint32(rank))<<32 | uint64(uint32(src)) }
+// Match completes a receive whose message the receiver's CPU has taken,
+// or counts it until its round's receives are posted.
+func (e *lgSim) Match(_, recv schedule.Ref) error {
+	if rk := &e.ranks[recv.Rank]; !rk.posted {
+		rk.early++
+		return nil
+	}
+	e.rp.Complete(int(recv.Rank))
+	return nil
+}
+
+// Finish ends rank r's round, whose messages have all completed: the CPU
+// computes the round's reductions when it is free, then the rank moves on.
+func (e *lgSim) Finish(r int) error {
+	rk := &e.ranks[r]
+	switch {
+	case rk.comm:
+		e.push(lgEvent{t: rk.cpu, rank: int32(r), kind: lgMarker})
+	case rk.calc > 0:
+		e.push(lgEvent{t: rk.cpu, rank: int32(r), kind: lgCalc, bytes: rk.calc})
+	default:
+		return e.rp.Advance(r)
+	}
+	return nil
+}
 
 // wire is the per-byte time of a message of n bytes: (n−1)·G.
 func (e *lgSim) wire(n int64) int64 {
@@ -267,18 +285,11 @@ func (e *lgSim) step(ev lgEvent) error {
 		rk.sendGap = ev.t + e.g + e.wire(ev.bytes)
 		e.advance(&rk.sends, max(rk.cpu, rk.sendGap))
 		e.queue(&e.ranks[ev.peer].msgs, lgEvent{t: ev.t + e.o + e.l, rank: ev.peer, peer: ev.rank, kind: lgMsg, bytes: ev.bytes})
-		return e.complete(int(ev.rank))
+		e.rp.Complete(int(ev.rank))
 	case lgRecv:
-		for _, src := range rk.recvs {
-			k := key(ev.rank, src)
-			if e.taken[k] > 0 {
-				decr(e.taken, k)
-				if err := e.complete(int(ev.rank)); err != nil {
-					return err
-				}
-				continue
-			}
-			e.posted[k]++
+		rk.posted = true
+		for ; rk.early > 0; rk.early-- {
+			e.rp.Complete(int(ev.rank))
 		}
 	case lgMsg:
 		if free := max(rk.cpu, rk.recvGap); free > ev.t {
@@ -290,12 +301,9 @@ func (e *lgSim) step(ev lgEvent) error {
 		rk.cpu = ev.t + e.o + w
 		rk.recvGap = ev.t + e.g + w
 		e.advance(&rk.msgs, max(rk.cpu, rk.recvGap))
-		k := key(ev.rank, ev.peer)
-		if e.posted[k] > 0 {
-			decr(e.posted, k)
-			return e.complete(int(ev.rank))
+		if err := e.rp.Arrive(int(ev.peer), int(ev.rank), schedule.Ref{Rank: ev.peer}); err != nil {
+			return err
 		}
-		e.taken[k]++
 	case lgMarker, lgCalc:
 		if rk.cpu > ev.t {
 			ev.t = rk.cpu
@@ -307,26 +315,11 @@ func (e *lgSim) step(ev lgEvent) error {
 			return nil
 		}
 		rk.cpu = ev.t + ev.bytes
-		return e.next(int(ev.rank))
+		if err := e.rp.Advance(int(ev.rank)); err != nil {
+			return err
+		}
 	}
-	return nil
-}
-
-// complete ends one message operation of rank r's round; the last one
-// marks the end of the round's messages.
-func (e *lgSim) complete(r int) error {
-	rk := &e.ranks[r]
-	if rk.left--; rk.left == 0 {
-		e.push(lgEvent{t: rk.cpu, rank: int32(r), kind: lgMarker})
-	}
-	return nil
-}
-
-// decr decrements a count in a matching table, deleting it at zero.
-func decr(m map[uint64]int32, k uint64) {
-	if m[k]--; m[k] == 0 {
-		delete(m, k)
-	}
+	return e.rp.Drain()
 }
 
 // lgEvents orders the simulation's events by (time, creation). Events

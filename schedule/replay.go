@@ -7,7 +7,8 @@ import (
 
 // This file is the one replay of schedules that every consumer shares: the
 // verifier (Verify), the simulators (package sim), the critical-path model
-// (package model) and the executor's message numbering (package exec).
+// (package model: its α-β-γ and LogGP halves) and the executor's message
+// numbering (package exec).
 //
 // A replay pulls every rank's schedule round by round from its generator
 // ([Streams]: one round per rank in memory at a time, never the whole
@@ -103,8 +104,9 @@ type ReplayHooks interface {
 	// (Replay.Complete).
 	Match(send, recv Ref) error
 	// Finish is called when every message operation of rank r's current
-	// round has completed, before the rank moves on; the round's local
-	// operations belong here.
+	// round has completed, before the rank moves on (in Hold replays, when
+	// the consumer calls Advance); the round's local operations belong
+	// here.
 	Finish(r int) error
 }
 
@@ -116,6 +118,12 @@ type ReplayOptions struct {
 	// have moved, before or after the receive is posted). Without it
 	// every posted send is queued and matched at once (rendezvous).
 	Eager bool
+	// Hold keeps a rank in its finished round until the consumer calls
+	// Advance, for timed consumers whose rounds take time of their own
+	// once their messages have completed: the LogGP model's CPU computes
+	// the round's reductions when it is free, and only then posts the next
+	// round. Without it a rank moves on as soon as Finish returns.
+	Hold bool
 	// Arrival is every rank's arrival time at the collective (nil: all at
 	// 0), for timed consumers. The replay itself is untimed: it starts
 	// every rank at once, and Arrival says when each start happens.
@@ -132,6 +140,7 @@ type Replay struct {
 	ranks   []replayRank
 	pairs   map[int64]pairQueue
 	ready   []int32
+	moving  []int32 // held ranks the consumer has advanced
 	started bool
 }
 
@@ -141,6 +150,7 @@ type replayRank struct {
 	index   int32 // rounds started
 	pending int32 // message operations of the round not yet complete
 	posted  bool  // the current round is posted and not finished
+	held    bool  // the round is finished and waits for Advance (Hold)
 	done    bool  // no more rounds
 }
 
@@ -179,8 +189,8 @@ func (e *Replay) Arrival(r int) float64 {
 func (e *Replay) Streams() *Streams { return e.s }
 
 // Round returns rank r's current round, its number, and whether it is
-// posted and not finished (false before r's first round and after its
-// last).
+// posted and not finished (false before r's first round, after its last,
+// and while a Hold replay holds it after Finish).
 func (e *Replay) Round(r int) (rd Round, index int, posted bool) {
 	rk := &e.ranks[r]
 	return rk.round, int(rk.index) - 1, rk.posted
@@ -213,12 +223,21 @@ func (e *Replay) Begin(r int) error {
 }
 
 // Drain finishes the rounds of the ranks whose messages have all completed
-// and starts their next rounds, until none is left.
+// and starts their next rounds (in Hold replays, those of the ranks
+// advanced), until none is left.
 func (e *Replay) Drain() error {
-	for len(e.ready) > 0 {
-		r := int(e.ready[len(e.ready)-1])
-		e.ready = e.ready[:len(e.ready)-1]
-		if err := e.finish(r); err != nil {
+	for len(e.ready) > 0 || len(e.moving) > 0 {
+		if n := len(e.ready); n > 0 {
+			r := int(e.ready[n-1])
+			e.ready = e.ready[:n-1]
+			if err := e.finish(r); err != nil {
+				return err
+			}
+			continue
+		}
+		r := int(e.moving[len(e.moving)-1])
+		e.moving = e.moving[:len(e.moving)-1]
+		if err := e.next(r); err != nil {
 			return err
 		}
 	}
@@ -227,11 +246,27 @@ func (e *Replay) Drain() error {
 
 func (e *Replay) finish(r int) error {
 	rk := &e.ranks[r]
+	rk.held = e.opt.Hold
 	if err := e.h.Finish(r); err != nil {
 		return err
 	}
 	rk.posted = false
+	if e.opt.Hold {
+		return nil
+	}
 	return e.next(r)
+}
+
+// Advance moves rank r, held in its finished round (ReplayOptions.Hold),
+// on to its next round at the next Drain; called from Finish, as soon as
+// Finish returns. A rank that is not held is an error.
+func (e *Replay) Advance(r int) error {
+	if r < 0 || r >= len(e.ranks) || !e.ranks[r].held {
+		return fmt.Errorf("rank %d advanced, but it is not held after a round", r)
+	}
+	e.ranks[r].held = false
+	e.moving = append(e.moving, int32(r))
+	return nil
 }
 
 // next starts rank r's next round and posts its messages.

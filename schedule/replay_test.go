@@ -165,6 +165,98 @@ func TestReplayEager(t *testing.T) {
 	}
 }
 
+// holder is a recorder for Hold replays: its Finish lets a rank move on at
+// once only after a round without messages (as a timed consumer whose
+// computation is free would) and records the finished rounds.
+type holder struct {
+	recorder
+	finished []int
+}
+
+func (h *holder) Finish(r int) error {
+	h.finished = append(h.finished, r)
+	rd, _, _ := h.e.Round(r)
+	for _, o := range rd {
+		if o.Kind.IsComm() {
+			return nil
+		}
+	}
+	return h.e.Advance(r)
+}
+
+// TestReplayHold checks that in a Hold replay a rank whose round has
+// finished stays in it until Advance (called later, or from Finish), and
+// that only a held rank can be advanced.
+func TestReplayHold(t *testing.T) {
+	gen := func(b *Builder) {
+		if b.Rank() == 0 {
+			b.Send(1, SendBuf(0, 1))
+			b.EndRound()
+			b.Copy(RecvBuf(0, 1), SendBuf(0, 1))
+			b.EndRound()
+			b.Send(1, SendBuf(0, 1))
+		} else {
+			b.Recv(0, RecvBuf(0, 1))
+			b.EndRound()
+			b.Recv(0, RecvBuf(1, 1))
+		}
+		b.EndRound()
+	}
+	h := &holder{recorder: recorder{rounds: make([][]Round, 2), failAt: -1}}
+	h.e = NewReplay(2, gen, h, ReplayOptions{Hold: true})
+	defer h.e.Close()
+	at := func(r int) (int, bool) { _, i, posted := h.e.Round(r); return i, posted }
+	if err := h.e.Run(); err != nil {
+		t.Fatal(err)
+	}
+	// Both ranks have finished their first round and wait in it.
+	if len(h.finished) != 2 || len(h.starts) != 2 {
+		t.Fatalf("finished %v, started %v; want both ranks' first round only", h.finished, h.starts)
+	}
+	for r := range 2 {
+		if i, posted := at(r); i != 0 || posted || h.e.Done(r) {
+			t.Fatalf("rank %d: round %d posted %v done %v; want held in round 0", r, i, posted, h.e.Done(r))
+		}
+	}
+	if err := h.e.Advance(2); err == nil {
+		t.Error("advanced rank 2 of 2")
+	}
+	// Rank 0 moves on: its local round finishes and Finish advances it
+	// at once, so it waits in its last round for rank 1.
+	if err := h.e.Advance(0); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.e.Drain(); err != nil {
+		t.Fatal(err)
+	}
+	if i, posted := at(0); i != 2 || !posted {
+		t.Fatalf("rank 0 in round %d (posted %v), want waiting in round 2", i, posted)
+	}
+	if err := h.e.Advance(0); err == nil {
+		t.Error("advanced rank 0 while its round waits for a message")
+	}
+	if err := h.e.Advance(1); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.e.Drain(); err != nil {
+		t.Fatal(err)
+	}
+	if len(h.matches) != 2 || h.e.Done(0) || h.e.Done(1) {
+		t.Fatalf("%d matches, done %v %v; want 2, both held", len(h.matches), h.e.Done(0), h.e.Done(1))
+	}
+	for r := range 2 {
+		if err := h.e.Advance(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := h.e.Drain(); err != nil {
+		t.Fatal(err)
+	}
+	if !h.e.Done(0) || !h.e.Done(1) {
+		t.Fatal("ranks not done after their last Advance")
+	}
+}
+
 // TestReplayDeadlockAndErrors: an unmatched receive leaves its rank not
 // Done (the consumer reports it), a hook's error stops the replay, and a
 // generator's error comes back with its rank.
