@@ -102,3 +102,10 @@ func PlansForTest(c *Comm) int { return c.c.Plans() }
 func SetModelHookForTest(c *Comm, fn func(r int) (algorithms.Machine, *algorithms.LogP)) {
 	comm.HooksOf(c.c).Model = fn
 }
+
+// CapsForTest returns what c and a call's form (blocking or not) offer the
+// native paths, as scoll sim --caps takes them.
+func CapsForTest(c *Comm, blocking bool) string { return c.c.Caps(blocking).String() }
+
+// MachineForTest returns the cost model of c's default algorithm choice.
+func MachineForTest(c *Comm) algorithms.Machine { return c.c.Machine() }

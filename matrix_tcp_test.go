@@ -28,10 +28,10 @@ func tcpComms(t testing.TB, p int, cfg tcp.Config) []*scoll.Comm {
 
 // worldComms returns the world communicators over endpoints eps, closed
 // when the test ends.
-func worldComms[T transport.Transport](t testing.TB, eps []T) []*scoll.Comm {
+func worldComms[T transport.Transport](t testing.TB, eps []T, opts ...scoll.Option) []*scoll.Comm {
 	comms := make([]*scoll.Comm, len(eps))
 	for r, ep := range eps {
-		comms[r] = scoll.NewComm(ep)
+		comms[r] = scoll.NewComm(ep, opts...)
 	}
 	t.Cleanup(func() {
 		for _, c := range comms {

@@ -2,6 +2,8 @@ package algorithms
 
 import (
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/scoll/scoll/schedule"
@@ -215,4 +217,57 @@ func (in *Info) RunsAs(p *Params, c Caps) Path {
 		return Messages
 	}
 	return in.Path
+}
+
+// capFlags are the capabilities' names in ParseCaps and Caps.String, in bit
+// order.
+var capFlags = [numCaps]string{"exchange", "meet", "chain", "oversubscribed", "blocking"}
+
+// String writes c as ParseCaps reads it: the capabilities' names, the
+// exchange's slot size after "exchange=", comma-separated; "none" for none.
+func (c Caps) String() string {
+	var s []string
+	for i, name := range capFlags {
+		if c.Has&(1<<i) == 0 {
+			continue
+		}
+		if Cap(1<<i) == CapExchange {
+			name += "=" + strconv.Itoa(c.ExchangeBytes)
+		}
+		s = append(s, name)
+	}
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ",")
+}
+
+// ParseCaps reads capabilities as Caps.String writes them: a
+// comma-separated list of exchange=<bytes> (a size like 4K too), meet,
+// chain, oversubscribed and blocking, or none.
+func ParseCaps(s string) (Caps, error) {
+	var c Caps
+	if strings.TrimSpace(s) == "none" {
+		return c, nil
+	}
+	for _, f := range strings.Split(s, ",") {
+		name, val, hasVal := strings.Cut(strings.TrimSpace(f), "=")
+		i := slices.Index(capFlags[:], name)
+		if i < 0 {
+			return Caps{}, fmt.Errorf("unknown capability %q (have %s, or none)", name, strings.Join(capFlags[:], ", "))
+		}
+		bit := Cap(1 << i)
+		if hasVal != (bit == CapExchange) {
+			return Caps{}, fmt.Errorf("capability %q: only exchange takes a value (exchange=<bytes per rank>)", f)
+		}
+		if bit == CapExchange {
+			n, err := ParseBytes(val)
+			if err != nil || n < 0 {
+				return Caps{}, fmt.Errorf("capability %q: want exchange=<bytes per rank>", f)
+			}
+			c.ExchangeBytes = n
+		}
+		c.Has |= bit
+	}
+	return c, nil
 }

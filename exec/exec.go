@@ -181,6 +181,9 @@ type Call struct {
 	// the i-th communication operation of the schedule (Plan.Peers order).
 	// Nil means the communicator is the transport's whole group.
 	Peers []int32
+	// Caps are the optional interfaces T offers (nil: transport.CapsOf(T),
+	// evaluated at every call; callers that make many calls keep them).
+	Caps *transport.Caps
 	// Checker, if set, records the call when it starts and is asked once,
 	// the first time the call would park its goroutine, whether the ranks
 	// agree on it; an error aborts the call.
@@ -197,6 +200,15 @@ func (c *Call) explain(err error) error {
 		return fmt.Errorf("%w (then: %w)", cerr, err)
 	}
 	return err
+}
+
+// caps returns the optional interfaces c.T offers.
+func (c *Call) caps() *transport.Caps {
+	if c.Caps == nil {
+		tc := transport.CapsOf(c.T)
+		c.Caps = &tc
+	}
+	return c.Caps
 }
 
 // check is the cheap agreement check done before the call first parks.
@@ -232,7 +244,7 @@ func Run(ctx context.Context, c *Call) error {
 // abortCall tells a transport whose ranks cannot see each other that this
 // rank gave up the call, so that the others do not wait for it.
 func (c *Call) abortCall(err error) {
-	if a, ok := c.T.(transport.CallAborter); ok {
+	if a := c.caps().CallAborter; a != nil {
 		a.AbortCall(c.Comm, c.Seq, err)
 	}
 }
@@ -251,9 +263,9 @@ func run(ctx context.Context, c *Call) error {
 		st.w = transport.NewWaiter(c.Spin)
 	}
 	st.w.SetSpin(c.Spin)
-	poller, _ := c.T.(transport.Poller)
-	st.w.SetPoller(poller)
-	_, combines := c.T.(transport.Combiner)
+	tc := c.caps()
+	st.w.SetPoller(tc.Poller)
+	combines := tc.Combiner != nil
 	tempElems := 0
 	if !combines {
 		tempElems = c.Plan.maxFused

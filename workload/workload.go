@@ -26,8 +26,10 @@ type Workload struct {
 	// ElemSize() to turn the schedule's element counts into bytes.
 	Elem    int
 	Root    int
-	Radix   int // 0: the algorithm's default
-	Segment int // bytes, a multiple of Elem; 0: the algorithm's default
+	// Knobs are the values of the algorithms' knobs (algorithms.Knobs:
+	// the radix, the segment size in bytes, ...; 0: each algorithm's
+	// default), as a call's options or the environment set them.
+	Knobs algorithms.KnobValues
 	// Grid is the process grid of topology-aware algorithms (nil: their
 	// default); see GridFor.
 	Grid []int
@@ -98,15 +100,9 @@ func (w Workload) Generator() (schedule.Generator, error) {
 	if w.Elem < 0 {
 		return nil, fmt.Errorf("%w: element size %d", sim.ErrConfig, w.Elem)
 	}
-	es := w.ElemSize()
-	if w.Bytes%es != 0 || w.Segment%es != 0 {
-		return nil, fmt.Errorf("%w: size %d B or segment %d B is not a multiple of the element size %d B", sim.ErrConfig, w.Bytes, w.Segment, es)
-	}
-	p := algorithms.Params{Spec: schedule.Spec{Coll: w.Coll, Size: w.Size, Root: w.Root, Count: w.Bytes / es},
-		Commutative: true, Radix: w.Radix, Segment: w.Segment / es, ElemSize: es, Grid: w.Grid, Placement: w.Placement,
-		Machine: w.Machine}
-	if err := p.Spec.Check(); err != nil {
-		return nil, fmt.Errorf("%w: %w", sim.ErrConfig, err)
+	p, err := w.params()
+	if err != nil {
+		return nil, err
 	}
 	if err := in.Check(&p); err != nil {
 		return nil, err
@@ -123,6 +119,43 @@ func (w Workload) Generator() (schedule.Generator, error) {
 		b.KeepEmpty()
 		gen(b)
 	}, nil
+}
+
+// params returns the parameters of w's call, whatever the algorithm.
+func (w Workload) params() (algorithms.Params, error) {
+	es := w.ElemSize()
+	if w.Bytes%es != 0 {
+		return algorithms.Params{}, fmt.Errorf("%w: size %d B is not a multiple of the element size %d B", sim.ErrConfig, w.Bytes, es)
+	}
+	p := algorithms.Params{Spec: schedule.Spec{Coll: w.Coll, Size: w.Size, Root: w.Root, Count: w.Bytes / es},
+		Commutative: true, ElemSize: es, Grid: w.Grid, Placement: w.Placement, Machine: w.Machine}
+	w.Knobs.Apply(&p)
+	if err := p.Spec.Check(); err != nil {
+		return p, fmt.Errorf("%w: %w", sim.ErrConfig, err)
+	}
+	return p, nil
+}
+
+// Default returns the registry entry the library's default choice takes
+// for w's call on a transport, communicator and call form offering caps,
+// under the cost model w.Machine (zero: algorithms.InProcess): the same
+// function (algorithms.Select) the planner of a real call evaluates, so a
+// simulation of "the default" simulates what a real run with these
+// capabilities runs. It fails when no entry fits.
+func Default(w Workload, caps algorithms.Caps) (*algorithms.Info, error) {
+	p, err := w.params()
+	if err != nil {
+		return nil, err
+	}
+	m := w.Machine
+	if m == (algorithms.Machine{}) {
+		m = algorithms.InProcess
+	}
+	in := algorithms.Select(&p, m, caps)
+	if in == nil {
+		return nil, fmt.Errorf("%w: no %s algorithm fits %d ranks", sim.ErrConfig, w.Coll, w.Size)
+	}
+	return in, nil
 }
 
 // GoldenParams returns the small call whose results golden files pin for

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scoll/scoll/algorithms"
 	"github.com/scoll/scoll/bench"
 	"github.com/scoll/scoll/model"
 	"github.com/scoll/scoll/schedule"
@@ -37,6 +38,9 @@ type modelRow struct {
 	EnergyJ    float64  `json:"energy_j"`
 	MemoryB    float64  `json:"memory_bytes"`
 	ArrivalS   float64  `json:"arrival_s"`
+	// Default marks the algorithm the library's default choice takes for
+	// the call under the model's α, β and γ and --caps.
+	Default bool `json:"default"`
 	// Bcast only: the round-optimal pipelined bound and the notes'
 	// reference (model.BcastRoundOptimal, model.BcastLowerBound).
 	RoundOptS   float64 `json:"round_opt_s,omitempty"`
@@ -46,6 +50,7 @@ type modelRow struct {
 func newModelCmd() *cobra.Command {
 	var op, nps, sizes, params, format, plotFile, traceFile, arrivals, boundsPlot, progress, maxMemory string
 	var roundSync bool
+	var caps func() (algorithms.Caps, error)
 	cmd := &cobra.Command{
 		Use:   "model",
 		Short: "Runtime, energy and memory of each algorithm under analytic models",
@@ -107,6 +112,10 @@ The table shows times, energies and sizes with their units (12.34 µs,
 			if !ok || coll.Vector() {
 				return fmt.Errorf("--op %q: unknown or vector collective", op)
 			}
+			cp, err := caps()
+			if err != nil {
+				return err
+			}
 			ranks, err := parseRanks(nps)
 			if err != nil {
 				return err
@@ -154,10 +163,15 @@ The table shows times, energies and sizes with their units (12.34 µs,
 					if err != nil {
 						return fmt.Errorf("np=%d, %d B: %w", p, n, err)
 					}
+					def := ""
+					if in, err := workload.Default(workload.Workload{Coll: coll, Size: p, Bytes: n, Elem: modelElem(n),
+						Machine: algorithms.Machine{Alpha: par.Alpha, Beta: par.Beta, Gamma: par.Gamma}}, cp); err == nil {
+						def = in.Name
+					}
 					for _, r := range res {
 						row := modelRow{Op: coll.String(), Algorithm: r.Algorithm, NP: p, Bytes: n,
 							CostS: r.Cost, CriticalS: r.Critical, LogGPS: r.CriticalLogGP, Form: r.Form, FormS: r.FormTime,
-							EnergyJ: r.Energy, MemoryB: r.Memory, ArrivalS: r.Arrival}
+							EnergyJ: r.Energy, MemoryB: r.Memory, ArrivalS: r.Arrival, Default: r.Algorithm == def}
 						if r.Critical == 0 && r.CriticalLogGP == 0 {
 							// Not evaluated (model.MaxCriticalOps): one round
 							// does all the work, which the round-synchronous
@@ -203,6 +217,7 @@ The table shows times, energies and sizes with their units (12.34 µs,
 	cmd.Long = strings.Replace(cmd.Long, "PRESETS", strings.Join(model.Presets(), ", "), 1)
 	f := cmd.Flags()
 	f.StringVar(&op, "op", "allreduce", "collective")
+	caps = capsFlag(f)
 	f.StringVar(&nps, "np", "8..4096", "rank counts: a list (8,64,512) or a range lo..hi of powers of two")
 	f.StringVar(&sizes, "sizes", "8", "per-rank sizes in bytes, as in scoll bench")
 	f.StringVar(&params, "params", "infiniband", "machine parameters: a preset name or a JSON file")
@@ -265,14 +280,14 @@ func modelFormat(roundSync bool) rowFormat[modelRow] {
 		headings = append(headings, "counted", "loggp_sync")
 	}
 	return rowFormat[modelRow]{
-		columns:  append(columns, "form", "form_s", "energy_j", "memory_bytes", "arrival_s"),
-		headings: append(headings, "form", "form_time", "energy", "memory", "arrival"),
+		columns:  append(columns, "form", "form_s", "energy_j", "memory_bytes", "arrival_s", "default"),
+		headings: append(headings, "form", "form_time", "energy", "memory", "arrival", "default"),
 		csv: func(r modelRow) []string {
 			f := []string{r.Op, r.Algorithm, strconv.Itoa(r.NP), strconv.Itoa(r.Bytes), g8(r.CostS), g8(r.CriticalS), g8(r.LogGPS)}
 			for _, x := range sync(r) {
 				f = append(f, g8(x))
 			}
-			return append(f, r.Form, g8(r.FormS), g8(r.EnergyJ), g8(r.MemoryB), g8(r.ArrivalS))
+			return append(f, r.Form, g8(r.FormS), g8(r.EnergyJ), g8(r.MemoryB), g8(r.ArrivalS), strconv.FormatBool(r.Default))
 		},
 		cells: func(r modelRow) string {
 			c := fmt.Sprintf("%s\t%s\t%d\t%s\t%s\t%s\t%s\t", r.Op, r.Algorithm, r.NP, fmtBytes(float64(r.Bytes)), fmtTime(r.CostS), fmtTime(r.CriticalS), fmtTime(r.LogGPS))
@@ -283,9 +298,22 @@ func modelFormat(roundSync bool) rowFormat[modelRow] {
 			if r.Form != "" {
 				form = fmtTime(r.FormS)
 			}
-			return c + fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t", cmp.Or(r.Form, "-"), form, fmtEnergy(r.EnergyJ), fmtBytes(r.MemoryB), fmtTime(r.ArrivalS))
+			def := ""
+			if r.Default {
+				def = "*"
+			}
+			return c + fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t", cmp.Or(r.Form, "-"), form, fmtEnergy(r.EnergyJ), fmtBytes(r.MemoryB), fmtTime(r.ArrivalS), def)
 		},
 	}
+}
+
+// modelElem is the element size workload.EvaluateArrivals takes for n
+// bytes: 4 where they divide, else 1.
+func modelElem(n int) int {
+	if n%4 == 0 {
+		return 4
+	}
+	return 1
 }
 
 // deref returns *p, or 0 when p is nil.

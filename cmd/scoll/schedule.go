@@ -23,6 +23,7 @@ func newScheduleCmd() *cobra.Command {
 		params         string
 		grid           string
 		elem           int
+		knobs          func() (algorithms.KnobValues, error)
 	)
 	cmd := &cobra.Command{
 		Use:   "schedule",
@@ -69,6 +70,9 @@ of alltoall. Elements are --elem bytes wide.`,
 				return fmt.Errorf("--np %d: want at least 1", w.Size)
 			}
 			w.Bytes, w.Elem = bytes, elem
+			if w.Knobs, err = knobs(); err != nil {
+				return err
+			}
 			if w.Grid, err = parseGrid(grid); err != nil {
 				return err
 			}
@@ -105,7 +109,7 @@ of alltoall. Elements are --elem bytes wide.`,
 	f.StringVar(&size, "size", "8", "size per rank in bytes, like 8, 4K or 1MiB")
 	f.IntVar(&elem, "elem", 1, "element size in bytes")
 	f.IntVar(&w.Root, "root", 0, "root rank of rooted collectives")
-	f.IntVar(&w.Radix, "radix", 0, "radix or fan-out of tree algorithms (0: the algorithm's default)")
+	knobs = knobFlags(f)
 	f.StringVar(&form, "format", "text", "output: text, json, goal or svg")
 	f.StringVar(&params, "params", "infiniband", "goal: machine parameters whose gamma prices reductions (a preset name or a JSON file, as in scoll model)")
 	f.StringVar(&grid, "grid", "", "process grid of topology-aware algorithms, like 8x8x8 (default: as equal as possible in 3 dimensions)")

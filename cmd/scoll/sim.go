@@ -49,6 +49,8 @@ func newSimCmd() *cobra.Command {
 	)
 	var traceFile, arrivals, switching string
 	var embedding bool
+	var caps func() (algorithms.Caps, error)
+	var knobs func() (algorithms.KnobValues, error)
 	cmd := &cobra.Command{
 		Use:   "sim",
 		Short: "Simulate collective algorithms on a network topology (stage or flow model)",
@@ -97,6 +99,14 @@ max_congestion the largest link load of any stage.
   scoll sim --topology torus:8x8x8 --trace split.trace --model flow`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			cp, err := caps()
+			if err != nil {
+				return err
+			}
+			kv, err := knobs()
+			if err != nil {
+				return err
+			}
 			topo, err := topology.Parse(topoSpec)
 			if err != nil {
 				return err
@@ -214,18 +224,21 @@ max_congestion the largest link load of any stage.
 					}
 					done++
 					w := workload.Workload{Coll: coll, Algorithm: name, Size: np, Bytes: n, Elem: elem, Grid: grid, Placement: place,
-						Arrivals: arrival, Machine: algorithms.Machine{Alpha: cfg.Alpha, Beta: cfg.Delta}}
+						Arrivals: arrival, Machine: algorithms.Machine{Alpha: cfg.Alpha, Beta: cfg.Delta}, Knobs: kv}
 					if n%elem != 0 {
 						return fmt.Errorf("--sizes: %d B is not a multiple of --elem %d", n, elem)
 					}
 					label := name
 					if name == "auto" {
-						// The library's default choice of a message schedule
-						// under the simulated network's α and δ.
-						if w.Algorithm, err = autoAlgorithm(w); err != nil {
+						// The library's default choice under the simulated
+						// network's α and δ and the capabilities of --caps:
+						// what a real call with them runs (its stand-in
+						// schedule is what is simulated).
+						in, err := workload.Default(w, cp)
+						if err != nil {
 							return err
 						}
-						label = "auto (" + w.Algorithm + ")"
+						w.Algorithm, label = in.Name, "auto ("+in.Name+")"
 					}
 					gen, err := w.Generator()
 					if err != nil {
@@ -281,7 +294,9 @@ max_congestion the largest link load of any stage.
 	f.StringVar(&mapSpec, "mapping", "xyz", "rank to node map: xyz, morton, gray, ring, htree (docs/embeddings.md), random[:seed] (an irregular partition) or list:n0,n1,...")
 	f.IntVar(&np, "np", 0, "ranks (default: one per node)")
 	f.StringVar(&op, "op", "allgather", "collective")
-	f.StringVar(&algs, "algorithm", "all", "algorithms, comma-separated, all, or auto (the library's default choice under the simulated α and δ, printed as auto (name))")
+	f.StringVar(&algs, "algorithm", "all", "algorithms, comma-separated, all, or auto (the library's default choice under the simulated α and δ and --caps, printed as auto (name))")
+	caps = capsFlag(f)
+	knobs = knobFlags(f)
 	f.StringVar(&sizes, "sizes", "64,4K,32K", "per-rank sizes in bytes: a list and ranges as in scoll bench")
 	f.IntVar(&elem, "elem", 1, "element size in bytes: pipelined algorithms cut their default 64 KiB segments in such elements, as the library does for a call of this element type")
 	f.StringVar(&gridSpec, "grid", "auto", "process grid of topology-aware algorithms (rd-optimal, bucket3, ...): AxBxC, or auto (the torus or mesh itself when the ranks fill it in XYZ order)")
@@ -457,18 +472,4 @@ func mbpsPlot(title string, rows []simRow, ax mbpsAxis) (*plot.Plot, error) {
 	p.Y.Min, p.Y.Max = 0, p.Y.Max*(1+0.06*float64(len(ls.names)))
 	p.Y.Tick.Marker = plainTicks{}
 	return p, nil
-}
-
-// autoAlgorithm returns the message schedule the library's default rule
-// picks for w's call under w's machine model (algorithms.Select: the
-// shared-memory paths are for ranks of one process, not for a network).
-func autoAlgorithm(w workload.Workload) (string, error) {
-	es := w.ElemSize()
-	p := algorithms.Params{Spec: schedule.Spec{Coll: w.Coll, Size: w.Size, Root: w.Root, Count: w.Bytes / es},
-		Commutative: true, ElemSize: es, Grid: w.Grid, Placement: w.Placement, Machine: w.Machine}
-	in := algorithms.Select(&p, w.Machine, algorithms.Caps{})
-	if in == nil {
-		return "", fmt.Errorf("--algorithm auto: no %s algorithm fits %d ranks", w.Coll, w.Size)
-	}
-	return in.Name, nil
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/scoll/scoll/internal/errs"
 	"github.com/scoll/scoll/internal/plan"
 	"github.com/scoll/scoll/schedule"
-	"github.com/scoll/scoll/transport"
 )
 
 // Op is a call's operator as a call needs it: its kernel for the call's
@@ -207,7 +206,7 @@ func (cl *Call) runOn(ctx context.Context, seq uint64) error {
 	default:
 		c := cl.c
 		ec := exec.Call{T: c.t, Comm: c.id, Seq: seq, Plan: cl.plan, Send: cl.send, Recv: cl.recv,
-			Kernel: cl.kernel, Spin: c.spin, Sig: cl.sig, Peers: cl.peers, Checker: c.paths.checker}
+			Kernel: cl.kernel, Spin: c.spin, Sig: cl.sig, Peers: cl.peers, Checker: c.paths.checker, Caps: &c.rs.tc}
 		err = exec.Run(ctx, &ec)
 	}
 	if err != nil {
@@ -283,7 +282,7 @@ func (c *Comm) abandonIn(err error, splits bool) {
 	if c == nil || c.rs.closed.Load() {
 		return
 	}
-	if a, ok := c.t.(transport.CallAborter); ok {
+	if a := c.rs.tc.CallAborter; a != nil {
 		seq := c.seq.Add(1)
 		a.AbortCall(c.id, seq, err)
 		if splits {

@@ -18,16 +18,17 @@ type paths struct {
 	caps      algorithms.Caps     // CapExchange and CapMeet, with the exchange's slot size
 }
 
-// pathsOf returns what t offers a communicator; members tells whether the
+// pathsOf returns what a transport (or a communicator's view of it)
+// offering tc offers a communicator; members tells whether the
 // communicator knows every member's address (the meeting needs them).
-func pathsOf(t any, members bool) paths {
+func pathsOf(tc transport.Caps, members bool) paths {
 	var p paths
-	p.checker, _ = t.(transport.Checker)
-	if m, ok := t.(transport.Meeter); ok && members {
+	p.checker = tc.Checker
+	if m := tc.Meeter; m != nil && members {
 		p.meeter = m
 		p.caps.Has |= algorithms.CapMeet
 	}
-	if x, ok := t.(transport.Exchanger); ok && x.ExchangeLimit() >= 0 {
+	if x := tc.Exchanger; x != nil && x.ExchangeLimit() >= 0 {
 		p.exchanger = x
 		p.caps.Has |= algorithms.CapExchange
 		p.caps.ExchangeBytes = x.ExchangeLimit()

@@ -15,7 +15,6 @@ import (
 	"github.com/scoll/scoll/internal/plan"
 	"github.com/scoll/scoll/internal/wire"
 	"github.com/scoll/scoll/schedule"
-	"github.com/scoll/scoll/transport"
 )
 
 // The chain path (algorithms.ChainPath): Moody et al.'s collectives over
@@ -183,7 +182,7 @@ func (c *Comm) chainStart(ctx context.Context, sig uint64, k exec.Kernel) (*chai
 	// cannot see each other find mismatches as messages arrive, by the
 	// key they carry: the call's own message space is recorded there too.
 	ck.RecordCall(c.id, seq, sig)
-	if _, ok := c.t.(transport.CallAborter); ok {
+	if c.rs.tc.CallAborter != nil {
 		x.space = c.id | cid.SplitBit
 		ck.RecordCall(x.space, seq, sig)
 	}

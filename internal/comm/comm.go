@@ -105,19 +105,21 @@ func New(t transport.Transport, cfg Config) *Comm {
 		c.rs.set = &Settings{}
 	}
 	c.rs.hooks = c.rs.set.Hooks
-	if n, ok := t.(transport.Noder); ok && len(n.Nodes()) == c.size {
+	c.rs.tc = transport.CapsOf(t)
+	tc := &c.rs.tc
+	if n := tc.Noder; n != nil && len(n.Nodes()) == c.size {
 		c.rs.nodes = n.Nodes()
 		c.layout.nodes = c.rs.nodes
 	}
-	c.paths = pathsOf(t, true)
+	c.paths = pathsOf(*tc, true)
 	c.layout.machine = algorithms.InProcess
-	if m, ok := t.(transport.Modeler); ok {
+	if m := tc.Modeler; m != nil {
 		c.layout.machine.Alpha, c.layout.machine.Beta = m.Model()
 	}
 	c.spin = cfg.Spin
 	if c.spin < 0 {
 		c.spin = 0
-		if h, ok := t.(transport.SpinHinter); ok {
+		if h := tc.SpinHinter; h != nil {
 			c.spin = h.SpinHint()
 		}
 	}
@@ -126,11 +128,12 @@ func New(t transport.Transport, cfg Config) *Comm {
 
 // rankState is what the communicators of one rank share.
 type rankState struct {
-	closed atomic.Bool // the world was closed: every derived communicator fails
-	cids   cid.Pool    // the context ids in use and the floor (never reused)
-	set    *Settings   // the environment's and the options' settings
-	nodes  []int       // the node of each of the transport's ranks (nil: not known)
-	hooks  Hooks       // what tests injected
+	closed atomic.Bool    // the world was closed: every derived communicator fails
+	cids   cid.Pool       // the context ids in use and the floor (never reused)
+	set    *Settings      // the environment's and the options' settings
+	nodes  []int          // the node of each of the transport's ranks (nil: not known)
+	tc     transport.Caps // what the transport offers (transport.CapsOf)
+	hooks  Hooks          // what tests injected
 }
 
 // Rank returns the caller's rank in [0, Size()).

@@ -39,13 +39,13 @@ func (c *Comm) derive(id uint32, leader int32, g split.Group) *Comm {
 	d.mem.grp, d.mem.cid, d.mem.leader = g, id, leader
 	d.layout.machine = c.layout.machine
 	d.id = cid.ID(id, leader)
-	if gr, ok := c.t.(transport.Grouper); ok {
+	if gr := c.rs.tc.Grouper; gr != nil {
 		d.mem.view = gr.Join(transport.Group{Comm: d.id, Rank: d.rank, Size: d.size, Members: g.Members()})
 		// Shared-memory paths need every member's address.
-		d.paths = pathsOf(d.mem.view, g.Members() != nil)
+		d.paths = pathsOf(transport.CapsOf(d.mem.view), g.Members() != nil)
 	} else {
 		// Call records keyed by context id need no membership.
-		d.paths.checker, _ = c.t.(transport.Checker)
+		d.paths.checker = c.rs.tc.Checker
 	}
 	if lg, ok := g.(lookupGroup); ok {
 		// Answer the members' lookups (a distributed table's rows, a
@@ -53,7 +53,8 @@ func (c *Comm) derive(id uint32, leader int32, g split.Group) *Comm {
 		// transport's responder, and ask theirs. A chain asks only where
 		// members answer; a distributed table exists only there.
 		svc := d.id | cid.ServiceBit
-		rs, served := c.t.(transport.Responder)
+		rs := c.rs.tc.Responder
+		served := rs != nil
 		if served {
 			rs.Serve(svc, func(_ int, req []byte) []byte { return lg.Answer(req) })
 			d.addUnserve(func() { rs.Unserve(svc) })
@@ -101,8 +102,8 @@ func (c *Comm) addUnserve(f func()) {
 // servePosts starts taking c's posts (once; every rank does so before the
 // agreement of a split, so before any rank can post).
 func (c *Comm) servePosts() bool {
-	rs, ok := c.t.(transport.Responder)
-	if !ok {
+	rs := c.rs.tc.Responder
+	if rs == nil {
 		return false
 	}
 	c.mem.postOnce.Do(func() {

@@ -36,3 +36,6 @@ func (c *Comm) ChainState() (chain, learnt bool) {
 
 // Plans returns the number of plans c keeps.
 func (c *Comm) Plans() int { return c.plans.Len() }
+
+// Machine returns the cost model of c's default algorithm choice.
+func (c *Comm) Machine() algorithms.Machine { return c.layout.machine }

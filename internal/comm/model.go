@@ -9,10 +9,9 @@ import (
 	"time"
 
 	"github.com/scoll/scoll/algorithms"
+	"github.com/scoll/scoll/internal/kernels"
 	"github.com/scoll/scoll/internal/plan"
 	"github.com/scoll/scoll/schedule"
-	"github.com/scoll/scoll/internal/kernels"
-	"github.com/scoll/scoll/transport"
 )
 
 // ParamsEnv names the environment variable that points at a machine
@@ -108,7 +107,7 @@ func (c *Comm) agreeModel(ctx context.Context, need bool) error {
 		return nil
 	}
 	lm := c.localModel()
-	if cs, ok := c.t.(transport.ClockSharer); ok && cs.SharesClock() && c.rs.hooks.Model == nil {
+	if cs := c.rs.tc.ClockSharer; cs != nil && cs.SharesClock() && c.rs.hooks.Model == nil {
 		c.agreed = &lm
 		return nil
 	}

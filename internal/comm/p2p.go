@@ -52,7 +52,7 @@ func (c *Comm) Recv(ctx context.Context, src, tag int, buf []byte) (int, error) 
 // which it keeps progressing while it waits if the transport polls.
 func (c *Comm) newWaiter() *transport.Waiter {
 	w := transport.NewWaiter(c.spin)
-	if p, ok := c.t.(transport.Poller); ok {
+	if p := c.rs.tc.Poller; p != nil {
 		w.SetPoller(p)
 	}
 	return w
@@ -73,4 +73,3 @@ func (c *Comm) p2p(ctx context.Context, m *transport.Msg, send bool) error {
 	transport.EndRound(c.t, w)
 	return m.Err
 }
-

@@ -14,7 +14,6 @@ import (
 	"github.com/scoll/scoll/internal/plan"
 	"github.com/scoll/scoll/schedule"
 	"github.com/scoll/scoll/split"
-	"github.com/scoll/scoll/transport"
 )
 
 // sites are a communicator's call sites: their records, and the offset
@@ -71,7 +70,7 @@ func (c *Comm) syncClock(ctx context.Context) error {
 	if c.sites.synced || c.size == 1 {
 		return nil
 	}
-	if cs, ok := c.t.(transport.ClockSharer); ok && cs.SharesClock() {
+	if cs := c.rs.tc.ClockSharer; cs != nil && cs.SharesClock() {
 		c.sites.synced = true
 		return nil
 	}

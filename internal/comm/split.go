@@ -14,7 +14,6 @@ import (
 	"github.com/scoll/scoll/internal/plan"
 	"github.com/scoll/scoll/internal/wire"
 	"github.com/scoll/scoll/split"
-	"github.com/scoll/scoll/transport"
 )
 
 // The communicator constructors (package scoll documents them on Comm):
@@ -58,7 +57,6 @@ const (
 	sigCreate = 0x637265617465
 )
 
-
 // Split partitions c by color and key (scoll.Comm.Split) with options o,
 // filling rep (if not nil) with this rank's part; h is the signature of
 // what the caller agreed on besides the options. It is a generalized
@@ -96,7 +94,7 @@ func (c *Comm) SplitItem(ctx context.Context, it split.Item, o *split.Options, r
 	if bad == nil {
 		bad = split.Refusal(name, o)
 	}
-	if _, ok := c.t.(transport.Responder); bad == nil && !ok && o.GroupFor(c.size) > 1 && !o.Chain {
+	if bad == nil && c.rs.tc.Responder == nil && o.GroupFor(c.size) > 1 && !o.Chain {
 		bad = fmt.Errorf("%w: split: distributed tables need a transport that answers lookups (transport.Responder)", errs.Unsupported)
 	}
 	// Take replies to contributors (sorting algorithms) from here on:
@@ -192,7 +190,6 @@ func (c *Comm) entry(color, key int) (split.Entry, error) {
 	}
 	return split.Entry{Color: int64(color), Key: int64(key), Rank: int32(c.rank), Addr: int32(a)}, nil
 }
-
 
 // Dup returns a communicator with the same ranks in the same order and a
 // message space of its own (scoll.Comm.Dup).
@@ -361,7 +358,6 @@ func (c *Comm) TranslateRanks(ranks []int, other *Comm) ([]int, error) {
 	return out, nil
 }
 
-
 // SplitGrid splits c, seen as a row-major process grid of the sizes dims
 // (the last dimension varying fastest, as MPI's Cartesian topologies
 // number ranks), into the sub-grids that keep the dimensions marked in
@@ -456,7 +452,6 @@ func (c *Comm) SplitByNode(ctx context.Context) (*Comm, error) {
 	hs.Add(0x6e6f6465) // "node"
 	return c.SplitItem(ctx, split.Item{Color: []byte(h)}, &split.Options{NoReorder: true}, nil, hs)
 }
-
 
 func btoi(b bool) int {
 	if b {

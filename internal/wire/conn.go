@@ -143,7 +143,7 @@ func (s *Conn) Abort(err error) { s.abort(nil, err) }
 // tells the other ranks that this rank gave up the call.
 func (s *Conn) abort(posted []transport.Msg, err error) {
 	e := s.e
-	if a, ok := e.T.(transport.CallAborter); ok {
+	if a := transport.CapsOf(e.T).CallAborter; a != nil {
 		a.AbortCall(e.ID|cid.SplitBit, s.seq, err)
 	}
 	withdraw(e.T, s.w, posted)

@@ -69,7 +69,7 @@ func (p PostConn) Take(ctx context.Context, buf []byte) (int, error) {
 	w := e.Waiter()
 	if _, ok := p.Box.Await(p.seq, w); !ok {
 		var sentinel *transport.Msg
-		if _, ok := e.T.(transport.CallAborter); ok && e.Size > 1 {
+		if transport.CapsOf(e.T).CallAborter != nil && e.Size > 1 {
 			// From itself: a peer that has its reply may leave before
 			// this rank has its own, and its leaving must not end the wait.
 			// Its completion, like the post's, ends the wait.

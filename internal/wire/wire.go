@@ -43,7 +43,7 @@ type Endpoint struct {
 // that polls it when the transport progresses by polling).
 func (e *Endpoint) Waiter() *transport.Waiter {
 	w := transport.NewWaiter(e.Spin)
-	if p, ok := e.T.(transport.Poller); ok {
+	if p := transport.CapsOf(e.T).Poller; p != nil {
 		w.SetPoller(p)
 	}
 	return w

@@ -78,7 +78,8 @@ func New(net Net, local Local) *Transport {
 			n.OnPeerDown(l.FailRank)
 		}
 	}
-	x, ok := local.(transport.Exchanger)
+	x := transport.CapsOf(local).Exchanger
+	ok := x != nil
 	for r := range net.Size() {
 		ok = ok && local.Local(r)
 	}

@@ -207,128 +207,31 @@ func (l *rankLog) snapshot() [][]event {
 }
 
 // Wrap returns an endpoint that forwards every operation to t and records
-// what this rank posts into rec. It offers the optional interfaces of t
-// that the executor relies on (see the package documentation), never the
-// shared-memory ones, and implements transport.RoundMarker. A nil rec
-// returns t itself.
+// what this rank posts into rec. It offers (transport.CapsOf) the optional
+// interfaces of t that the executor relies on (see the package
+// documentation), never the shared-memory ones, and transport.RoundMarker.
+// A nil rec returns t itself.
 func Wrap(t transport.Transport, rec *Recorder) transport.Transport {
 	if rec == nil || t == nil {
 		return t
 	}
-	e := &endpoint{t: t, log: rec.log(t.Rank(), t.Size())}
-	e.poller, _ = t.(transport.Poller)
-	e.checker, _ = t.(transport.Checker)
-	e.aborter, _ = t.(transport.CallAborter)
-	e.hinter, _ = t.(transport.SpinHinter)
-	c, hasC := t.(transport.Combiner)
-	m, hasM := t.(transport.Modeler)
-	g, hasG := t.(transport.Grouper)
-	rs, hasR := t.(transport.Responder)
-	j, x := joiner{g}, responder{e, rs, rec}
-	// Combiner, Modeler, Grouper and Responder change what callers do by
-	// merely being implemented, so the endpoint offers them only when t
-	// does: one type per combination (C, M, G, R). The cases look alike,
-	// but Go cannot add methods to a value chosen at run time (nor embed a
-	// type parameter), so every combination needs its own struct type.
-	var set int
-	for i, has := range []bool{hasC, hasM, hasG, hasR} {
-		if has {
-			set |= 1 << i
-		}
+	inner := transport.CapsOf(t)
+	e := &endpoint{t: t, log: rec.log(t.Rank(), t.Size()), rec: rec, inner: inner}
+	// Forwarding what t lacks would behave as its absence does, except for
+	// these four, which change what callers do by being offered: the
+	// endpoint offers them only when t does.
+	e.caps = transport.Caps{Checker: e, Poller: e, CallAborter: e, SpinHinter: e, ClockSharer: e, RoundMarker: e}
+	if inner.Combiner != nil {
+		e.caps.Combiner = e
 	}
-	switch set {
-	case 15: // C, M, G, R
-		return &struct {
-			*endpoint
-			transport.Combiner
-			transport.Modeler
-			joiner
-			responder
-		}{e, c, m, j, x}
-	case 14: // M, G, R
-		return &struct {
-			*endpoint
-			transport.Modeler
-			joiner
-			responder
-		}{e, m, j, x}
-	case 13: // C, G, R
-		return &struct {
-			*endpoint
-			transport.Combiner
-			joiner
-			responder
-		}{e, c, j, x}
-	case 12: // G, R
-		return &struct {
-			*endpoint
-			joiner
-			responder
-		}{e, j, x}
-	case 11: // C, M, R
-		return &struct {
-			*endpoint
-			transport.Combiner
-			transport.Modeler
-			responder
-		}{e, c, m, x}
-	case 10: // M, R
-		return &struct {
-			*endpoint
-			transport.Modeler
-			responder
-		}{e, m, x}
-	case 9: // C, R
-		return &struct {
-			*endpoint
-			transport.Combiner
-			responder
-		}{e, c, x}
-	case 8: // R
-		return &struct {
-			*endpoint
-			responder
-		}{e, x}
-	case 7: // C, M, G
-		return &struct {
-			*endpoint
-			transport.Combiner
-			transport.Modeler
-			joiner
-		}{e, c, m, j}
-	case 6: // M, G
-		return &struct {
-			*endpoint
-			transport.Modeler
-			joiner
-		}{e, m, j}
-	case 5: // C, G
-		return &struct {
-			*endpoint
-			transport.Combiner
-			joiner
-		}{e, c, j}
-	case 4: // G
-		return &struct {
-			*endpoint
-			joiner
-		}{e, j}
-	case 3: // C, M
-		return &struct {
-			*endpoint
-			transport.Combiner
-			transport.Modeler
-		}{e, c, m}
-	case 2: // M
-		return &struct {
-			*endpoint
-			transport.Modeler
-		}{e, m}
-	case 1: // C
-		return &struct {
-			*endpoint
-			transport.Combiner
-		}{e, c}
+	if inner.Modeler != nil {
+		e.caps.Modeler = inner.Modeler
+	}
+	if inner.Grouper != nil {
+		e.caps.Grouper = e
+	}
+	if inner.Responder != nil {
+		e.caps.Responder = e
 	}
 	return e
 }
@@ -337,23 +240,29 @@ func Wrap(t transport.Transport, rec *Recorder) transport.Transport {
 // implements behave as their absence does when t lacks them: a Poller that
 // does not poll, a Checker that finds nothing, and so on.
 type endpoint struct {
-	t       transport.Transport
-	log     *rankLog
-	poller  transport.Poller
-	checker transport.Checker
-	aborter transport.CallAborter
-	hinter  transport.SpinHinter
+	t     transport.Transport
+	log   *rankLog
+	rec   *Recorder
+	inner transport.Caps // what t offers
+	caps  transport.Caps // what the endpoint offers
 }
 
 var (
 	_ transport.Transport   = (*endpoint)(nil)
+	_ transport.Capser      = (*endpoint)(nil)
 	_ transport.RoundMarker = (*endpoint)(nil)
 	_ transport.Poller      = (*endpoint)(nil)
 	_ transport.Checker     = (*endpoint)(nil)
 	_ transport.CallAborter = (*endpoint)(nil)
 	_ transport.SpinHinter  = (*endpoint)(nil)
 	_ transport.ClockSharer = (*endpoint)(nil)
+	_ transport.Combiner    = (*endpoint)(nil)
+	_ transport.Grouper     = (*endpoint)(nil)
+	_ transport.Responder   = (*endpoint)(nil)
 )
+
+// Caps returns what the endpoint offers (see Wrap).
+func (e *endpoint) Caps() transport.Caps { return e.caps }
 
 // Rank returns t's rank.
 func (e *endpoint) Rank() int { return e.t.Rank() }
@@ -403,51 +312,51 @@ func (e *endpoint) EndRound(w *transport.Waiter) {
 
 // Poll polls t if t is a Poller.
 func (e *endpoint) Poll() {
-	if e.poller != nil {
-		e.poller.Poll()
+	if e.inner.Poller != nil {
+		e.inner.Poller.Poll()
 	}
 }
 
 // Park forwards to t if t is a Poller.
 func (e *endpoint) Park(w *transport.Waiter) {
-	if e.poller != nil {
-		e.poller.Park(w)
+	if e.inner.Poller != nil {
+		e.inner.Poller.Park(w)
 	}
 }
 
 // Unpark forwards to t if t is a Poller.
 func (e *endpoint) Unpark(w *transport.Waiter) {
-	if e.poller != nil {
-		e.poller.Unpark(w)
+	if e.inner.Poller != nil {
+		e.inner.Poller.Unpark(w)
 	}
 }
 
 // RecordCall forwards to t if t is a Checker.
 func (e *endpoint) RecordCall(comm, seq, sig uint64) {
-	if e.checker != nil {
-		e.checker.RecordCall(comm, seq, sig)
+	if e.inner.Checker != nil {
+		e.inner.Checker.RecordCall(comm, seq, sig)
 	}
 }
 
 // CheckCall forwards to t if t is a Checker.
 func (e *endpoint) CheckCall(comm, seq, sig uint64, full bool) error {
-	if e.checker != nil {
-		return e.checker.CheckCall(comm, seq, sig, full)
+	if e.inner.Checker != nil {
+		return e.inner.Checker.CheckCall(comm, seq, sig, full)
 	}
 	return nil
 }
 
 // AbortCall forwards to t if t is a CallAborter.
 func (e *endpoint) AbortCall(comm, seq uint64, err error) {
-	if e.aborter != nil {
-		e.aborter.AbortCall(comm, seq, err)
+	if e.inner.CallAborter != nil {
+		e.inner.CallAborter.AbortCall(comm, seq, err)
 	}
 }
 
 // SpinHint returns t's hint, or 0 (do not spin) when t gives none.
 func (e *endpoint) SpinHint() int {
-	if e.hinter != nil {
-		return e.hinter.SpinHint()
+	if e.inner.SpinHinter != nil {
+		return e.inner.SpinHinter.SpinHint()
 	}
 	return 0
 }
@@ -455,20 +364,19 @@ func (e *endpoint) SpinHint() int {
 // SharesClock reports whether t's ranks read one clock (false when t
 // does not say).
 func (e *endpoint) SharesClock() bool {
-	cs, ok := e.t.(transport.ClockSharer)
-	return ok && cs.SharesClock()
+	cs := e.inner.ClockSharer
+	return cs != nil && cs.SharesClock()
 }
 
-// joiner forwards Join to a Grouper and hides the shared-memory paths of
-// the views it returns.
-type joiner struct{ g transport.Grouper }
+// CanCombine reports whether t accepts combining receives (it is offered
+// only when t is a Combiner).
+func (e *endpoint) CanCombine() bool { return e.inner.Combiner != nil && e.inner.Combiner.CanCombine() }
 
-// Join joins the communicator on the wrapped transport.
-func (j joiner) Join(g transport.Group) transport.GroupView {
-	v := j.g.Join(g)
-	gv := &groupView{v: v}
-	gv.checker, _ = v.(transport.Checker)
-	return gv
+// Join joins the communicator on t (offered only when t is a Grouper) and
+// hides the shared-memory paths of the view.
+func (e *endpoint) Join(g transport.Group) transport.GroupView {
+	v := e.inner.Grouper.Join(g)
+	return &groupView{v: v, checker: transport.CapsOf(v).Checker}
 }
 
 // groupView is a communicator view that offers only Checker.
@@ -478,6 +386,9 @@ type groupView struct {
 }
 
 var _ transport.Checker = (*groupView)(nil)
+
+// Caps returns what the view offers: a Checker.
+func (v *groupView) Caps() transport.Caps { return transport.Caps{Checker: v} }
 
 // Leave leaves the wrapped view.
 func (v *groupView) Leave() { v.v.Leave() }
@@ -497,28 +408,20 @@ func (v *groupView) CheckCall(comm, seq, sig uint64, full bool) error {
 	return nil
 }
 
-// responder forwards Serve and Unserve to a Responder and records each
-// request its handlers answer on this rank (rankLog.serve).
-type responder struct {
-	e   *endpoint
-	r   transport.Responder
-	rec *Recorder
-}
-
-// Serve serves service on the wrapped transport with h, recording each
-// request it answers.
-func (x responder) Serve(service uint64, h func(src int, req []byte) []byte) {
-	x.rec.serving(service)
-	log := x.e.log
-	x.r.Serve(service, func(src int, req []byte) []byte {
+// Serve serves service on t (offered only when t is a Responder) with h,
+// recording each request it answers on this rank (rankLog.serve).
+func (e *endpoint) Serve(service uint64, h func(src int, req []byte) []byte) {
+	e.rec.serving(service)
+	log := e.log
+	e.inner.Responder.Serve(service, func(src int, req []byte) []byte {
 		reply := h(src, req)
 		log.serve(src, service, len(req), len(reply))
 		return reply
 	})
 }
 
-// Unserve stops serving service on the wrapped transport.
-func (x responder) Unserve(service uint64) { x.r.Unserve(service) }
+// Unserve stops serving service on t.
+func (e *endpoint) Unserve(service uint64) { e.inner.Responder.Unserve(service) }
 
 // serving notes that requests and replies on service go through a
 // Responder: their keys carry tags the handlers do not see.

@@ -36,7 +36,7 @@ func Post(t testing.TB, tr transport.Transport, send bool, peer int, key transpo
 // newWaiter returns a waiter that polls tr when tr progresses by polling.
 func newWaiter(tr transport.Transport, spin int) *transport.Waiter {
 	w := transport.NewWaiter(spin)
-	if p, ok := tr.(transport.Poller); ok {
+	if p := transport.CapsOf(tr).Poller; p != nil {
 		w.SetPoller(p)
 	}
 	return w
@@ -56,7 +56,7 @@ func BenchExchange(b *testing.B, n int, ep0, ep1 transport.Transport) {
 		wg.Go(func() {
 			ep := eps[r]
 			spin := 0
-			if h, ok := ep.(transport.SpinHinter); ok {
+			if h := transport.CapsOf(ep).SpinHinter; h != nil {
 				spin = h.SpinHint()
 			}
 			out, in := make([]byte, n), make([]byte, n)
@@ -124,7 +124,7 @@ func Run(t *testing.T, mk Factory) {
 
 	t.Run("Responder", func(t *testing.T) {
 		eps := group(t, 3)
-		if _, ok := eps[0].(transport.Responder); !ok {
+		if transport.CapsOf(eps[0]).Responder == nil {
 			t.Skip("the transport has no responder")
 		}
 		RunResponder(t, eps)
@@ -178,7 +178,7 @@ func Run(t *testing.T, mk Factory) {
 
 	t.Run("CombiningReceive", func(t *testing.T) {
 		eps := group(t, 2)
-		if c, ok := eps[1].(transport.Combiner); !ok || !c.CanCombine() {
+		if c := transport.CapsOf(eps[1]).Combiner; c == nil || !c.CanCombine() {
 			t.Skip("transport does not combine")
 		}
 		add := func(d, a, b []byte) {
@@ -429,20 +429,20 @@ func RunResponder(t *testing.T, eps []transport.Transport) {
 	}
 	last := len(eps) - 1
 	early, eb := ask(last, 0, 1, []byte{7, 8})
-	eps[0].(transport.Responder).Serve(svc, echo(0))
+	transport.CapsOf(eps[0]).Responder.Serve(svc, echo(0))
 	check(early, eb, 0, byte(last), 7, 8)
 	late, lb := ask(1, 0, 2, []byte{9})
 	self, sb := ask(0, 0, 3, nil)
 	check(late, lb, 0, 1, 9)
 	check(self, sb, 0, 0)
 	// Two servers asking each other at once: replies are not requests.
-	eps[1].(transport.Responder).Serve(svc, echo(1))
+	transport.CapsOf(eps[1]).Responder.Serve(svc, echo(1))
 	a, ab := ask(0, 1, 4, []byte{1})
 	b, bb := ask(1, 0, 4, []byte{2})
 	check(a, ab, 1, 0, 1)
 	check(b, bb, 0, 1, 2)
-	eps[0].(transport.Responder).Unserve(svc)
+	transport.CapsOf(eps[0]).Responder.Unserve(svc)
 	gone, gb := ask(1, 0, 5, []byte{3})
 	check(gone, gb)
-	eps[1].(transport.Responder).Unserve(svc)
+	transport.CapsOf(eps[1]).Responder.Unserve(svc)
 }

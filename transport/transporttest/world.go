@@ -170,7 +170,8 @@ var worldChecks = []struct {
 	fn   func(*testing.T, *worldCase)
 }{
 	{"Responder", func(t *testing.T, w *worldCase) {
-		rs, ok := w.tr.(transport.Responder)
+		rs := transport.CapsOf(w.tr).Responder
+		ok := rs != nil
 		if !ok {
 			t.Skip("the transport has no responder")
 		}
