@@ -624,13 +624,10 @@ func measure(ctx context.Context, c *config, alg string, sh shape) (Result, erro
 	if c.Op == "reducescatter" {
 		r.Count = sh.count * c.NP
 	}
-	r.MinUs, r.MaxUs = perRank[0]*1e6, perRank[0]*1e6
-	for _, s := range perRank {
-		r.AvgUs += s * 1e6
-		r.MinUs = min(r.MinUs, s*1e6)
-		r.MaxUs = max(r.MaxUs, s*1e6)
+	for i := range perRank {
+		perRank[i] *= 1e6 // µs
 	}
-	r.AvgUs /= float64(c.NP)
+	r.AvgUs, r.MinUs, r.MaxUs = Mean(perRank), slices.Min(perRank), slices.Max(perRank)
 	if r.AvgUs > 0 {
 		r.GBps = float64(r.Bytes) / (r.AvgUs * 1e3)
 	}

@@ -59,14 +59,17 @@ type PredictedResult struct {
 	Runs     map[string][]time.Duration
 }
 
-// Median returns the median accumulated runtime of variant v.
+// Median returns the median accumulated runtime of variant v (0 without
+// runs).
 func (r *PredictedResult) Median(v string) time.Duration {
-	x := slices.Clone(r.Runs[v])
-	slices.Sort(x)
+	x := make([]float64, len(r.Runs[v]))
+	for i, d := range r.Runs[v] {
+		x[i] = float64(d)
+	}
 	if len(x) == 0 {
 		return 0
 	}
-	return x[len(x)/2]
+	return time.Duration(Median(x))
 }
 
 // RunPredicted runs the experiment on in-process ranks.

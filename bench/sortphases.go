@@ -77,12 +77,11 @@ func RunSortPhases(ctx context.Context, cfg SortPhasesConfig) ([]SortPhasesRow, 
 			}
 			row := SortPhasesRow{Entries: n, Sorters: p}
 			med := func(f func(SortPhasesRow) time.Duration) time.Duration {
-				v := make([]time.Duration, len(reps))
+				v := make([]float64, len(reps))
 				for i, r := range reps {
-					v[i] = f(r)
+					v[i] = float64(f(r))
 				}
-				slices.Sort(v)
-				return v[len(v)/2]
+				return time.Duration(Median(v))
 			}
 			row.Collect = med(func(r SortPhasesRow) time.Duration { return r.Collect })
 			row.Splitters = med(func(r SortPhasesRow) time.Duration { return r.Splitters })

@@ -617,9 +617,7 @@ func measureSplit(ctx context.Context, cfg *SplitConfig, n, gs int, keys []int, 
 				}
 			}
 			if rep == cfg.Reps-1 {
-				slices.Sort(allocs)
-				slices.Sort(harness)
-				if err := splitStats(ctx, c, sub, &st, res, int64(median(allocs)-median(harness)), peak); err != nil {
+				if err := splitStats(ctx, c, sub, &st, res, int64(Median(allocs)-Median(harness)), peak); err != nil {
 					return err
 				}
 			}
@@ -639,9 +637,7 @@ func measureSplit(ctx context.Context, cfg *SplitConfig, n, gs int, keys []int, 
 	if err != nil {
 		return err
 	}
-	sorted := slices.Clone(times)
-	slices.Sort(sorted)
-	res.MedianMs, res.MinMs, res.MaxMs = median(sorted), sorted[0], sorted[len(sorted)-1]
+	res.MedianMs, res.MinMs, res.MaxMs = Median(times), slices.Min(times), slices.Max(times)
 	return nil
 }
 
@@ -694,14 +690,6 @@ func RecordSplit(ctx context.Context, cfg SplitConfig, rec *record.Recorder) err
 		}
 		return err
 	}, scoll.WithRecorder(rec))
-}
-
-// median returns the median of sorted values.
-func median(s []float64) float64 {
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // splitStats reduces one rank's statistics of a split over c into res (on
