@@ -11,8 +11,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/scoll/scoll/internal/wire"
 	"github.com/scoll/scoll/split"
-	"github.com/scoll/scoll/transport"
 	"github.com/scoll/scoll/transport/inproc"
 )
 
@@ -25,7 +25,9 @@ import (
 // hands its sorter the sorted tables of the collect's lg(n/p) steps (1, 2,
 // 4, … entries; n/p in all), which the sorter merges as it would the
 // tables of its collect group; then the sorters run cheng's splitters,
-// exchange and merge phases (split.SortPhases) for real.
+// exchange and merge phases (split.SortPhases) for real. Every message,
+// the feeders' too, goes through the rounds a split's messages take
+// (internal/wire's Conn).
 //
 // With up to 64 sorters on a machine of few cores, wall-clock phases
 // cannot shrink as n/p: each phase is timed as the CPU time of the sorter's
@@ -129,7 +131,7 @@ func sortPhasesOnce(ctx context.Context, n int64, p int, seed uint64) (SortPhase
 		start.Add(1)
 		go func() {
 			defer wg.Done()
-			conn := &worldConn{t: w.Endpoint(p + s)}
+			conn := sortConn(w, p+s, 2*p)
 			rng := rand.New(rand.NewPCG(seed, uint64(s)))
 			var blocks [][]split.Entry
 			next := lo + 1 // the sorter's own entry is lo
@@ -157,7 +159,7 @@ func sortPhasesOnce(ctx context.Context, n int64, p int, seed uint64) (SortPhase
 			defer wg.Done()
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
-			conn := &worldConn{t: w.Endpoint(s)}
+			conn := sortConn(w, s, 2*p)
 			rng := rand.New(rand.NewPCG(seed, 1<<32+uint64(s)))
 			st := &split.Stats{Clock: threadCPU}
 			start.Done()
@@ -215,53 +217,16 @@ func sortPhasesOnce(ctx context.Context, n int64, p int, seed uint64) (SortPhase
 	return row, nil
 }
 
-// worldConn is a split.Conn over an in-process endpoint whose ranks are
-// the world's.
-type worldConn struct {
-	t transport.Transport
+// sortConn returns rank r's connection for the sort, on a world of size
+// ranks: the construction rounds of internal/wire (wire.Conn, the
+// split.Conn every split runs on), as a fresh world's first split would
+// have them (context id 0, the world's; call number 1).
+func sortConn(w *inproc.World, r, size int) *wire.Conn {
+	return wire.NewConn(&wire.Endpoint{T: w.Endpoint(r), Rank: r, Size: size}, 1, sortSig)
 }
 
-func (c *worldConn) Rank() int { return c.t.Rank() }
-func (c *worldConn) Size() int { return c.t.Size() }
-
-// Round implements split.Conn.
-func (c *worldConn) Round(ctx context.Context, sends []split.Send, recvs []split.Recv) error {
-	w := transport.NewWaiter(0)
-	if p, ok := c.t.(transport.Poller); ok {
-		w.SetPoller(p)
-	}
-	msgs := make([]transport.Msg, len(sends)+len(recvs))
-	for i := range msgs {
-		m := &msgs[i]
-		m.W = w
-		w.Add(1)
-		var err error
-		if i < len(sends) {
-			s := sends[i]
-			m.Peer, m.Key, m.Buf = s.To, transport.Key{Comm: 9, Seq: 1, Tag: int64(s.Tag)}, s.Data
-			err = c.t.Isend(m)
-		} else {
-			r := recvs[i-len(sends)]
-			m.Peer, m.Key, m.Buf = r.From, transport.Key{Comm: 9, Seq: 1, Tag: int64(r.Tag)}, r.Buf
-			err = c.t.Irecv(m)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	if err := w.Wait(ctx); err != nil {
-		return err
-	}
-	for i := range msgs {
-		if msgs[i].Err != nil {
-			return msgs[i].Err
-		}
-		if i >= len(sends) {
-			recvs[i-len(sends)].N = msgs[i].N
-		}
-	}
-	return nil
-}
+// sortSig is the signature of the sort's messages.
+const sortSig = 0x736f7274 // "sort"
 
 // WriteSortPhases writes rows as a table shaped like Sack's Table 2.1:
 // per n, a line per phase with a column per p, in seconds.
