@@ -1,6 +1,13 @@
-// Package bench is scoll's benchmark harness: OSU-style latency and bandwidth
-// measurements of collectives on in-process ranks (scoll.Run), with results
-// verified against a naive reference before they are timed.
+// Package bench is scoll's benchmark harnesses. Run measures OSU-style
+// latency and bandwidth of collectives on in-process ranks (scoll.Run),
+// with results verified against a naive reference before they are timed;
+// RunSplit, RunSortPhases, RunImbalance and RunPredicted measure
+// communicator splits, the phases of cheng's parallel sort, reductions
+// under imposed arrival patterns and reductions with predicted arrivals.
+// They share one configuration (Common), one shape of results (Results,
+// Progress, Skip), one statistics module (Median, Quantile, ...) and one
+// writer of every harness's rows as a table, CSV, JSON lines or the OSU
+// layout (Layout, Write, Writer).
 //
 // # Method
 //
@@ -656,17 +663,11 @@ func measure(ctx context.Context, c *config, alg string, sh shape) (Result, erro
 		}
 		return nil
 	}
-	var err error
-	if c.World != nil {
+	err := c.run(ctx, body, runOpts...)
+	if err == nil && c.World != nil {
 		// One rank per process: share the per-rank times.
-		err = body(ctx, c.World)
-		if err == nil {
-			me := c.World.Rank()
-			err = scoll.Allgather(ctx, c.World, []float64{perRank[me]}, perRank)
-		}
-	} else {
-		err = scoll.Run(ctx, c.NP, body, runOpts...)
-		releaseWorld(c.NP)
+		me := c.World.Rank()
+		err = scoll.Allgather(ctx, c.World, []float64{perRank[me]}, perRank)
 	}
 	if err != nil {
 		return Result{}, err

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -173,6 +174,17 @@ func (c *Common) normalize(d defaults) error {
 		c.MaxMemory = DefaultMaxMemory
 	}
 	return nil
+}
+
+// run runs body on the harness's ranks: this process's rank of World,
+// or NP in-process ranks (scoll.Run with opts), whose memory goes back to
+// the system after a large world (releaseWorld).
+func (c *Common) run(ctx context.Context, body func(context.Context, *scoll.Comm) error, opts ...scoll.Option) error {
+	if c.World != nil {
+		return body(ctx, c.World)
+	}
+	defer releaseWorld(c.NP)
+	return scoll.Run(ctx, c.NP, body, opts...)
 }
 
 // step tells Progress that step done of total is about to run.

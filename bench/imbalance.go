@@ -534,13 +534,7 @@ func (c *imbConfig) level(ctx context.Context, count int, arr, warm [][]time.Dur
 		}
 		return err
 	}
-	var err error
-	if c.World != nil {
-		err = body(ctx, c.World)
-	} else {
-		err = scoll.Run(ctx, c.NP, body)
-		releaseWorld(c.NP)
-	}
+	err := c.run(ctx, body)
 	return out, err
 }
 

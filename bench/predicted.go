@@ -151,7 +151,7 @@ func RunPredicted(ctx context.Context, cfg PredictedConfig) (*Results[PredictedR
 func predictedRun(ctx context.Context, cfg PredictedConfig, bytes int, trace [][]time.Duration, variant string, rep int) (time.Duration, error) {
 	var total time.Duration
 	n := bytes / 4
-	err := scoll.Run(ctx, cfg.NP, func(ctx context.Context, c *scoll.Comm) error {
+	err := cfg.run(ctx, func(ctx context.Context, c *scoll.Comm) error {
 		send, recv := make([]float32, n), make([]float32, n)
 		for i := range send {
 			send[i] = float32(c.Rank())

@@ -324,59 +324,67 @@ func splitMemory(alg string, n, m, group, item int, chain bool) int64 {
 	return 24*N*N + table
 }
 
-// RunSplit measures Split (SplitBytes with Bytes or ColorLen) for every
-// algorithm and representation of cfg. Configurations an algorithm
-// refuses (scoll.ErrUnsupported) and those the memory guard skips are
-// results with Skipped set, not errors.
-func RunSplit(ctx context.Context, cfg SplitConfig) (*Results[SplitResult], error) {
-	err := cfg.Common.normalize(defaults{harness: "bench.RunSplit", reps: 5,
-		takes: takesNP | takesWorld | takesAlgorithms | takesReps | takesSeed | takesMaxMemory})
+// prepare normalises cfg for harness (Common: NP, Algorithms, Reps, Seed,
+// MaxMemory and the fields of also) and checks the rest: it returns the algorithms
+// (nil: every one) and representations (nil: auto) to run, every rank's
+// key and the members of the largest new communicator.
+func (cfg *SplitConfig) prepare(harness string, also uint) (algs, groups []string, keys []int, members int, err error) {
+	err = cfg.Common.normalize(defaults{harness: harness, reps: 5,
+		takes: also | takesNP | takesAlgorithms | takesReps | takesSeed | takesMaxMemory})
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, 0, err
 	}
 	n := cfg.NP
-	algs := cfg.Algorithms
-	known := map[string]bool{}
-	for _, a := range scoll.SplitAlgorithms() {
-		known[a.Name] = true
-		if len(cfg.Algorithms) == 0 {
-			algs = append(algs, a.Name)
-		}
+	algs = cfg.Algorithms
+	if len(algs) == 0 {
+		algs = splitNames()
 	}
 	for _, a := range algs {
-		if !known[a] {
-			return nil, fmt.Errorf("%w: unknown split algorithm %q", ErrConfig, a)
+		if _, ok := split.Lookup(a); !ok {
+			return nil, nil, nil, 0, fmt.Errorf("%w: unknown split algorithm %q", ErrConfig, a)
 		}
 	}
-	groups := cfg.Groups
+	groups = cfg.Groups
 	if len(groups) == 0 {
 		groups = []string{"auto"}
 	}
 	for _, g := range groups {
 		if _, err := parseGroup(g); err != nil {
-			return nil, err
+			return nil, nil, nil, 0, err
 		}
 	}
 	ncolors, err := numColors(cfg.Colors, n)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, 0, err
 	}
 	if cfg.ColorLen < 0 {
-		return nil, fmt.Errorf("%w: color-len %d", ErrConfig, cfg.ColorLen)
+		return nil, nil, nil, 0, fmt.Errorf("%w: color-len %d", ErrConfig, cfg.ColorLen)
 	}
 	if cfg.ColorLen > 0 {
 		if _, err := colorName(min(ncolors, n)-1, cfg.ColorLen); err != nil {
-			return nil, err
+			return nil, nil, nil, 0, err
 		}
 	}
-	keys, err := keysOf(cfg.Keys, n, cfg.Seed)
-	if err != nil {
-		return nil, err
+	if keys, err = keysOf(cfg.Keys, n, cfg.Seed); err != nil {
+		return nil, nil, nil, 0, err
 	}
-	members := (n + ncolors - 1) / ncolors // of the largest communicator
+	members = (n + ncolors - 1) / ncolors // of the largest communicator
 	if cfg.NoSplit {
 		members = n
 	}
+	return algs, groups, keys, members, nil
+}
+
+// RunSplit measures Split (SplitBytes with Bytes or ColorLen) for every
+// algorithm and representation of cfg. Configurations an algorithm
+// refuses (scoll.ErrUnsupported) and those the memory guard skips are
+// results with Skipped set, not errors.
+func RunSplit(ctx context.Context, cfg SplitConfig) (*Results[SplitResult], error) {
+	algs, groups, keys, members, err := cfg.prepare("bench.RunSplit", takesWorld)
+	if err != nil {
+		return nil, err
+	}
+	n := cfg.NP
 	rep := &Results[SplitResult]{}
 	emit := func(r SplitResult) { add(rep, cfg.OnRow, r) }
 	total := len(algs) * len(groups) * cfg.Reps
@@ -408,10 +416,11 @@ func RunSplit(ctx context.Context, cfg SplitConfig) (*Results[SplitResult], erro
 				if cfg.Variant != "" {
 					what += " " + cfg.Variant
 				}
+				what += fmt.Sprintf(", repetition %d of %d", rep+1, cfg.Reps)
 				if rep > 0 {
 					what += fmt.Sprintf(" (repetition %d: %v)", rep, last.Round(100*time.Microsecond))
 				}
-				cfg.step((k*len(groups)+l)*cfg.Reps+rep, total, "%s, repetition %d of %d", what, rep+1, cfg.Reps)
+				cfg.step((k*len(groups)+l)*cfg.Reps+rep, total, "%s", what)
 			}
 			err := measureSplit(ctx, &cfg, n, gs, keys, &res, steps)
 			if errors.Is(err, scoll.ErrUnsupported) {
@@ -598,14 +607,7 @@ func measureSplit(ctx context.Context, cfg *SplitConfig, n, gs int, keys []int, 
 		}
 		return nil
 	}
-	var err error
-	if cfg.World != nil {
-		err = body(ctx, cfg.World)
-	} else {
-		err = scoll.Run(ctx, n, body)
-		releaseWorld(n)
-	}
-	if err != nil {
+	if err := cfg.run(ctx, body); err != nil {
 		return err
 	}
 	res.MedianMs, res.MinMs, res.MaxMs = Median(times), slices.Min(times), slices.Max(times)
@@ -617,44 +619,23 @@ func measureSplit(ctx context.Context, cfg *SplitConfig, n, gs int, keys []int, 
 // cfg.NP in-process ranks with the recorder rec attached
 // (scoll.WithRecorder) and nothing else: the trace holds the split's
 // messages only (with the collectives that agree on options and context
-// id).
+// id). It takes RunSplit's configuration but World (the default algorithm
+// is merge); Reps and MaxMemory do not apply to its one split.
 func RecordSplit(ctx context.Context, cfg SplitConfig, rec *record.Recorder) error {
-	if cfg.NP < 1 || cfg.World != nil {
-		return fmt.Errorf("%w: recording needs in-process ranks (np ≥ 1, no world)", ErrConfig)
+	if len(cfg.Algorithms) == 0 {
+		cfg.Algorithms = []string{"merge"}
 	}
-	alg := "merge"
-	if len(cfg.Algorithms) > 0 {
-		alg = cfg.Algorithms[0]
-	}
-	if _, ok := split.Lookup(alg); !ok {
-		return fmt.Errorf("%w: unknown split algorithm %q", ErrConfig, alg)
-	}
-	g := "auto"
-	if len(cfg.Groups) > 0 {
-		g = cfg.Groups[0]
-	}
-	gs, err := parseGroup(g)
+	algs, groups, keys, _, err := cfg.prepare("bench.RecordSplit", 0)
 	if err != nil {
 		return err
 	}
-	keys, err := keysOf(cfg.Keys, cfg.NP, cfg.Seed)
-	if err != nil {
-		return err
-	}
-	ncolors, err := numColors(cfg.Colors, cfg.NP)
-	if err != nil {
-		return err
-	}
-	if cfg.ColorLen > 0 {
-		if _, err := colorName(min(ncolors, cfg.NP)-1, cfg.ColorLen); err != nil {
-			return err
-		}
-	}
+	alg, g := algs[0], groups[0]
+	gs, _ := parseGroup(g)
 	if err := split.Refusal(alg, cfg.options(alg, gs, cfg.NP)); err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	call := cfg.splitCall(cfg.NP, alg, gs, keys)
-	return scoll.Run(ctx, cfg.NP, func(ctx context.Context, c *scoll.Comm) error {
+	return cfg.run(ctx, func(ctx context.Context, c *scoll.Comm) error {
 		sub, err := call(ctx, c)
 		if sub != nil {
 			sub.Close()

@@ -14,16 +14,27 @@ import (
 
 // TestRunSplit measures every algorithm on a few colors: the checksums
 // agree (identical results), traffic and memory are counted, and the
-// writers print every row.
+// writers print every row; progress is told before every repetition and
+// at the end.
 func TestRunSplit(t *testing.T) {
 	nalg := len(scoll.SplitAlgorithms())
 	for _, colors := range []string{"1", "3", "unique"} {
-		rep, err := RunSplit(context.Background(), SplitConfig{Colors: colors, Keys: "random", Sorters: 3, Common: Common{NP: 13, Seed: 7, Reps: 2}})
+		var steps []Progress
+		rep, err := RunSplit(context.Background(), SplitConfig{Colors: colors, Keys: "random", Sorters: 3,
+			Common: Common{NP: 13, Seed: 7, Reps: 2, Progress: func(p Progress) { steps = append(steps, p) }}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(rep.Rows) != nalg || len(MeasuredSplits(rep.Rows)) != nalg {
 			t.Fatalf("colors %s: %d results, %d measured, want one per algorithm (%d)", colors, len(rep.Rows), len(MeasuredSplits(rep.Rows)), nalg)
+		}
+		for i, p := range steps {
+			if p.Done != i || p.Total != 2*nalg || (p.Step == "") != (i == 2*nalg) {
+				t.Fatalf("colors %s: progress %d of %d: %+v", colors, i, len(steps), p)
+			}
+		}
+		if len(steps) != 2*nalg+1 || !strings.Contains(steps[1].Step, "repetition 2 of 2 (repetition 1: ") {
+			t.Fatalf("colors %s: %d progress steps (%+v), want one per repetition and the end", colors, len(steps), steps[1])
 		}
 		for _, r := range rep.Rows {
 			if r.Checksum != rep.Rows[0].Checksum {
