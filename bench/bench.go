@@ -1,6 +1,13 @@
-// Package bench is scoll's benchmark harness: OSU-style latency and bandwidth
-// measurements of collectives on in-process ranks (scoll.Run), with results
-// verified against a naive reference before they are timed.
+// Package bench is scoll's benchmark harnesses. Run measures OSU-style
+// latency and bandwidth of collectives on in-process ranks (scoll.Run),
+// with results verified against a naive reference before they are timed;
+// RunSplit, RunSortPhases, RunImbalance and RunPredicted measure
+// communicator splits, the phases of cheng's parallel sort, reductions
+// under imposed arrival patterns and reductions with predicted arrivals.
+// They share one configuration (Common), one shape of results (Results,
+// Progress, Skip), one statistics module (Median, Quantile, ...) and one
+// writer of every harness's rows as a table, CSV, JSON lines or the OSU
+// layout (Layout, Write, Writer).
 //
 // # Method
 //
@@ -51,9 +58,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math/bits"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -109,32 +118,34 @@ func Types() []string {
 
 // Config describes one benchmark run: one collective, one rank count and
 // element type, every algorithm and size.
+//
+// Of Common, Run takes NP (0: DefaultNP), World, Algorithms (nil: every
+// algorithm registered for Op; the name Auto lets scoll choose), Sizes
+// (nil: DefaultSizes; see the package doc), Reps, Warmup, Budget,
+// MaxMemory, Progress (before each configuration) and OnSkip:
+//
+//   - Reps is the number of timed calls; 0 adapts to the size (1000 up to
+//     LargeMessage bytes, 100 above), always bounded by Budget.
+//   - Warmup is the number of untimed calls before timing; negative means
+//     none, 0 adapts to the size: 100 up to LargeMessage bytes, 10 above,
+//     bounded by Budget/10, and none when the checked call alone took
+//     Budget/10.
+//   - Budget is the time budget for the timed calls of one configuration
+//     (warm-up gets a tenth of it); 0 means DefaultBudget, reduced so that
+//     the run's configurations take about DefaultTotal, but not below
+//     MinBudget.
+//   - MaxMemory skips, before allocating anything, the configurations
+//     whose estimated memory over all ranks exceeds it: their buffers,
+//     the ranks themselves (RankBytes each in process), and their
+//     schedules and scratch space, extrapolated from a few ranks' (see
+//     Footprint).
+//   - With World every rank gets the whole Report.
 type Config struct {
+	Common
 	// Op is the collective, one of Ops() ("" means allreduce).
 	Op string
-	// NP is the number of ranks (0 means DefaultNP).
-	NP int
-	// Algorithms are the registry names to run; empty means every algorithm
-	// registered for Op. The name Auto lets scoll choose.
-	Algorithms []string
-	// Sizes are message sizes in bytes (see the package doc); nil means
-	// DefaultSizes.
-	Sizes []int
 	// Type is the element type, one of Types() ("" means float32).
 	Type string
-	// Iters is the number of timed calls; 0 adapts to the size (1000 up to
-	// LargeMessage bytes, 100 above), always bounded by Budget.
-	Iters int
-	// Warmup is the number of untimed calls before timing; negative means
-	// none, 0 adapts to the size: 100 up to LargeMessage bytes, 10 above,
-	// bounded by Budget/10, and none when the checked call alone took
-	// Budget/10.
-	Warmup int
-	// Budget is the time budget for the timed calls of one configuration
-	// (warm-up gets a tenth of it); 0 means DefaultBudget, reduced so that
-	// the run's configurations take about DefaultTotal, but not below
-	// MinBudget.
-	Budget time.Duration
 	// Root is the root of rooted collectives.
 	Root int
 	// Segment is the segment size in bytes for pipelined algorithms
@@ -143,45 +154,17 @@ type Config struct {
 	// Grid is the process grid of topology-aware algorithms (scoll.WithGrid);
 	// nil means their default.
 	Grid []int
-	// MaxMemory skips, before allocating anything, the configurations
-	// whose estimated memory over all ranks exceeds it: their buffers, the
-	// ranks themselves (RankBytes each in process), and their schedules
-	// and scratch space, extrapolated from a few ranks' (see Footprint).
-	// 0 means DefaultMaxMemory, negative no limit.
-	MaxMemory int64
 	// MaxCall stops an algorithm's sizes early: once a call at some size
 	// took longer than MaxCall on average, the larger sizes of that
 	// algorithm are skipped. 0 means DefaultMaxCall, negative no limit.
 	MaxCall time.Duration
-	// Progress, if set, is called before each configuration runs.
-	Progress func(Progress)
-	// OnResult, if set, is called with each result as soon as it is
-	// measured, and OnSkip with each configuration skipped, as soon as it
-	// is: a caller streams them instead of waiting for the Report (which
-	// holds them too).
-	OnResult func(Result)
-	OnSkip   func(Skip)
-	// World, when set, runs the benchmark as this process's rank of a job
-	// of processes (the communicator of scoll.Init) instead of on NP
-	// goroutines: every rank of World must call Run with the same Config,
-	// and every rank gets the whole Report. NP is then World.Size().
-	World *scoll.Comm
 	// On picks the communicator measured: "" or "world" (the ranks'
 	// world), "dup" (a duplicate of it: the same ranks through a derived
 	// communicator's rank translation) or "split" (one Split of the world
 	// with reversed keys: rank r is world rank NP−1−r).
 	On string
-}
-
-// Progress tells which configuration Run is about to measure.
-type Progress struct {
-	// Done is the number of configurations finished or skipped; Total is
-	// their number.
-	Done, Total int
-	// Algorithm is the configuration's algorithm.
-	Algorithm string
-	// Bytes is the configuration's size as given in Config.Sizes.
-	Bytes int
+	// OnRow, if set, is given each result as soon as it is measured.
+	OnRow func(Result)
 }
 
 // Result is the measurement of one configuration. Times are in
@@ -214,19 +197,6 @@ type Result struct {
 	GBps float64 `json:"gb_per_s"`
 }
 
-// Skip is a configuration Run did not measure, and why.
-type Skip struct {
-	// Algorithm is the algorithm skipped.
-	Algorithm string `json:"algorithm"`
-	// Bytes is the size skipped, or -1 when the algorithm was skipped at
-	// every size.
-	Bytes  int    `json:"bytes"`
-	Reason string `json:"reason"`
-	// Memory is, for a configuration skipped for Config.MaxMemory, the
-	// estimate that exceeded it (nil for other reasons).
-	Memory *Footprint
-}
-
 // Name returns the algorithm as tables show it: the registry name, or for
 // Auto "auto (chosen)".
 func (r Result) Name() string {
@@ -236,21 +206,145 @@ func (r Result) Name() string {
 	return r.Algorithm
 }
 
-// String describes the skip in one line.
-func (s Skip) String() string {
-	if s.Bytes < 0 {
-		return fmt.Sprintf("skipped %s: %s", s.Algorithm, s.Reason)
-	}
-	return fmt.Sprintf("skipped %s at %d bytes: %s", s.Algorithm, s.Bytes, s.Reason)
-}
-
-// Report is the outcome of Run.
+// Report is the outcome of Run: the results in the order run (by
+// algorithm, then by size) and the configurations skipped.
 type Report struct {
-	// Results are in the order run: by algorithm, then by size.
-	Results []Result
-	Skipped []Skip
+	Results[Result]
 	// Budget is the time budget per configuration that was used.
 	Budget time.Duration
+}
+
+// Layout implements Row: a Result's columns are its JSON fields (CSV:
+// op, algorithm, type, np, bytes, count, warmup, iters, avg_us, min_us,
+// max_us, gb_per_s, chosen); the table has the algorithm as Name gives it,
+// bytes, iters, avg, min and max in µs and GB/s, a comment line naming
+// the op, type and rank count, and a blank line between algorithms; the
+// OSU layout has a block per algorithm.
+func (Result) Layout() *Layout[Result] { return resultRows }
+
+var resultRows = resultLayout(nil)
+
+// Heading is what a streamed table of results knows before the first
+// one: the common fields of its results, and for the table's column
+// widths the algorithms and sizes the run will measure (a longer name or
+// larger number later only shifts its row).
+type Heading struct {
+	Op, Type string
+	NP       int
+	// Algorithms are the names of the rows to come (Auto included).
+	Algorithms []string
+	// MaxBytes is the largest size to come.
+	MaxBytes int
+}
+
+// NewStream returns a Writer of results to w in one of Formats() whose
+// table is written row by row, in columns that fit the rows h announces:
+// the algorithm names (Auto with the longest name scoll could choose),
+// the largest size, and room for up to a million calls, 1 s per call and
+// 999 GB/s.
+func NewStream(w io.Writer, format string, h Heading) (*Writer[Result], error) {
+	return newWriter(w, format, resultLayout(&h))
+}
+
+// resultLayout returns the layout of results, streamed with widths for
+// the rows h announces when h is not nil.
+func resultLayout(h *Heading) *Layout[Result] {
+	us := func(f func(Result) float64) (csv, table func(Result) string) {
+		return func(r Result) string { return fixed(f(r), 3) }, func(r Result) string { return fixed(f(r), 2) }
+	}
+	avg, avgCell := us(func(r Result) float64 { return r.AvgUs })
+	lo, loCell := us(func(r Result) float64 { return r.MinUs })
+	hi, hiCell := us(func(r Result) float64 { return r.MaxUs })
+	l := &Layout[Result]{
+		Rows: "collective results",
+		Columns: []Column[Result]{
+			{Name: "op", Text: func(r Result) string { return r.Op }},
+			{Head: "algorithm", Cell: Result.Name, Left: true},
+			{Name: "algorithm", Text: func(r Result) string { return r.Algorithm }},
+			{Name: "type", Text: func(r Result) string { return r.Type }},
+			{Name: "np", Text: func(r Result) string { return strconv.Itoa(r.NP) }},
+			{Name: "bytes", Unit: "B", Text: func(r Result) string { return strconv.Itoa(r.Bytes) }, Head: "bytes"},
+			{Name: "count", Text: func(r Result) string { return strconv.Itoa(r.Count) }},
+			{Name: "warmup", Text: func(r Result) string { return strconv.Itoa(r.Warmup) }},
+			{Name: "iters", Text: func(r Result) string { return strconv.Itoa(r.Iters) }, Head: "iters"},
+			{Name: "avg_us", Unit: "us", Text: avg, Head: "avg(us)", Cell: avgCell},
+			{Name: "min_us", Unit: "us", Text: lo, Head: "min(us)", Cell: loCell},
+			{Name: "max_us", Unit: "us", Text: hi, Head: "max(us)", Cell: hiCell},
+			{Name: "gb_per_s", Unit: "GB/s", Text: func(r Result) string { return fixed(r.GBps, 4) }, Head: "GB/s",
+				Cell: func(r Result) string { return fixed(r.GBps, 3) }},
+			{Name: "chosen", Text: func(r Result) string { return r.Chosen }},
+		},
+		Comment: tableComment,
+		Group:   func(r Result) string { return r.Algorithm },
+		OSU: &OSU[Result]{Title: osuTitle, Bytes: func(r Result) int { return r.Bytes },
+			AvgUs: func(r Result) float64 { return r.AvgUs }},
+	}
+	if h == nil {
+		return l
+	}
+	l.Stream = true
+	name := 0
+	for _, a := range h.Algorithms {
+		n := len(a)
+		if a == Auto {
+			for _, in := range scoll.Algorithms(h.Op) {
+				n = max(n, len(Auto)+len(in.Name)+3)
+			}
+		}
+		name = max(name, n)
+	}
+	widths := map[string]int{"algorithm": name, "bytes": len(strconv.Itoa(h.MaxBytes)), "iters": len("1000000"),
+		"avg(us)": len("1000000.00"), "min(us)": len("1000000.00"), "max(us)": len("1000000.00"), "GB/s": len("999.999")}
+	for i := range l.Columns {
+		l.Columns[i].Width = widths[l.Columns[i].Head]
+	}
+	return l
+}
+
+// tableComment is the table's first line.
+func tableComment(r Result) string {
+	sum := ""
+	if reduces(r.Op) {
+		sum = " (sum)"
+	}
+	return fmt.Sprintf("scoll bench: %s%s%s, np=%d; latency per call in µs (avg, min, max over ranks); GB/s = bytes/avg", r.Op, sum, typeOfRow(r), r.NP)
+}
+
+// typeOfRow is ", type" of a row's titles, nothing for barrier.
+func typeOfRow(r Result) string {
+	if r.Op == "barrier" {
+		return ""
+	}
+	return ", " + r.Type
+}
+
+// osuNames are the collectives' names in the OSU tests' titles.
+var osuNames = map[string]string{
+	"allreduce": "Allreduce", "bcast": "Broadcast", "reduce": "Reduce", "allgather": "Allgather",
+	"alltoall": "All-to-All Personalized Exchange", "reducescatter": "Reduce_scatter", "gather": "Gather",
+	"scatter": "Scatter", "scan": "Scan", "exscan": "Exscan", "barrier": "Barrier",
+}
+
+// osuTitle is the title of an algorithm's OSU block: the test's title
+// naming scoll and the algorithm.
+func osuTitle(r Result) string {
+	name := osuNames[r.Op]
+	if name == "" {
+		name = r.Op
+	}
+	alg := r.Algorithm
+	if alg == Auto {
+		alg = Auto + " (scoll's default choice)"
+	}
+	return fmt.Sprintf("scoll %s Latency Test, algorithm %s%s, np=%d", name, alg, typeOfRow(r), r.NP)
+}
+
+func reduces(op string) bool {
+	switch op {
+	case "allreduce", "reduce", "reducescatter", "scan", "exscan":
+		return true
+	}
+	return false
 }
 
 // config is a validated Config with defaults filled in.
@@ -269,14 +363,14 @@ func (cfg Config) normalize() (*config, error) {
 	if !slices.Contains(Ops(), c.Op) {
 		return nil, fmt.Errorf("%w: unknown op %q (have %s)", ErrConfig, cfg.Op, strings.Join(Ops(), ", "))
 	}
-	if c.World != nil {
-		c.NP = c.World.Size()
+	sizes, _ := ParseSizes(DefaultSizes)
+	if c.Op == "barrier" {
+		c.Sizes = []int{0}
 	}
-	if c.NP == 0 {
-		c.NP = DefaultNP
-	}
-	if c.NP < 1 {
-		return nil, fmt.Errorf("%w: np %d < 1", ErrConfig, c.NP)
+	err := c.Common.normalize(defaults{harness: "bench.Run", np: DefaultNP, sizes: sizes,
+		takes: takesNP | takesWorld | takesAlgorithms | takesSizes | takesReps | takesWarmup | takesBudget | takesMaxMemory})
+	if err != nil {
+		return nil, err
 	}
 	if c.Type == "" {
 		c.Type = "float32"
@@ -284,26 +378,6 @@ func (cfg Config) normalize() (*config, error) {
 	c.elemSize = elemSize(c.Type)
 	if c.elemSize == 0 {
 		return nil, fmt.Errorf("%w: unknown type %q (have %s)", ErrConfig, cfg.Type, strings.Join(Types(), ", "))
-	}
-	if c.Sizes == nil {
-		c.Sizes, _ = ParseSizes(DefaultSizes)
-	}
-	for _, s := range c.Sizes {
-		if s < 0 {
-			return nil, fmt.Errorf("%w: negative size %d", ErrConfig, s)
-		}
-	}
-	if c.Op == "barrier" {
-		c.Sizes = []int{0}
-	}
-	if len(c.Sizes) == 0 {
-		return nil, fmt.Errorf("%w: no sizes", ErrConfig)
-	}
-	if c.Iters < 0 {
-		return nil, fmt.Errorf("%w: iters %d < 0", ErrConfig, c.Iters)
-	}
-	if c.Budget < 0 {
-		return nil, fmt.Errorf("%w: time budget %v < 0", ErrConfig, c.Budget)
 	}
 	if c.Segment < 0 {
 		return nil, fmt.Errorf("%w: segment size %d < 0", ErrConfig, c.Segment)
@@ -322,9 +396,6 @@ func (cfg Config) normalize() (*config, error) {
 	case "", "world", "dup", "split":
 	default:
 		return nil, fmt.Errorf("%w: on %q: want world, dup or split", ErrConfig, c.On)
-	}
-	if c.MaxMemory == 0 {
-		c.MaxMemory = DefaultMaxMemory
 	}
 	return c, nil
 }
@@ -436,14 +507,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	rep := &Report{}
-	skip := func(s Skip) {
-		rep.Skipped = append(rep.Skipped, s)
-		if c.OnSkip != nil {
-			c.OnSkip(s)
-		}
-	}
 	for _, s := range skipped {
-		skip(s)
+		skip(&c.Common, &rep.Results, s)
 	}
 	total := len(algs) * len(c.Sizes)
 	if c.Budget == 0 {
@@ -460,9 +525,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			if ctx.Err() != nil {
 				return rep, fmt.Errorf("%s: stopped after %d of %d configurations: %w", c.Op, done, total, context.Cause(ctx))
 			}
-			if c.Progress != nil {
-				c.Progress(Progress{Done: done, Total: total, Algorithm: alg, Bytes: size})
-			}
+			c.step(done, total, "%s %s B", alg, FormatSize(size))
 			done++
 			sh, why := c.shape(size)
 			if why == "" {
@@ -473,29 +536,24 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				mem, why = c.memCheck(alg, sh)
 			}
 			if why != "" {
-				skip(Skip{Algorithm: alg, Bytes: size, Reason: why, Memory: mem})
+				skip(&c.Common, &rep.Results, Skip{Algorithm: alg, Bytes: size, Reason: why, Memory: mem})
 				continue
 			}
 			res, err := measure(ctx, c, alg, sh)
 			if errors.Is(err, scoll.ErrUnsupported) && !errors.Is(err, ErrVerify) && ctx.Err() == nil {
-				skip(Skip{Algorithm: alg, Bytes: size, Reason: err.Error()})
+				skip(&c.Common, &rep.Results, Skip{Algorithm: alg, Bytes: size, Reason: err.Error()})
 				continue
 			}
 			if err != nil {
 				return rep, fmt.Errorf("%s/%s np=%d %s %d bytes: %w", c.Op, alg, c.NP, c.Type, sh.bytes, err)
 			}
-			rep.Results = append(rep.Results, res)
-			if c.OnResult != nil {
-				c.OnResult(res)
-			}
+			add(&rep.Results, c.OnRow, res)
 			if d := time.Duration(res.AvgUs * 1e3); c.MaxCall > 0 && d > c.MaxCall {
 				slow = fmt.Sprintf("a call at %d bytes took %v, more than the limit of %v", res.Bytes, d.Round(time.Millisecond), c.MaxCall)
 			}
 		}
 	}
-	if c.Progress != nil {
-		c.Progress(Progress{Done: total, Total: total})
-	}
+	c.ended(total)
 	return rep, nil
 }
 
@@ -523,8 +581,8 @@ func measure(ctx context.Context, c *config, alg string, sh shape) (Result, erro
 	if c.Warmup != 0 {
 		warm = max(0, c.Warmup)
 	}
-	if c.Iters != 0 {
-		iters = c.Iters
+	if c.Reps != 0 {
+		iters = c.Reps
 	}
 	perRank := make([]float64, c.NP) // seconds per call
 	var nWarm, nIters int
@@ -605,17 +663,11 @@ func measure(ctx context.Context, c *config, alg string, sh shape) (Result, erro
 		}
 		return nil
 	}
-	var err error
-	if c.World != nil {
+	err := c.run(ctx, body, runOpts...)
+	if err == nil && c.World != nil {
 		// One rank per process: share the per-rank times.
-		err = body(ctx, c.World)
-		if err == nil {
-			me := c.World.Rank()
-			err = scoll.Allgather(ctx, c.World, []float64{perRank[me]}, perRank)
-		}
-	} else {
-		err = scoll.Run(ctx, c.NP, body, runOpts...)
-		releaseWorld(c.NP)
+		me := c.World.Rank()
+		err = scoll.Allgather(ctx, c.World, []float64{perRank[me]}, perRank)
 	}
 	if err != nil {
 		return Result{}, err
@@ -624,13 +676,10 @@ func measure(ctx context.Context, c *config, alg string, sh shape) (Result, erro
 	if c.Op == "reducescatter" {
 		r.Count = sh.count * c.NP
 	}
-	r.MinUs, r.MaxUs = perRank[0]*1e6, perRank[0]*1e6
-	for _, s := range perRank {
-		r.AvgUs += s * 1e6
-		r.MinUs = min(r.MinUs, s*1e6)
-		r.MaxUs = max(r.MaxUs, s*1e6)
+	for i := range perRank {
+		perRank[i] *= 1e6 // µs
 	}
-	r.AvgUs /= float64(c.NP)
+	r.AvgUs, r.MinUs, r.MaxUs = Mean(perRank), slices.Min(perRank), slices.Max(perRank)
 	if r.AvgUs > 0 {
 		r.GBps = float64(r.Bytes) / (r.AvgUs * 1e3)
 	}

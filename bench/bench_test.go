@@ -15,20 +15,19 @@ import (
 func TestRunTiny(t *testing.T) {
 	var calls int
 	rep, err := Run(context.Background(), Config{
-		Op: "allreduce", NP: 2, Sizes: []int{8, 1024}, Iters: 5, Warmup: 2, Budget: time.Second,
-		Progress: func(Progress) { calls++ },
+		Op: "allreduce", Common: Common{NP: 2, Sizes: []int{8, 1024}, Reps: 5, Warmup: 2, Budget: time.Second, Progress: func(Progress) { calls++ }},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	algs := scoll.Algorithms("allreduce")
-	if len(rep.Results)+len(rep.Skipped) != 2*len(algs) || len(rep.Results) == 0 {
-		t.Fatalf("%d results and %d skipped for %d algorithms × 2 sizes: %v", len(rep.Results), len(rep.Skipped), len(algs), rep.Skipped)
+	if len(rep.Rows)+len(rep.Skipped) != 2*len(algs) || len(rep.Rows) == 0 {
+		t.Fatalf("%d results and %d skipped for %d algorithms × 2 sizes: %v", len(rep.Rows), len(rep.Skipped), len(algs), rep.Skipped)
 	}
 	if calls != 2*len(algs)+1 {
 		t.Errorf("Progress called %d times, want %d", calls, 2*len(algs)+1)
 	}
-	for i, r := range rep.Results {
+	for i, r := range rep.Rows {
 		wantBytes := []int{8, 1024}[i%2]
 		if r.Op != "allreduce" || r.NP != 2 || r.Type != "float32" || r.Bytes != wantBytes || r.Count != wantBytes/4 {
 			t.Errorf("row %d: %+v", i, r)
@@ -40,8 +39,8 @@ func TestRunTiny(t *testing.T) {
 			t.Errorf("row %d: times %+v", i, r)
 		}
 	}
-	if rep.Results[0].Algorithm != algs[0].Name {
-		t.Errorf("first row %s, want the first registered algorithm %s", rep.Results[0].Algorithm, algs[0].Name)
+	if rep.Rows[0].Algorithm != algs[0].Name {
+		t.Errorf("first row %s, want the first registered algorithm %s", rep.Rows[0].Algorithm, algs[0].Name)
 	}
 }
 
@@ -54,13 +53,13 @@ func TestRunEveryOp(t *testing.T) {
 				continue
 			}
 			rep, err := Run(context.Background(), Config{
-				Op: op, NP: 3, Root: 1, Sizes: []int{0, 8, 1000}, Type: typ, Iters: 2, Warmup: 1, Budget: time.Second,
+				Op: op, Root: 1, Type: typ, Common: Common{NP: 3, Sizes: []int{0, 8, 1000}, Reps: 2, Warmup: 1, Budget: time.Second},
 			})
 			if err != nil {
 				t.Errorf("%s %s: %v", op, typ, err)
 				continue
 			}
-			if len(rep.Results) == 0 {
+			if len(rep.Rows) == 0 {
 				t.Errorf("%s %s: no results (skipped %v)", op, typ, rep.Skipped)
 			}
 		}
@@ -68,15 +67,15 @@ func TestRunEveryOp(t *testing.T) {
 }
 
 func TestRunAuto(t *testing.T) {
-	rep, err := Run(context.Background(), Config{Op: "bcast", NP: 5, Root: 4, Algorithms: []string{Auto}, Sizes: []int{64}, Iters: 3})
+	rep, err := Run(context.Background(), Config{Op: "bcast", Root: 4, Common: Common{NP: 5, Algorithms: []string{Auto}, Sizes: []int{64}, Reps: 3}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Results) != 1 || rep.Results[0].Algorithm != Auto {
-		t.Fatalf("results %+v", rep.Results)
+	if len(rep.Rows) != 1 || rep.Rows[0].Algorithm != Auto {
+		t.Fatalf("results %+v", rep.Rows)
 	}
 	// The row names the algorithm scoll chose, one registered for bcast.
-	r := rep.Results[0]
+	r := rep.Rows[0]
 	if !slices.ContainsFunc(scoll.Algorithms("bcast"), func(a scoll.AlgorithmInfo) bool { return a.Name == r.Chosen }) {
 		t.Errorf("auto row chose %q, not a bcast algorithm", r.Chosen)
 	}
@@ -87,16 +86,16 @@ func TestRunAuto(t *testing.T) {
 
 // A named algorithm's row has no Chosen: the name says it.
 func TestRunNamedHasNoChoice(t *testing.T) {
-	rep, err := Run(context.Background(), Config{Op: "allreduce", NP: 2, Algorithms: []string{"ring"}, Sizes: []int{64}, Iters: 2})
+	rep, err := Run(context.Background(), Config{Op: "allreduce", Common: Common{NP: 2, Algorithms: []string{"ring"}, Sizes: []int{64}, Reps: 2}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := rep.Results[0]; r.Chosen != "" || r.Name() != "ring" {
+	if r := rep.Rows[0]; r.Chosen != "" || r.Name() != "ring" {
 		t.Errorf("ring row: chosen %q, name %q", r.Chosen, r.Name())
 	}
 }
 
-// OnResult and OnSkip see every row and skip as it happens, in the
+// OnRow and OnSkip see every row and skip as it happens, in the
 // Report's order; cancelling the run after the first result leaves it in
 // the Report with an error wrapping context.Canceled.
 func TestRunStreamsAndCancels(t *testing.T) {
@@ -105,20 +104,19 @@ func TestRunStreamsAndCancels(t *testing.T) {
 	var got []Result
 	var skips []Skip
 	rep, err := Run(ctx, Config{
-		Op: "allreduce", NP: 3, Algorithms: []string{"recursive-doubling", "ring", "rabenseifner"}, Sizes: []int{2, 64, 256}, Type: "int32", Iters: 2,
-		OnResult: func(r Result) {
+		Op: "allreduce", Type: "int32",
+		OnRow: func(r Result) {
 			got = append(got, r)
 			if len(got) == 2 {
 				cancel()
 			}
-		},
-		OnSkip: func(s Skip) { skips = append(skips, s) },
+		}, Common: Common{NP: 3, Algorithms: []string{"recursive-doubling", "ring", "rabenseifner"}, Sizes: []int{2, 64, 256}, Reps: 2, OnSkip: func(s Skip) { skips = append(skips, s) }},
 	})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err %v, want context.Canceled", err)
 	}
-	if len(got) != 2 || !slices.Equal(got, rep.Results) {
-		t.Errorf("streamed %v, report %v", got, rep.Results)
+	if len(got) != 2 || !slices.Equal(got, rep.Rows) {
+		t.Errorf("streamed %v, report %v", got, rep.Rows)
 	}
 	if len(skips) != 1 || !slices.Equal(skips, rep.Skipped) || skips[0].Bytes != 2 {
 		t.Errorf("skips streamed %v, report %v", skips, rep.Skipped)
@@ -126,11 +124,11 @@ func TestRunStreamsAndCancels(t *testing.T) {
 }
 
 func TestBudgetStopsIterating(t *testing.T) {
-	rep, err := Run(context.Background(), Config{Op: "allreduce", NP: 2, Algorithms: []string{Auto}, Sizes: []int{1 << 20}, Iters: 1 << 30, Warmup: -1, Budget: 20 * time.Millisecond})
+	rep, err := Run(context.Background(), Config{Op: "allreduce", Common: Common{NP: 2, Algorithms: []string{Auto}, Sizes: []int{1 << 20}, Reps: 1 << 30, Warmup: -1, Budget: 20 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := rep.Results[0]
+	r := rep.Rows[0]
 	if r.Iters < 1 || r.Iters >= 1<<30 || r.Warmup != 0 {
 		t.Errorf("%d timed and %d warm-up calls; want the budget to stop the loop, no warm-up", r.Iters, r.Warmup)
 	}
@@ -146,7 +144,7 @@ func TestSkips(t *testing.T) {
 	if pow2 == "" {
 		t.Skip("no power-of-two-only allgather algorithm registered")
 	}
-	rep, err := Run(context.Background(), Config{Op: "allgather", NP: 3, Algorithms: []string{pow2, Auto}, Sizes: []int{2, 8}, Type: "int32", Iters: 1, MaxMemory: 95})
+	rep, err := Run(context.Background(), Config{Op: "allgather", Type: "int32", Common: Common{NP: 3, Algorithms: []string{pow2, Auto}, Sizes: []int{2, 8}, Reps: 1, MaxMemory: 95}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,8 +157,8 @@ func TestSkips(t *testing.T) {
 		"skipped auto at 2 bytes: smaller than one int32 element",
 		"skipped auto at 8 bytes: estimated memory at least 192.1 KiB (buffers 96 B, 3 ranks × 64 KiB, schedules not counted) over 3 ranks exceeds the limit of 95",
 	}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") || len(rep.Results) != 0 {
-		t.Errorf("skipped:\n%s\nwant:\n%s\nresults %v", strings.Join(got, "\n"), strings.Join(want, "\n"), rep.Results)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") || len(rep.Rows) != 0 {
+		t.Errorf("skipped:\n%s\nwant:\n%s\nresults %v", strings.Join(got, "\n"), strings.Join(want, "\n"), rep.Rows)
 	}
 }
 
@@ -168,14 +166,14 @@ func TestConfigErrors(t *testing.T) {
 	for _, cfg := range []Config{
 		{Op: "allreduction"},
 		{Type: "complex64"},
-		{NP: -1},
-		{Op: "bcast", NP: 4, Root: 4},
+		{Common: Common{NP: -1}},
+		{Op: "bcast", Root: 4, Common: Common{NP: 4}},
 		{Op: "reduce", Root: -1},
-		{Algorithms: []string{"no-such-algorithm"}},
-		{Sizes: []int{}},
-		{Sizes: []int{-8}},
-		{Iters: -1},
-		{Budget: -time.Second},
+		{Common: Common{Algorithms: []string{"no-such-algorithm"}}},
+		{Common: Common{Sizes: []int{}}},
+		{Common: Common{Sizes: []int{-8}}},
+		{Common: Common{Reps: -1}},
+		{Common: Common{Budget: -time.Second}},
 		{Segment: -1},
 	} {
 		cfg.Progress = func(Progress) { t.Errorf("%+v: ran", cfg) }
@@ -212,7 +210,7 @@ func TestCheckDetectsWrongResult(t *testing.T) {
 func TestCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := Run(ctx, Config{NP: 2, Sizes: []int{8}, Algorithms: []string{Auto}}); !errors.Is(err, context.Canceled) {
+	if _, err := Run(ctx, Config{Common: Common{NP: 2, Sizes: []int{8}, Algorithms: []string{Auto}}}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled run: %v", err)
 	}
 }

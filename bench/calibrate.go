@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/scoll/scoll"
 	"github.com/scoll/scoll/internal/kernels"
+	"gonum.org/v1/gonum/stat"
 )
 
 // Calibration holds the α-β-γ parameters measured on the in-process
@@ -240,27 +242,28 @@ func (m *logPMeter) burst(ctx context.Context, k int) (float64, error) {
 	})
 }
 
-// fit sets Alpha and Beta from the points.
+// fit sets Alpha and Beta from the points: β is the least-squares slope
+// (gonum's stat.LinearRegression) of the one-way time over the sizes from
+// 32 KiB, α the mean (stat.Mean) over the sizes up to 512 B of the time
+// less β per byte; neither is negative.
 func (cal *Calibration) fit() {
-	var sx, sy, sxx, sxy, n float64
+	var xs, ys, small []float64
 	for _, p := range cal.Points {
 		if p.Bytes >= 32<<10 {
-			x, y := float64(p.Bytes), p.OneWayS
-			sx, sy, sxx, sxy, n = sx+x, sy+y, sxx+x*x, sxy+x*y, n+1
+			xs, ys = append(xs, float64(p.Bytes)), append(ys, p.OneWayS)
 		}
 	}
-	if d := n*sxx - sx*sx; n >= 2 && d > 0 {
-		cal.Beta = max(0, (n*sxy-sx*sy)/d)
+	if len(xs) >= 2 && slices.Min(xs) < slices.Max(xs) {
+		_, beta := stat.LinearRegression(xs, ys, nil, false)
+		cal.Beta = max(0, beta)
 	}
-	var a, m float64
 	for _, p := range cal.Points {
 		if p.Bytes <= 512 {
-			a += p.OneWayS - cal.Beta*float64(p.Bytes)
-			m++
+			small = append(small, p.OneWayS-cal.Beta*float64(p.Bytes))
 		}
 	}
-	if m > 0 {
-		cal.Alpha = max(0, a/m)
+	if len(small) > 0 {
+		cal.Alpha = max(0, stat.Mean(small, nil))
 	}
 }
 

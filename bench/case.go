@@ -121,29 +121,26 @@ func newTyped[T number](c *config, comm *scoll.Comm, n int, opts []scoll.CallOpt
 		k.send, k.recv = make([]T, n), make([]T, n)
 		fill(k.send, r)
 		sent(k.recv)
-		switch c.Op {
-		case "allreduce":
-			k.fn = func(ctx context.Context) error { return scoll.Allreduce(ctx, comm, k.send, k.recv, scoll.Sum, opts...) }
-			k.init = func(ctx context.Context) (*scoll.Persistent, error) {
-				return scoll.AllreduceInit(ctx, comm, k.send, k.recv, scoll.Sum, opts...)
-			}
-		case "reduce":
+		if c.Op == "reduce" {
 			k.fn = func(ctx context.Context) error {
 				return scoll.Reduce(ctx, comm, k.send, k.recv, scoll.Sum, root, opts...)
 			}
 			k.init = func(ctx context.Context) (*scoll.Persistent, error) {
 				return scoll.ReduceInit(ctx, comm, k.send, k.recv, scoll.Sum, root, opts...)
 			}
+			break
+		}
+		// Allreduce, Scan and Exscan take the same arguments.
+		call, init := scoll.Allreduce[T], scoll.AllreduceInit[T]
+		switch c.Op {
 		case "scan":
-			k.fn = func(ctx context.Context) error { return scoll.Scan(ctx, comm, k.send, k.recv, scoll.Sum, opts...) }
-			k.init = func(ctx context.Context) (*scoll.Persistent, error) {
-				return scoll.ScanInit(ctx, comm, k.send, k.recv, scoll.Sum, opts...)
-			}
+			call, init = scoll.Scan[T], scoll.ScanInit[T]
 		case "exscan":
-			k.fn = func(ctx context.Context) error { return scoll.Exscan(ctx, comm, k.send, k.recv, scoll.Sum, opts...) }
-			k.init = func(ctx context.Context) (*scoll.Persistent, error) {
-				return scoll.ExscanInit(ctx, comm, k.send, k.recv, scoll.Sum, opts...)
-			}
+			call, init = scoll.Exscan[T], scoll.ExscanInit[T]
+		}
+		k.fn = func(ctx context.Context) error { return call(ctx, comm, k.send, k.recv, scoll.Sum, opts...) }
+		k.init = func(ctx context.Context) (*scoll.Persistent, error) {
+			return init(ctx, comm, k.send, k.recv, scoll.Sum, opts...)
 		}
 	case "allgather", "gather":
 		k.send, k.recv = make([]T, n), make([]T, n*np)

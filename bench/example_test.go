@@ -28,13 +28,13 @@ func ExampleParseSizes() {
 // prints only what does not.
 func ExampleRun() {
 	rep, err := bench.Run(context.Background(), bench.Config{
-		Op: "allgather", NP: 4, Algorithms: []string{"ring"}, Sizes: []int{8, 1024}, Type: "float64", Iters: 10,
+		Op: "allgather", Type: "float64", Common: bench.Common{NP: 4, Algorithms: []string{"ring"}, Sizes: []int{8, 1024}, Reps: 10},
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return
 	}
-	for _, r := range rep.Results {
+	for _, r := range rep.Rows {
 		fmt.Println(r.Op, r.Algorithm, r.NP, r.Type, r.Bytes, r.Count, r.Iters)
 	}
 	// Output:

@@ -5,38 +5,134 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/scoll/scoll"
+	"unicode/utf8"
 )
 
-// Formats returns the output formats Write and NewStream accept:
+// The one writer of every harness's rows. A row type's Layout names its
+// columns (with their units) and how a row fills them; Write and Writer
+// put rows out in each of Formats():
 //
 //	table  aligned columns for reading (the default)
-//	csv    a header line of the Result JSON field names, then a line per result
-//	json   JSON lines: one Result object per line
-//	osu    the OSU micro-benchmarks' layout, a block per algorithm
+//	csv    a header of the column names, then a line per row
+//	json   JSON lines: one object per row (the row's JSON fields, whose
+//	       keys are the CSV's column names)
+//	osu    the OSU micro-benchmarks' layout, a block per algorithm: only
+//	       for rows that are a collective's latency per message size
+//	       (Result); the others fail with a FormatError
+
+// Formats returns the output formats Write and NewWriter accept.
 func Formats() []string { return []string{"table", "csv", "json", "osu"} }
 
-// Write writes results in one of Formats(), as a Stream does.
-func Write(w io.Writer, format string, results []Result) error {
-	if len(results) == 0 {
-		if _, err := checkFormat(format); err != nil {
-			return err
-		}
-		if strings.ToLower(format) == "table" || format == "" {
-			return WriteTable(w, nil)
-		}
-		return nil
-	}
-	r := results[0]
-	s, err := NewStream(w, format, Heading{Op: r.Op, Type: r.Type, NP: r.NP})
+// FormatError is the error of a format rows cannot be written in: one
+// that is not in Formats, or the OSU layout for rows that have none. It
+// wraps ErrConfig.
+type FormatError struct {
+	// Format is the format asked for; Rows names the rows (Layout.Rows).
+	Format, Rows string
+	// Reason says why.
+	Reason string
+}
+
+func (e *FormatError) Error() string {
+	return fmt.Sprintf("bench: format %q for %s: %s", e.Format, e.Rows, e.Reason)
+}
+
+// Unwrap makes a FormatError an ErrConfig.
+func (e *FormatError) Unwrap() error { return ErrConfig }
+
+// A Row is a harness's row type: the Layout of its zero value is the one
+// of every row.
+type Row[R any] interface {
+	Layout() *Layout[R]
+}
+
+// Layout is how rows of type R are written.
+type Layout[R any] struct {
+	// Rows names the rows in errors ("split results").
+	Rows string
+	// Columns are the rows' columns, in order. A column with a Name is a
+	// CSV column (and a JSON key of the row); one with a Head a table
+	// column: a column may be in either or both.
+	Columns []Column[R]
+	// Comment, when set, gives the table's first line (after "# ") from
+	// its first row.
+	Comment func(R) string
+	// Group, when set, separates the table's rows by a blank line where it
+	// changes; it also starts a new OSU block.
+	Group func(R) string
+	// Stream writes each table row at once, in columns as wide as their
+	// headings and Width; otherwise a Writer holds the table's rows until
+	// Close and fits the columns to them.
+	Stream bool
+	// OSU is the rows' OSU layout, nil when they have none.
+	OSU *OSU[R]
+}
+
+// Column is one column of a Layout.
+type Column[R any] struct {
+	// Name is the CSV column's name, also the row's JSON key ("" for a
+	// column of the table only). It ends in its unit's suffix (_s, _ms,
+	// _us, bytes, gb_per_s: docs/json.md).
+	Name string
+	// Unit is the unit of the values: "s", "ms", "us", "B", "GB/s", or ""
+	// for names, counts and ratios.
+	Unit string
+	// Text is a row's CSV field (plain numbers, no unit).
+	Text func(R) string
+	// Head is the table column's heading ("" for a column of the CSV
+	// only); Cell a row's table cell (nil: Text).
+	Head string
+	Cell func(R) string
+	// Left aligns the table column left (names); numbers align right.
+	Left bool
+	// Width is the table column's least width (a streamed table's room
+	// for the rows to come).
+	Width int
+	// Optional leaves the column out of a held table when every row's
+	// cell is empty.
+	Optional bool
+}
+
+// OSU is the OSU micro-benchmarks' layout of rows (osu_util's output of
+// osu_allreduce and the other collective latency tests without -f): per
+// group a title line and the column headings, then a line per row, the
+// size left-aligned in 10 columns, the average latency in µs
+// right-aligned in 18 with two decimals.
+type OSU[R any] struct {
+	// Title is a block's title (after "# "), from its first row.
+	Title func(R) string
+	// Bytes and AvgUs are a row's size and average latency.
+	Bytes func(R) int
+	AvgUs func(R) float64
+}
+
+// The OSU layout's widths and precision.
+const (
+	osuSizeWidth  = 10
+	osuFieldWidth = 18
+	osuPrecision  = 2
+)
+
+// Write writes rows in one of Formats(); a table is fitted to every row,
+// and shows its headings even without rows.
+func Write[R Row[R]](w io.Writer, format string, rows []R) error {
+	var zero R
+	return write(w, format, zero.Layout(), rows)
+}
+
+// write is Write with the layout given.
+func write[R any](w io.Writer, format string, l *Layout[R], rows []R) error {
+	s, err := newWriter(w, format, l)
 	if err != nil {
 		return err
 	}
-	s.table = tableFor(results)
-	for _, r := range results {
+	if s.format == "table" {
+		s.hold, s.heading = true, true
+	}
+	for _, r := range rows {
 		if err := s.Write(r); err != nil {
 			return err
 		}
@@ -44,147 +140,75 @@ func Write(w io.Writer, format string, results []Result) error {
 	return s.Close()
 }
 
-// checkFormat returns format in lower case ("" is table), or an error
-// wrapping ErrConfig.
-func checkFormat(format string) (string, error) {
+// A Writer writes rows one at a time, as a harness measures them (its
+// OnRow), so that what was measured is out before the run ends or is
+// interrupted: CSV, JSON lines and OSU rows at once, a table's as its
+// Layout says (Layout.Stream), else at Close. Nothing is written before
+// the first row, so a run that measured nothing leaves its output empty.
+type Writer[R any] struct {
+	out     io.Writer
+	format  string
+	l       *Layout[R]
+	hold    bool // table rows wait for Close
+	heading bool // a table without rows still has its headings
+	held    []R
+	cols    []int // the table's columns
+	width   []int // their widths
+	csv     *csv.Writer
+	rows    int
+	group   string
+}
+
+// NewWriter returns a Writer of rows of type R to w in one of Formats().
+func NewWriter[R Row[R]](w io.Writer, format string) (*Writer[R], error) {
+	var zero R
+	return newWriter(w, format, zero.Layout())
+}
+
+// newWriter is NewWriter with the layout given.
+func newWriter[R any](w io.Writer, format string, l *Layout[R]) (*Writer[R], error) {
 	f := strings.ToLower(format)
 	if f == "" {
 		f = "table"
 	}
-	for _, g := range Formats() {
-		if f == g {
-			return f, nil
-		}
+	switch {
+	case !slices.Contains(Formats(), f):
+		return nil, &FormatError{Format: format, Rows: l.Rows, Reason: "unknown format (have " + strings.Join(Formats(), ", ") + ")"}
+	case f == "osu" && l.OSU == nil:
+		return nil, &FormatError{Format: format, Rows: l.Rows,
+			Reason: "the OSU layout is a collective's latency per message size, which these rows are not (write table, csv or json)"}
 	}
-	return "", fmt.Errorf("%w: unknown format %q (have %s)", ErrConfig, format, strings.Join(Formats(), ", "))
-}
-
-var columns = []string{"op", "algorithm", "type", "np", "bytes", "count", "warmup", "iters", "avg_us", "min_us", "max_us", "gb_per_s", "chosen"}
-
-func fields(r Result) []string {
-	f := func(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 64) }
-	return []string{
-		r.Op, r.Algorithm, r.Type, strconv.Itoa(r.NP), strconv.Itoa(r.Bytes), strconv.Itoa(r.Count),
-		strconv.Itoa(r.Warmup), strconv.Itoa(r.Iters), f(r.AvgUs, 3), f(r.MinUs, 3), f(r.MaxUs, 3), f(r.GBps, 4), r.Chosen,
-	}
-}
-
-// WriteCSV writes a header line with the Result JSON field names, then one
-// line per result.
-func WriteCSV(w io.Writer, results []Result) error {
-	return writeCSV(w, columns, results, fields)
-}
-
-// writeCSV writes the header line (none if nil), then fields(r) for every
-// result r.
-func writeCSV[R any](w io.Writer, header []string, results []R, fields func(R) []string) error {
-	cw := csv.NewWriter(w)
-	if header != nil {
-		if err := cw.Write(header); err != nil {
-			return err
-		}
-	}
-	for _, r := range results {
-		if err := cw.Write(fields(r)); err != nil {
-			return err
-		}
-	}
-	cw.Flush()
-	return cw.Error()
-}
-
-// WriteJSON writes the results as an indented JSON array of objects (the
-// json format of Write and Stream is JSON lines instead).
-func WriteJSON(w io.Writer, results []Result) error {
-	if results == nil {
-		results = []Result{}
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(results)
-}
-
-// WriteTable writes aligned columns for reading, in the style of the OSU
-// micro-benchmarks: a comment line naming the op, type and rank count of the
-// first result, then one row per result with numbers right-aligned and a blank
-// line between algorithms. An Auto row names the algorithm scoll chose:
-// "auto (ring)".
-func WriteTable(w io.Writer, results []Result) error {
-	if len(results) == 0 {
-		_, err := io.WriteString(w, tableFor(nil).heading())
-		return err
-	}
-	return Write(w, "table", results)
-}
-
-// Heading is what a Stream knows before the first result: the common
-// fields of its results, and for the table's column widths the
-// algorithms and sizes the run will measure (a longer name or larger
-// number later only shifts its row).
-type Heading struct {
-	Op, Type string
-	NP       int
-	// Algorithms are the names of the rows to come (Auto included).
-	Algorithms []string
-	// MaxBytes is the largest size to come.
-	MaxBytes int
-}
-
-// A Stream writes results one at a time, as Run measures them
-// (Config.OnResult), so that what was measured is out before the run
-// ends or is interrupted. Nothing is written before the first result, so
-// a run that measured nothing leaves its output empty. Close ends the
-// output.
-type Stream struct {
-	w      io.Writer
-	format string
-	head   Heading
-	table  *table
-	csv    *csv.Writer
-	rows   int
-	last   string // the last row's algorithm
-}
-
-// NewStream returns a Stream writing to w in one of Formats().
-func NewStream(w io.Writer, format string, h Heading) (*Stream, error) {
-	f, err := checkFormat(format)
-	if err != nil {
-		return nil, err
-	}
-	s := &Stream{w: w, format: f, head: h}
-	if f == "table" {
-		s.table = tableFor(nil)
-		s.table.fit(h)
+	s := &Writer[R]{out: w, format: f, l: l, hold: f == "table" && !l.Stream}
+	if f == "table" && l.Stream {
+		s.fit(nil)
 	}
 	return s, nil
 }
 
-// Rows returns the number of results written.
-func (s *Stream) Rows() int { return s.rows }
+// Rows returns the number of rows written (or held for the table).
+func (s *Writer[R]) Rows() int { return s.rows }
 
-// Write writes one result.
-func (s *Stream) Write(r Result) error {
-	first := s.rows == 0
-	newAlg := !first && r.Algorithm != s.last
+// Write writes one row.
+func (s *Writer[R]) Write(r R) error {
 	s.rows++
-	s.last = r.Algorithm
+	if s.hold {
+		s.held = append(s.held, r)
+		return nil
+	}
 	var b strings.Builder
+	newGroup := s.l.Group != nil && (s.rows == 1 || s.l.Group(r) != s.group)
+	if s.l.Group != nil {
+		s.group = s.l.Group(r)
+	}
 	switch s.format {
 	case "table":
-		if first {
-			b.WriteString(tableComment(r))
-			b.WriteString(s.table.heading())
-		}
-		if newAlg {
-			b.WriteString("\n")
-		}
-		b.WriteString(s.table.row(r))
+		s.tableRow(&b, r, s.rows == 1, newGroup)
 	case "csv":
 		if s.csv == nil {
-			s.csv = csv.NewWriter(s.w)
-			s.csv.Write(columns)
+			s.csv = csv.NewWriter(s.out)
+			s.csv.Write(s.csvHeader())
 		}
-		s.csv.Write(fields(r))
+		s.csv.Write(s.csvFields(r))
 		s.csv.Flush()
 		return s.csv.Error()
 	case "json":
@@ -193,146 +217,141 @@ func (s *Stream) Write(r Result) error {
 			return err
 		}
 		b.Write(j)
-		b.WriteString("\n")
+		b.WriteByte('\n')
 	case "osu":
-		if newAlg {
-			b.WriteString("\n")
+		o := s.l.OSU
+		if newGroup && s.rows > 1 {
+			b.WriteByte('\n')
 		}
-		if first || newAlg {
-			b.WriteString(osuHeading(r))
+		if newGroup || s.rows == 1 {
+			fmt.Fprintf(&b, "# %s\n%-*s%*s\n", o.Title(r), osuSizeWidth, "# Size", osuFieldWidth, "Avg Latency(us)")
 		}
-		fmt.Fprintf(&b, "%-*d%*.*f\n", osuSizeWidth, r.Bytes, osuFieldWidth, osuPrecision, r.AvgUs)
+		fmt.Fprintf(&b, "%-*d%*.*f\n", osuSizeWidth, o.Bytes(r), osuFieldWidth, osuPrecision, o.AvgUs(r))
 	}
-	_, err := io.WriteString(s.w, b.String())
+	_, err := io.WriteString(s.out, b.String())
 	return err
 }
 
-// Close ends the output (every format is complete after each row, so it
-// only reports a write error left behind).
-func (s *Stream) Close() error {
+// Close ends the output: a held table is written, fitted to its rows;
+// every other format is complete after each row, so Close only reports a
+// write error left behind.
+func (s *Writer[R]) Close() error {
 	if s.csv != nil {
 		s.csv.Flush()
 		return s.csv.Error()
 	}
-	return nil
-}
-
-// tableComment is the table's first line.
-func tableComment(r Result) string {
-	sum := ""
-	if reduces(r.Op) {
-		sum = " (sum)"
+	if !s.hold || len(s.held) == 0 && !s.heading {
+		return nil
 	}
-	typ := ", " + r.Type
-	if r.Op == "barrier" {
-		typ = ""
-	}
-	return fmt.Sprintf("# scoll bench: %s%s%s, np=%d; latency per call in µs (avg, min, max over ranks); GB/s = bytes/avg\n", r.Op, sum, typ, r.NP)
-}
-
-// table is the table format's column widths: the algorithm's (its names
-// left-aligned), then bytes, iters, avg, min, max and GB/s (right-aligned),
-// two spaces apart.
-type table struct{ w [7]int }
-
-var tableHeadings = [7]string{"algorithm", "bytes", "iters", "avg(us)", "min(us)", "max(us)", "GB/s"}
-
-// tableCells returns a row's cells.
-func tableCells(r Result) [7]string {
-	f := func(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 64) }
-	return [7]string{r.Name(), strconv.Itoa(r.Bytes), strconv.Itoa(r.Iters), f(r.AvgUs, 2), f(r.MinUs, 2), f(r.MaxUs, 2), f(r.GBps, 3)}
-}
-
-// tableFor returns the widths that fit the headings and results.
-func tableFor(results []Result) *table {
-	t := &table{}
-	for i, h := range tableHeadings {
-		t.w[i] = len(h)
-	}
-	for _, r := range results {
-		for i, c := range tableCells(r) {
-			t.w[i] = max(t.w[i], len(c))
-		}
-	}
-	return t
-}
-
-// fit widens the columns for the rows h announces: the algorithm names
-// (Auto with the longest name scoll could choose), the largest size, and
-// room for up to a million calls, 1 s per call and 999 GB/s.
-func (t *table) fit(h Heading) {
-	for _, a := range h.Algorithms {
-		n := len(a)
-		if a == Auto {
-			for _, in := range scoll.Algorithms(h.Op) {
-				n = max(n, len(Auto)+len(in.Name)+3)
-			}
-		}
-		t.w[0] = max(t.w[0], n)
-	}
-	t.w[1] = max(t.w[1], len(strconv.Itoa(h.MaxBytes)))
-	t.w[2] = max(t.w[2], len("1000000"))
-	for i := 3; i < 6; i++ {
-		t.w[i] = max(t.w[i], len("1000000.00"))
-	}
-	t.w[6] = max(t.w[6], len("999.999"))
-}
-
-// heading returns the line of column headings.
-func (t *table) heading() string { return t.line(tableHeadings) }
-
-// row returns a result's line.
-func (t *table) row(r Result) string { return t.line(tableCells(r)) }
-
-func (t *table) line(cells [7]string) string {
+	s.fit(s.held)
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-*s", t.w[0], cells[0])
-	for i := 1; i < len(cells); i++ {
-		fmt.Fprintf(&b, "  %*s", t.w[i], cells[i])
+	if len(s.held) == 0 {
+		b.WriteString(s.line(s.headCells()))
+	}
+	for i, r := range s.held {
+		newGroup := s.l.Group != nil && i > 0 && s.l.Group(r) != s.l.Group(s.held[i-1])
+		s.tableRow(&b, r, i == 0, newGroup)
+	}
+	_, err := io.WriteString(s.out, b.String())
+	return err
+}
+
+// csvHeader returns the CSV's column names.
+func (s *Writer[R]) csvHeader() []string {
+	var h []string
+	for _, c := range s.l.Columns {
+		if c.Name != "" {
+			h = append(h, c.Name)
+		}
+	}
+	return h
+}
+
+// csvFields returns a row's CSV fields.
+func (s *Writer[R]) csvFields(r R) []string {
+	var f []string
+	for _, c := range s.l.Columns {
+		if c.Name != "" {
+			f = append(f, c.Text(r))
+		}
+	}
+	return f
+}
+
+// cell returns column c's table cell of r.
+func cell[R any](c *Column[R], r R) string {
+	if c.Cell != nil {
+		return c.Cell(r)
+	}
+	return c.Text(r)
+}
+
+// fit chooses the table's columns and their widths: the headings, the
+// columns' Width and the cells of rows.
+func (s *Writer[R]) fit(rows []R) {
+	s.cols, s.width = s.cols[:0], s.width[:0]
+	for i := range s.l.Columns {
+		c := &s.l.Columns[i]
+		if c.Head == "" {
+			continue
+		}
+		w := max(utf8.RuneCountInString(c.Head), c.Width)
+		shown := !c.Optional || s.l.Stream
+		for _, r := range rows {
+			n := utf8.RuneCountInString(cell(c, r))
+			w, shown = max(w, n), shown || n > 0
+		}
+		if shown {
+			s.cols, s.width = append(s.cols, i), append(s.width, w)
+		}
+	}
+}
+
+// headCells returns the table's headings.
+func (s *Writer[R]) headCells() []string {
+	h := make([]string, len(s.cols))
+	for k, i := range s.cols {
+		h[k] = s.l.Columns[i].Head
+	}
+	return h
+}
+
+// tableRow writes r's table line to b, after the comment and headings
+// when it is the first row, after a blank line when it starts a group.
+func (s *Writer[R]) tableRow(b *strings.Builder, r R, first, newGroup bool) {
+	if first {
+		if s.l.Comment != nil {
+			b.WriteString("# " + s.l.Comment(r) + "\n")
+		}
+		b.WriteString(s.line(s.headCells()))
+	} else if newGroup {
+		b.WriteByte('\n')
+	}
+	cells := make([]string, len(s.cols))
+	for k, i := range s.cols {
+		cells[k] = cell(&s.l.Columns[i], r)
+	}
+	b.WriteString(s.line(cells))
+}
+
+// line aligns cells in the table's columns, two spaces apart, without
+// trailing spaces.
+func (s *Writer[R]) line(cells []string) string {
+	var b strings.Builder
+	for k, c := range cells {
+		if k > 0 {
+			b.WriteString("  ")
+		}
+		pad := strings.Repeat(" ", max(0, s.width[k]-utf8.RuneCountInString(c)))
+		if s.l.Columns[s.cols[k]].Left {
+			b.WriteString(c + pad)
+		} else {
+			b.WriteString(pad + c)
+		}
 	}
 	return strings.TrimRight(b.String(), " ") + "\n"
 }
 
-// The OSU micro-benchmarks' layout (osu_util's output of osu_allreduce and
-// the other collective latency tests without -f): the size left-aligned in
-// 10 columns, the average latency in µs right-aligned in 18 with two
-// decimals.
-const (
-	osuSizeWidth  = 10
-	osuFieldWidth = 18
-	osuPrecision  = 2
-)
-
-// osuNames are the collectives' names in the OSU tests' titles.
-var osuNames = map[string]string{
-	"allreduce": "Allreduce", "bcast": "Broadcast", "reduce": "Reduce", "allgather": "Allgather",
-	"alltoall": "All-to-All Personalized Exchange", "reducescatter": "Reduce_scatter", "gather": "Gather",
-	"scatter": "Scatter", "scan": "Scan", "exscan": "Exscan", "barrier": "Barrier",
-}
-
-// osuHeading is the two comment lines that open an algorithm's block: the
-// test's title naming scoll and the algorithm, and the column headings.
-func osuHeading(r Result) string {
-	name := osuNames[r.Op]
-	if name == "" {
-		name = r.Op
-	}
-	alg := r.Algorithm
-	if alg == Auto {
-		alg = Auto + " (scoll's default choice)"
-	}
-	typ := ", " + r.Type
-	if r.Op == "barrier" {
-		typ = ""
-	}
-	return fmt.Sprintf("# scoll %s Latency Test, algorithm %s%s, np=%d\n%-*s%*s\n",
-		name, alg, typ, r.NP, osuSizeWidth, "# Size", osuFieldWidth, "Avg Latency(us)")
-}
-
-func reduces(op string) bool {
-	switch op {
-	case "allreduce", "reduce", "reducescatter", "scan", "exscan":
-		return true
-	}
-	return false
-}
+// Number formats for columns: fixed decimals, and 6 significant digits.
+func fixed(x float64, prec int) string { return strconv.FormatFloat(x, 'f', prec, 64) }
+func sig6(x float64) string            { return strconv.FormatFloat(x, 'g', 6, 64) }

@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/scoll/scoll"
@@ -72,24 +74,21 @@ const (
 )
 
 // ImbalanceConfig describes an imbalance benchmark run.
+//
+// Of Common, RunImbalance takes NP (0: DefaultNP), World (every rank
+// calls RunImbalance alike; only rank 0's report holds the points),
+// Algorithms (nil: DefaultImbalanceAlgorithms, those not registered
+// skipped), Sizes (int32 elements; nil: 128 KiB), Reps (measurements per
+// algorithm and level; 0: DefaultImbalanceReps), Warmup (unmeasured calls
+// of each algorithm before them at each level; 0: 2, negative: none; the
+// first call's result is always checked), Seed (of the random patterns
+// and the resampling), Progress (before each level) and OnSkip.
 type ImbalanceConfig struct {
-	// NP is the number of in-process ranks (0 means DefaultNP); with World
-	// it is World.Size().
-	NP int
-	// World, when set, runs as this process's rank of a job: every rank
-	// calls RunImbalance with the same configuration; only rank 0's report
-	// holds the points.
-	World *scoll.Comm
-	// Algorithms are the reduce algorithms (nil means
-	// DefaultImbalanceAlgorithms; those not registered are skipped).
-	Algorithms []string
+	Common
 	// Reference is the algorithm the others' median runtimes are divided
 	// by and permutation-tested against; "" means clairvoyant when it
 	// runs (the paper's normalisation), else the first algorithm.
 	Reference string
-	// Sizes are the message sizes in bytes (int32 elements); nil means
-	// 128 KiB.
-	Sizes []int
 	// Imbalance is the arrival pattern and its levels (ParseImbalance).
 	// Level 0 (balanced arrivals) is measured first when the levels do not
 	// start with it: the absorption time needs it, and "x" magnitudes are
@@ -98,11 +97,6 @@ type ImbalanceConfig struct {
 	Imbalance Imbalance
 	// Sync is "barrier" (default) or "window".
 	Sync string
-	// Reps is the number of measurements per algorithm and level (0 means
-	// DefaultImbalanceReps); Warmup the number of unmeasured calls of each
-	// algorithm before them at each level (0 means 2, negative none; the
-	// first call's result is always checked).
-	Reps, Warmup int
 	// Wait is how ranks wait for their arrival time: "sleep", "spin" or
 	// "" / "auto" (spin only for process ranks with a CPU each).
 	Wait string
@@ -114,17 +108,9 @@ type ImbalanceConfig struct {
 	// DefaultResamples); Bootstrap the bootstrap's resamples (0 means
 	// DefaultBootstrap).
 	Resamples, Bootstrap int
-	// Seed seeds the random patterns and the resampling.
-	Seed uint64
-	// Progress, if set, is called before each level runs.
-	Progress func(ImbalanceProgress)
-}
-
-// ImbalanceProgress tells which level RunImbalance is about to measure.
-type ImbalanceProgress struct {
-	Done, Total int
-	Bytes       int
-	Level       string
+	// OnRow, if set, is given each point (on rank 0) as soon as its level
+	// is measured.
+	OnRow func(ImbalancePoint)
 }
 
 // ImbalancePoint is the measurement of one algorithm at one size and one
@@ -185,25 +171,101 @@ func (d DelayAccuracy) String() string {
 	return fmt.Sprintf("median %+.1fus, p99 %+.1fus, max %+.1fus (%d waits)", d.MedianUs, d.P99Us, d.MaxUs, d.N)
 }
 
-// ImbalanceReport is the outcome of RunImbalance.
+// ImbalanceReport is the outcome of RunImbalance: the points by size,
+// level, then algorithm, and the run's conditions.
 type ImbalanceReport struct {
-	Pattern   string `json:"pattern"`
-	Sync      string `json:"sync"`
-	Wait      string `json:"wait"`
-	Reference string `json:"reference"`
-	NP        int    `json:"np"`
-	// Points are by size, level, then algorithm.
-	Points []ImbalancePoint `json:"points"`
+	Results[ImbalancePoint]
+	Pattern, Sync, Wait, Reference string
+	NP                             int
 	// Delay is the accuracy of the imposed delays over the whole run.
-	Delay DelayAccuracy `json:"delay_accuracy"`
+	Delay DelayAccuracy
 	// ClockUncertaintyUs bounds the error of the common clock across
 	// processes (half the best ping-pong round trip, the largest over
 	// ranks and levels); 0 in process.
-	ClockUncertaintyUs float64 `json:"clock_uncertainty_us"`
+	ClockUncertaintyUs float64
 	// LateStarts counts, with sync "window", rank measurements that
 	// reached their window after it had begun.
-	LateStarts int    `json:"late_starts"`
-	Skipped    []Skip `json:"skipped,omitempty"`
+	LateStarts int
+}
+
+// Summary describes the run's conditions and checks in a few lines: the
+// achieved delays, the clock, late windows, serial correlation.
+func (rep *ImbalanceReport) Summary() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "pattern %s, %d ranks, sync %s, wait %s, reference %s\n", rep.Pattern, rep.NP, rep.Sync, rep.Wait, rep.Reference)
+	fmt.Fprintf(&b, "delay accuracy (achieved − requested): %s\n", rep.Delay)
+	if rep.ClockUncertaintyUs > 0 {
+		fmt.Fprintf(&b, "common clock: offsets by ping-pong, uncertainty up to ±%.1fus\n", rep.ClockUncertaintyUs)
+	}
+	if rep.Sync == "window" {
+		fmt.Fprintf(&b, "late window starts: %d\n", rep.LateStarts)
+	}
+	corr := 0
+	for _, p := range rep.Rows {
+		if p.RunsP < 0.05 {
+			corr++
+		}
+	}
+	fmt.Fprintf(&b, "runs test: %d of %d samples serially correlated at 5%%\n", corr, len(rep.Rows))
+	return b.String()
+}
+
+// Layout implements Row: the CSV's columns are the JSON fields; the table
+// shows sizes and levels, the median with its 95% confidence interval,
+// the ratio to the reference with its p-value and significance (stars),
+// the runs test's p and the absorption.
+func (ImbalancePoint) Layout() *Layout[ImbalancePoint] { return imbalanceRows }
+
+// imbalanceRows is the layout of imbalance points.
+var imbalanceRows = func() *Layout[ImbalancePoint] {
+	type P = ImbalancePoint
+	g := func(f func(P) float64) func(P) string { return func(p P) string { return sig6(f(p)) } }
+	cell := func(format string, f func(P) float64) func(P) string {
+		return func(p P) string { return fmt.Sprintf(format, f(p)) }
+	}
+	imb, ach := func(p P) float64 { return p.ImbalanceUs }, func(p P) float64 { return p.AchievedUs }
+	med, ratio, pv := func(p P) float64 { return p.MedianUs }, func(p P) float64 { return p.Ratio }, func(p P) float64 { return p.P }
+	runsP, abs := func(p P) float64 { return p.RunsP }, func(p P) float64 { return p.AbsorptionUs }
+	absN, imbN := func(p P) float64 { return p.AbsorptionN }, func(p P) float64 { return p.ImbalanceN }
+	return &Layout[ImbalancePoint]{
+		Rows: "imbalance points",
+		Columns: []Column[P]{
+			{Name: "bytes", Unit: "B", Text: func(p P) string { return strconv.Itoa(p.Bytes) }, Head: "size", Cell: func(p P) string { return FormatSize(p.Bytes) }},
+			{Name: "level", Text: func(p P) string { return p.Level }, Head: "level"},
+			{Name: "level_us", Unit: "us", Text: g(func(p P) float64 { return p.LevelUs })},
+			{Name: "imbalance_us", Unit: "us", Text: g(imb), Head: "I(us)", Cell: cell("%.0f", imb)},
+			{Name: "achieved_imbalance_us", Unit: "us", Text: g(ach), Head: "achieved", Cell: cell("%.0f", ach)},
+			{Name: "algorithm", Text: func(p P) string { return p.Algorithm }, Head: "algorithm"},
+			{Name: "n", Text: func(p P) string { return strconv.Itoa(p.N) }},
+			{Name: "median_us", Unit: "us", Text: g(med), Head: "median(us)", Cell: cell("%.1f", med)},
+			{Head: "95% CI", Cell: func(p P) string { return fmt.Sprintf("[%.1f, %.1f]", p.CILoUs, p.CIHiUs) }},
+			{Name: "ci_lo_us", Unit: "us", Text: g(func(p P) float64 { return p.CILoUs })},
+			{Name: "ci_hi_us", Unit: "us", Text: g(func(p P) float64 { return p.CIHiUs })},
+			{Name: "min_us", Unit: "us", Text: g(func(p P) float64 { return p.MinUs })},
+			{Name: "ratio", Text: g(ratio), Head: "ratio", Cell: cell("%.3f", ratio)},
+			{Name: "p", Text: g(pv), Head: "p", Cell: cell("%.4f", pv)},
+			{Head: "sig", Cell: func(p P) string { return stars(p.P) }},
+			{Name: "runs_z", Text: g(func(p P) float64 { return p.RunsZ })},
+			{Name: "runs_p", Text: g(runsP), Head: "runs p", Cell: cell("%.2f", runsP)},
+			{Name: "absorption_us", Unit: "us", Text: g(abs), Head: "A(us)", Cell: cell("%.1f", abs)},
+			{Name: "absorption_norm", Text: g(absN), Head: "A_N", Cell: cell("%.3f", absN)},
+			{Name: "imbalance_norm", Text: g(imbN), Head: "I_N", Cell: cell("%.3f", imbN)},
+			{Name: "window_us", Unit: "us", Text: g(func(p P) float64 { return p.WindowUs })},
+		},
+	}
+}()
+
+// stars marks a p-value: *** ≤ 0.001, ** ≤ 0.01, * ≤ 0.05, "ns" above.
+func stars(p float64) string {
+	switch {
+	case p <= 0.001:
+		return "***"
+	case p <= 0.01:
+		return "**"
+	case p <= 0.05:
+		return "*"
+	}
+	return "ns"
 }
 
 // imbConfig is a validated ImbalanceConfig.
@@ -217,20 +279,13 @@ type imbConfig struct {
 
 func (cfg ImbalanceConfig) normalize() (*imbConfig, []Skip, error) {
 	c := &imbConfig{ImbalanceConfig: cfg}
-	if c.World != nil {
-		c.NP = c.World.Size()
-	}
-	if c.NP == 0 {
-		c.NP = DefaultNP
-	}
-	if c.NP < 1 {
-		return nil, nil, fmt.Errorf("%w: np %d < 1", ErrConfig, c.NP)
+	err := c.Common.normalize(defaults{harness: "bench.RunImbalance", np: DefaultNP, reps: DefaultImbalanceReps, sizes: []int{128 << 10},
+		takes: takesNP | takesWorld | takesAlgorithms | takesSizes | takesReps | takesWarmup | takesSeed})
+	if err != nil {
+		return nil, nil, err
 	}
 	if err := c.Imbalance.check(c.NP); err != nil {
 		return nil, nil, err
-	}
-	if c.Sizes == nil {
-		c.Sizes = []int{128 << 10}
 	}
 	for _, s := range c.Sizes {
 		if s < 4 {
@@ -255,12 +310,6 @@ func (cfg ImbalanceConfig) normalize() (*imbConfig, []Skip, error) {
 		return nil, nil, fmt.Errorf("%w: wait %q: want auto, sleep or spin", ErrConfig, c.Wait)
 	}
 	c.spin = c.Wait == "spin"
-	if c.Reps == 0 {
-		c.Reps = DefaultImbalanceReps
-	}
-	if c.Reps < 1 {
-		return nil, nil, fmt.Errorf("%w: reps %d < 1", ErrConfig, c.Reps)
-	}
 	if c.Warmup == 0 {
 		c.Warmup = 2
 	}
@@ -279,7 +328,7 @@ func (cfg ImbalanceConfig) normalize() (*imbConfig, []Skip, error) {
 	if lenient {
 		names = DefaultImbalanceAlgorithms
 	}
-	base := &config{Config: Config{Op: "reduce", NP: c.NP}}
+	base := &config{Config: Config{Op: "reduce", Common: Common{NP: c.NP}}}
 	var skipped []Skip
 	for _, n := range names {
 		if n == Auto {
@@ -329,7 +378,10 @@ func RunImbalance(ctx context.Context, cfg ImbalanceConfig) (*ImbalanceReport, e
 	if err != nil {
 		return nil, err
 	}
-	rep := &ImbalanceReport{Pattern: c.Imbalance.Spec, Sync: c.Sync, Wait: c.Wait, Reference: c.Reference, NP: c.NP, Skipped: skipped}
+	rep := &ImbalanceReport{Pattern: c.Imbalance.Spec, Sync: c.Sync, Wait: c.Wait, Reference: c.Reference, NP: c.NP}
+	for _, s := range skipped {
+		skip(&c.Common, &rep.Results, s)
+	}
 	levels := c.levels()
 	root := c.World == nil || c.World.Rank() == 0
 	rng := rand.New(rand.NewPCG(c.Seed, 0x1b5))
@@ -339,9 +391,7 @@ func RunImbalance(ctx context.Context, cfg ImbalanceConfig) (*ImbalanceReport, e
 		var scale time.Duration
 		var balanced []float64 // per algorithm, µs
 		for li, lv := range levels {
-			if c.Progress != nil {
-				c.Progress(ImbalanceProgress{Done: si*len(levels) + li, Total: total, Bytes: size, Level: lv.String()})
-			}
+			c.step(si*len(levels)+li, total, "%s B, imbalance %s", FormatSize(size), lv)
 			arr := lv.arrivals(&c.Imbalance, c.NP, c.Reps, scale, c.Seed)
 			warm := lv.arrivals(&c.Imbalance, c.NP, max(1, c.Warmup), scale, c.Seed+1)
 			ld, err := c.level(ctx, size/4, arr, warm)
@@ -364,7 +414,9 @@ func RunImbalance(ctx context.Context, cfg ImbalanceConfig) (*ImbalanceReport, e
 					a := AbsorptionOf(balanced[i], pts[i].MedianUs, pts[i].ImbalanceUs)
 					pts[i].AbsorptionUs, pts[i].AbsorptionN, pts[i].ImbalanceN = a.A, a.AN, a.IN
 				}
-				rep.Points = append(rep.Points, pts...)
+				for _, p := range pts {
+					add(&rep.Results, c.OnRow, p)
+				}
 			}
 			if li == 0 && c.World != nil && c.Imbalance.relative() {
 				// Every rank needs the scale of "x" levels: rank 0's.
@@ -376,9 +428,7 @@ func RunImbalance(ctx context.Context, cfg ImbalanceConfig) (*ImbalanceReport, e
 			}
 		}
 	}
-	if c.Progress != nil {
-		c.Progress(ImbalanceProgress{Done: total, Total: total})
-	}
+	c.ended(total)
 	if len(delayErrs) > 0 {
 		rep.Delay = DelayAccuracy{N: len(delayErrs), MedianUs: Median(delayErrs) * 1e6, P99Us: Quantile(delayErrs, 0.99) * 1e6, MaxUs: slices.Max(delayErrs) * 1e6}
 	}
@@ -484,13 +534,7 @@ func (c *imbConfig) level(ctx context.Context, count int, arr, warm [][]time.Dur
 		}
 		return err
 	}
-	var err error
-	if c.World != nil {
-		err = body(ctx, c.World)
-	} else {
-		err = scoll.Run(ctx, c.NP, body)
-		releaseWorld(c.NP)
-	}
+	err := c.run(ctx, body)
 	return out, err
 }
 

@@ -153,21 +153,17 @@ func TestRunImbalanceSingle(t *testing.T) {
 		t.Fatal(err)
 	}
 	var progress int
-	rep, err := RunImbalance(context.Background(), ImbalanceConfig{
-		NP: 4, Algorithms: []string{"binomial", "clairvoyant"}, Sizes: []int{4096}, Imbalance: im,
-		Reps: 6, Warmup: 1, Resamples: 200, Bootstrap: 200, Seed: 1,
-		Progress: func(ImbalanceProgress) { progress++ },
-	})
+	rep, err := RunImbalance(context.Background(), ImbalanceConfig{Imbalance: im, Resamples: 200, Bootstrap: 200, Common: Common{NP: 4, Algorithms: []string{"binomial", "clairvoyant"}, Sizes: []int{4096}, Reps: 6, Warmup: 1, Seed: 1, Progress: func(Progress) { progress++ }}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rep.Reference != "clairvoyant" || rep.Sync != "barrier" || rep.Wait != "sleep" || rep.NP != 4 || progress != 3 {
 		t.Errorf("report %+v, %d progress calls", rep, progress)
 	}
-	if len(rep.Points) != 4 {
-		t.Fatalf("%d points, want 2 levels × 2 algorithms", len(rep.Points))
+	if len(rep.Rows) != 4 {
+		t.Fatalf("%d points, want 2 levels × 2 algorithms", len(rep.Rows))
 	}
-	for i, p := range rep.Points {
+	for i, p := range rep.Rows {
 		alg := []string{"binomial", "clairvoyant"}[i%2]
 		level := []float64{0, 2000}[i/2]
 		if p.Algorithm != alg || p.LevelUs != level || p.ImbalanceUs != level || p.N != 6 || p.Bytes != 4096 {
@@ -199,35 +195,34 @@ func TestRunImbalanceWindow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := RunImbalance(context.Background(), ImbalanceConfig{
-		NP: 3, Algorithms: []string{"binomial", "pipeline"}, Sizes: []int{1024}, Imbalance: im,
-		Sync: "window", Reps: 4, Warmup: -1, Resamples: 100, Bootstrap: 100,
+	rep, err := RunImbalance(context.Background(), ImbalanceConfig{Imbalance: im,
+		Sync: "window", Resamples: 100, Bootstrap: 100, Common: Common{NP: 3, Algorithms: []string{"binomial", "pipeline"}, Sizes: []int{1024}, Reps: 4, Warmup: -1},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Reference != "binomial" || len(rep.Points) != 4 {
-		t.Fatalf("reference %s, %d points", rep.Reference, len(rep.Points))
+	if rep.Reference != "binomial" || len(rep.Rows) != 4 {
+		t.Fatalf("reference %s, %d points", rep.Reference, len(rep.Rows))
 	}
-	scale := rep.Points[0].MedianUs // binomial's balanced median is 1x
-	for _, p := range rep.Points {
+	scale := rep.Rows[0].MedianUs // binomial's balanced median is 1x
+	for _, p := range rep.Rows {
 		if !(p.WindowUs > 0) {
 			t.Errorf("%+v: no window", p)
 		}
 	}
-	if got := rep.Points[2].LevelUs; math.Abs(got-scale) > 0.01 {
+	if got := rep.Rows[2].LevelUs; math.Abs(got-scale) > 0.01 {
 		t.Errorf("level 1x = %v µs, want binomial's balanced median %v", got, scale)
 	}
 	if rep.Delay.N == 0 {
 		t.Error("no delays measured: every rank waits for its window")
 	}
 	bad := []ImbalanceConfig{
-		{NP: 4, Imbalance: im, Sync: "double"},
-		{NP: 4, Imbalance: im, Wait: "nap"},
-		{NP: 4, Imbalance: im, Algorithms: []string{"binomial"}, Reference: "clairvoyant"},
-		{NP: 4, Imbalance: im, Algorithms: []string{"nope"}},
-		{NP: 4},
-		{NP: 4, Imbalance: Imbalance{Kind: "single", Rank: 4, Levels: []Magnitude{{}}}},
+		{Imbalance: im, Sync: "double", Common: Common{NP: 4}},
+		{Imbalance: im, Wait: "nap", Common: Common{NP: 4}},
+		{Imbalance: im, Reference: "clairvoyant", Common: Common{NP: 4, Algorithms: []string{"binomial"}}},
+		{Imbalance: im, Common: Common{NP: 4, Algorithms: []string{"nope"}}},
+		{Common: Common{NP: 4}},
+		{Imbalance: Imbalance{Kind: "single", Rank: 4, Levels: []Magnitude{{}}}, Common: Common{NP: 4}},
 	}
 	for _, cfg := range bad {
 		if _, err := RunImbalance(context.Background(), cfg); !errors.Is(err, ErrConfig) {

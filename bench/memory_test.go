@@ -14,8 +14,8 @@ func TestMaxMemoryCountsScratch(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	rep, err := Run(context.Background(), Config{
-		Op: "allreduce", NP: 64, Algorithms: []string{"allgather-reduce"}, Sizes: []int{4 << 20}, Iters: 1,
-		OnResult: func(Result) { t.Error("ran") },
+		Op:    "allreduce",
+		OnRow: func(Result) { t.Error("ran") }, Common: Common{NP: 64, Algorithms: []string{"allgather-reduce"}, Sizes: []int{4 << 20}, Reps: 1},
 	})
 	runtime.ReadMemStats(&after)
 	if err != nil {
@@ -42,13 +42,13 @@ func TestMaxMemoryCountsScratch(t *testing.T) {
 // does not is refused although its buffers fit. Ring keeps no P·n
 // scratch and runs under the same limit.
 func TestMaxMemoryUnderLimitRuns(t *testing.T) {
-	cfg := Config{Op: "allreduce", NP: 8, Algorithms: []string{"allgather-reduce", "ring"}, Sizes: []int{1 << 10, 64 << 10}, Iters: 1, MaxMemory: 3 << 20}
+	cfg := Config{Op: "allreduce", Common: Common{NP: 8, Algorithms: []string{"allgather-reduce", "ring"}, Sizes: []int{1 << 10, 64 << 10}, Reps: 1, MaxMemory: 3 << 20}}
 	rep, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var ran []string
-	for _, r := range rep.Results {
+	for _, r := range rep.Rows {
 		ran = append(ran, r.Algorithm+" "+FormatSize(r.Bytes))
 	}
 	if got := strings.Join(ran, ", "); got != "allgather-reduce 1K, ring 1K, ring 64K" {
@@ -64,12 +64,12 @@ func TestMaxMemoryUnderLimitRuns(t *testing.T) {
 // At 100,000 ranks the ranks alone pass the default limit: the refusal
 // says so at once, building no schedule and starting no rank.
 func TestMaxMemoryCountsRanks(t *testing.T) {
-	rep, err := Run(context.Background(), Config{Op: "allreduce", NP: 100000, Algorithms: []string{"ring"}, Sizes: []int{8}, Iters: 1})
+	rep, err := Run(context.Background(), Config{Op: "allreduce", Common: Common{NP: 100000, Algorithms: []string{"ring"}, Sizes: []int{8}, Reps: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Results) != 0 || len(rep.Skipped) != 1 {
-		t.Fatalf("results %v, skipped %v", rep.Results, rep.Skipped)
+	if len(rep.Rows) != 0 || len(rep.Skipped) != 1 {
+		t.Fatalf("results %v, skipped %v", rep.Rows, rep.Skipped)
 	}
 	want := "estimated memory at least 6.1 GiB (buffers 1.5 MiB, 100000 ranks × 64 KiB, schedules not counted) over 100000 ranks exceeds the limit of 1G"
 	if got := rep.Skipped[0].Reason; got != want {
@@ -81,7 +81,7 @@ func TestMaxMemoryCountsRanks(t *testing.T) {
 // per rank), recursive doubling's with lg P; both are counted for every
 // rank.
 func TestFootprintSchedules(t *testing.T) {
-	c, err := Config{Op: "allreduce", NP: 64, MaxMemory: -1}.normalize()
+	c, err := Config{Op: "allreduce", Common: Common{NP: 64, MaxMemory: -1}}.normalize()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestFootprintSchedules(t *testing.T) {
 	}
 	// An algorithm that cannot run the configuration is not counted
 	// (running it says why).
-	c, _ = Config{Op: "allgather", NP: 6, MaxMemory: -1}.normalize()
+	c, _ = Config{Op: "allgather", Common: Common{NP: 6, MaxMemory: -1}}.normalize()
 	sh, _ = c.shape(64)
 	if f := c.footprint("recursive-doubling", sh); !f.Partial || f.Schedules != 0 {
 		t.Errorf("recursive-doubling allgather on 6 ranks: %+v", f)

@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/scoll/scoll"
@@ -15,10 +17,15 @@ import (
 // shape: repeated reductions after phases of uneven work, run with the
 // binomial tree, the clairvoyant reduce fed with the arrivals a call site
 // predicts (SMA), and the clairvoyant reduce told the true arrivals.
+//
+// Of Common, RunPredicted takes NP (the ranks, at least 2; 0: DefaultNP),
+// Sizes (bytes per rank, float32 elements; nil: 1 MiB), Reps (runs per
+// variant, alternating; 0: 5), Seed (of the trace) and Progress (before
+// each run).
 type PredictedConfig struct {
-	// Ranks, Bytes (per rank, float32 elements), Iterations (reductions
-	// per run) and Reps (runs per variant, alternating).
-	Ranks, Bytes, Iterations, Reps int
+	Common
+	// Iterations is the number of reductions per run.
+	Iterations int
 	// Segments is the clairvoyant reduce's segment count (the paper's run:
 	// 1); ShareEvery how many calls pass between two sharings of the
 	// measured arrivals (WithShareEvery), whose allgather the runtime
@@ -28,8 +35,8 @@ type PredictedConfig struct {
 	// noise, relative to Work.
 	Work  time.Duration
 	Noise float64
-	// Seed makes the trace.
-	Seed uint64
+	// OnRow, when set, is given each row as soon as it is measured.
+	OnRow func(PredictedRow)
 }
 
 // PredictedTrace returns the work phase of every rank at every iteration
@@ -40,7 +47,7 @@ func PredictedTrace(cfg PredictedConfig) [][]time.Duration {
 	rng := rand.New(rand.NewPCG(cfg.Seed, 5))
 	out := make([][]time.Duration, cfg.Iterations)
 	for t := range out {
-		out[t] = make([]time.Duration, cfg.Ranks)
+		out[t] = make([]time.Duration, cfg.NP)
 		for r := range out[t] {
 			c := float64(r % 4)
 			wave := 0.55 + 0.1*c + 0.3*math.Sin(2*math.Pi*float64(t)/25+c*math.Pi/2)
@@ -51,54 +58,100 @@ func PredictedTrace(cfg PredictedConfig) [][]time.Duration {
 	return out
 }
 
-// PredictedResult holds, per variant, the accumulated runtime of the
-// reductions of each run: the sum over iterations of max(exit) −
-// min(arrival) on the common clock (in process: one clock).
-type PredictedResult struct {
-	Variants []string
-	Runs     map[string][]time.Duration
+// PredictedVariants are the variants of the experiment, in the order of
+// its rows.
+var PredictedVariants = []string{"binomial", "clairvoyant (SMA)", "clairvoyant (true)"}
+
+// PredictedRow is one variant at one size: the accumulated runtime of the
+// reductions of each run (the sum over iterations of max(exit) −
+// min(arrival) on the common clock: in process, one clock), in seconds,
+// and their median.
+type PredictedRow struct {
+	Bytes   int    `json:"bytes"`
+	Variant string `json:"variant"`
+	// MedianS is the median of RunsS; Relative it over binomial's at this
+	// size.
+	MedianS  float64   `json:"median_s"`
+	Relative float64   `json:"relative"`
+	RunsS    []float64 `json:"runs_s"`
 }
 
-// Median returns the median accumulated runtime of variant v.
-func (r *PredictedResult) Median(v string) time.Duration {
-	x := slices.Clone(r.Runs[v])
-	slices.Sort(x)
-	if len(x) == 0 {
-		return 0
+// Layout implements Row: a row per variant and size; runs_s is the runs'
+// times, space-separated.
+func (PredictedRow) Layout() *Layout[PredictedRow] { return predictedRows }
+
+// predictedRows is the layout of predicted-arrival rows.
+var predictedRows = &Layout[PredictedRow]{
+	Rows: "predicted-arrival runs",
+	Columns: []Column[PredictedRow]{
+		{Name: "bytes", Unit: "B", Text: func(r PredictedRow) string { return strconv.Itoa(r.Bytes) }, Head: "bytes",
+			Cell: func(r PredictedRow) string { return FormatSize(r.Bytes) }},
+		{Name: "variant", Text: func(r PredictedRow) string { return r.Variant }, Head: "variant", Left: true},
+		{Name: "median_s", Unit: "s", Text: func(r PredictedRow) string { return sig6(r.MedianS) }, Head: "median s",
+			Cell: func(r PredictedRow) string { return fixed(r.MedianS, 4) }},
+		{Name: "relative", Text: func(r PredictedRow) string { return sig6(r.Relative) }, Head: "of binomial",
+			Cell: func(r PredictedRow) string { return fixed(r.Relative, 3) }},
+		{Name: "runs_s", Unit: "s", Text: func(r PredictedRow) string { return joinFloats(r.RunsS, sig6) }, Head: "runs s",
+			Cell: func(r PredictedRow) string { return joinFloats(r.RunsS, func(x float64) string { return fixed(x, 4) }) }, Left: true},
+	},
+}
+
+// joinFloats formats xs with f, space-separated.
+func joinFloats(xs []float64, f func(float64) string) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = f(x)
 	}
-	return x[len(x)/2]
+	return strings.Join(s, " ")
 }
 
-// RunPredicted runs the experiment on in-process ranks.
-func RunPredicted(ctx context.Context, cfg PredictedConfig) (*PredictedResult, error) {
-	if cfg.Ranks < 2 || cfg.Bytes < 4 || cfg.Iterations < 1 || cfg.Reps < 1 || cfg.Segments < 1 || cfg.ShareEvery < 1 || cfg.Work < 0 || cfg.Noise < 0 {
-		return nil, fmt.Errorf("bench: predicted arrivals: bad configuration %+v", cfg)
+// RunPredicted runs the experiment on in-process ranks: a row per size and
+// variant.
+func RunPredicted(ctx context.Context, cfg PredictedConfig) (*Results[PredictedRow], error) {
+	err := cfg.Common.normalize(defaults{harness: "bench.RunPredicted", np: DefaultNP, reps: 5, sizes: []int{1 << 20},
+		takes: takesNP | takesSizes | takesReps | takesSeed})
+	if err != nil {
+		return nil, err
+	}
+	if cfg.NP < 2 || slices.Min(cfg.Sizes) < 4 || cfg.Iterations < 1 || cfg.Segments < 1 || cfg.ShareEvery < 1 || cfg.Work < 0 || cfg.Noise < 0 {
+		return nil, fmt.Errorf("%w: predicted arrivals: np %d (≥ 2), sizes %v (≥ 4), iterations %d, segments %d, share every %d (≥ 1), work %v, noise %v (≥ 0)",
+			ErrConfig, cfg.NP, cfg.Sizes, cfg.Iterations, cfg.Segments, cfg.ShareEvery, cfg.Work, cfg.Noise)
 	}
 	trace := PredictedTrace(cfg)
-	variants := []string{"binomial", "clairvoyant (SMA)", "clairvoyant (true)"}
-	res := &PredictedResult{Variants: variants, Runs: map[string][]time.Duration{}}
-	for rep := range cfg.Reps {
-		order := slices.Clone(variants)
-		if rep%2 == 1 {
-			slices.Reverse(order)
-		}
-		for _, v := range order {
-			d, err := predictedRun(ctx, cfg, trace, v, rep)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", v, err)
+	out := &Results[PredictedRow]{}
+	total := len(cfg.Sizes) * cfg.Reps * len(PredictedVariants)
+	for si, size := range cfg.Sizes {
+		runs := map[string][]float64{}
+		for rep := range cfg.Reps {
+			order := slices.Clone(PredictedVariants)
+			if rep%2 == 1 {
+				slices.Reverse(order)
 			}
-			res.Runs[v] = append(res.Runs[v], d)
+			for vi, v := range order {
+				cfg.step((si*cfg.Reps+rep)*len(order)+vi, total, "%s B, %s, run %d of %d", FormatSize(size), v, rep+1, cfg.Reps)
+				d, err := predictedRun(ctx, cfg, size, trace, v, rep)
+				if err != nil {
+					return out, fmt.Errorf("%s: %w", v, err)
+				}
+				runs[v] = append(runs[v], d.Seconds())
+			}
+		}
+		base := Median(runs[PredictedVariants[0]])
+		for _, v := range PredictedVariants {
+			m := Median(runs[v])
+			add(out, cfg.OnRow, PredictedRow{Bytes: size, Variant: v, MedianS: m, Relative: m / base, RunsS: runs[v]})
 		}
 	}
-	return res, nil
+	cfg.ended(total)
+	return out, nil
 }
 
 // predictedRun runs one variant's iterations and returns the accumulated
 // runtime.
-func predictedRun(ctx context.Context, cfg PredictedConfig, trace [][]time.Duration, variant string, rep int) (time.Duration, error) {
+func predictedRun(ctx context.Context, cfg PredictedConfig, bytes int, trace [][]time.Duration, variant string, rep int) (time.Duration, error) {
 	var total time.Duration
-	n := cfg.Bytes / 4
-	err := scoll.Run(ctx, cfg.Ranks, func(ctx context.Context, c *scoll.Comm) error {
+	n := bytes / 4
+	err := cfg.run(ctx, func(ctx context.Context, c *scoll.Comm) error {
 		send, recv := make([]float32, n), make([]float32, n)
 		for i := range send {
 			send[i] = float32(c.Rank())

@@ -2,12 +2,13 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 )
 
 func TestPredictedTrace(t *testing.T) {
-	cfg := PredictedConfig{Ranks: 8, Iterations: 50, Work: 10 * time.Millisecond, Noise: 0, Seed: 3}
+	cfg := PredictedConfig{Iterations: 50, Work: 10 * time.Millisecond, Noise: 0, Common: Common{NP: 8, Seed: 3}}
 	tr := PredictedTrace(cfg)
 	if len(tr) != 50 || len(tr[0]) != 8 {
 		t.Fatalf("shape %dx%d", len(tr), len(tr[0]))
@@ -32,7 +33,9 @@ func TestPredictedTrace(t *testing.T) {
 // and each run lasts at least the largest imbalance of the trace summed
 // over its iterations, less the barrier's skew.
 func TestRunPredicted(t *testing.T) {
-	cfg := PredictedConfig{Ranks: 4, Bytes: 4096, Iterations: 6, Reps: 2, Segments: 2, ShareEvery: 2, Work: 2 * time.Millisecond, Noise: 0.05, Seed: 1}
+	var steps int
+	cfg := PredictedConfig{Iterations: 6, Segments: 2, ShareEvery: 2, Work: 2 * time.Millisecond, Noise: 0.05,
+		Common: Common{NP: 4, Sizes: []int{4096}, Reps: 2, Seed: 1, Progress: func(Progress) { steps++ }}}
 	res, err := RunPredicted(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -45,15 +48,28 @@ func TestRunPredicted(t *testing.T) {
 		}
 		spread += hi - lo
 	}
-	for _, v := range res.Variants {
-		if len(res.Runs[v]) != cfg.Reps {
-			t.Fatalf("%s: %d runs", v, len(res.Runs[v]))
+	if len(res.Rows) != len(PredictedVariants) || steps != cfg.Reps*len(PredictedVariants)+1 {
+		t.Fatalf("%d rows, %d progress steps", len(res.Rows), steps)
+	}
+	for i, r := range res.Rows {
+		if r.Variant != PredictedVariants[i] || r.Bytes != 4096 || len(r.RunsS) != cfg.Reps || r.MedianS != Median(r.RunsS) {
+			t.Fatalf("row %+v", r)
 		}
-		if m := res.Median(v); m < spread*9/10 {
-			t.Fatalf("%s: %v accumulated, below the trace's imbalance %v", v, m, spread)
+		if r.MedianS < spread.Seconds()*0.9 {
+			t.Fatalf("%s: %v s accumulated, below the trace's imbalance %v", r.Variant, r.MedianS, spread)
+		}
+		if want := r.MedianS / res.Rows[0].MedianS; r.Relative != want {
+			t.Errorf("%s: relative %v, want %v", r.Variant, r.Relative, want)
 		}
 	}
-	if _, err := RunPredicted(context.Background(), PredictedConfig{Ranks: 1}); err == nil {
-		t.Fatal("a bad configuration ran")
+	for _, bad := range []PredictedConfig{
+		{Iterations: 1, Segments: 1, ShareEvery: 1, Common: Common{NP: 1}},
+		{Iterations: 0, Segments: 1, ShareEvery: 1},
+		{Iterations: 1, Segments: 1, ShareEvery: 1, Common: Common{Sizes: []int{2}}},
+		{Iterations: 1, Segments: 1, ShareEvery: 1, Common: Common{MaxMemory: 1}},
+	} {
+		if _, err := RunPredicted(context.Background(), bad); !errors.Is(err, ErrConfig) {
+			t.Errorf("%+v: err %v, want ErrConfig", bad, err)
+		}
 	}
 }

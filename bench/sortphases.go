@@ -7,12 +7,12 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strconv"
 	"sync"
-	"text/tabwriter"
 	"time"
 
+	"github.com/scoll/scoll/internal/wire"
 	"github.com/scoll/scoll/split"
-	"github.com/scoll/scoll/transport"
 	"github.com/scoll/scoll/transport/inproc"
 )
 
@@ -25,7 +25,9 @@ import (
 // hands its sorter the sorted tables of the collect's lg(n/p) steps (1, 2,
 // 4, … entries; n/p in all), which the sorter merges as it would the
 // tables of its collect group; then the sorters run cheng's splitters,
-// exchange and merge phases (split.SortPhases) for real.
+// exchange and merge phases (split.SortPhases) for real. Every message,
+// the feeders' too, goes through the rounds a split's messages take
+// (internal/wire's Conn).
 //
 // With up to 64 sorters on a machine of few cores, wall-clock phases
 // cannot shrink as n/p: each phase is timed as the CPU time of the sorter's
@@ -34,69 +36,84 @@ import (
 // charged to whichever thread copies it.
 
 // SortPhasesConfig configures RunSortPhases.
+//
+// Of Common, RunSortPhases takes Reps (repetitions per row, whose median
+// of each phase the row keeps; 0: 1), Seed (of the keys; repetition k
+// uses Seed+k) and Progress (before each repetition).
 type SortPhasesConfig struct {
+	Common
 	// Entries are the table sizes n (the communicator's size).
 	Entries []int64
 	// Sorters are the numbers of sorting ranks p.
 	Sorters []int
-	// Reps repetitions per row; the row keeps the median of each phase.
-	Reps int
-	Seed uint64
-	// Row, when set, gets each row as soon as it is measured.
-	Row func(SortPhasesRow)
+	// OnRow, when set, gets each row as soon as it is measured.
+	OnRow func(SortPhasesRow)
 }
 
+// SortPhases are the phases of a SortPhasesRow, in order: the four of the
+// sort, their sum ("total") and the wall time of the whole sort ("wall").
+var SortPhases = []string{"collect", "splitters", "exchange", "merge", "total", "wall"}
+
 // SortPhasesRow is one (n, p) measurement: the busiest sorter's CPU time
-// per phase (medians over the repetitions), and the wall time of the whole
-// sort.
+// per phase and their sum (medians over the repetitions), and the wall
+// time of the whole sort, in seconds.
 type SortPhasesRow struct {
-	Entries                                    int64 `json:"entries"`
-	Sorters                                    int   `json:"sorters"`
-	Collect, Splitters, Exchange, Merge, Total time.Duration
-	Wall                                       time.Duration
+	Entries    int64   `json:"entries"`
+	Sorters    int     `json:"sorters"`
+	CollectS   float64 `json:"collect_s"`
+	SplittersS float64 `json:"splitters_s"`
+	ExchangeS  float64 `json:"exchange_s"`
+	MergeS     float64 `json:"merge_s"`
+	TotalS     float64 `json:"total_s"`
+	WallS      float64 `json:"wall_s"`
+}
+
+// Seconds returns the row's times in the order of SortPhases.
+func (r SortPhasesRow) Seconds() []float64 {
+	return []float64{r.CollectS, r.SplittersS, r.ExchangeS, r.MergeS, r.TotalS, r.WallS}
+}
+
+// setSeconds sets the row's times from t, in the order of SortPhases.
+func (r *SortPhasesRow) setSeconds(t []float64) {
+	r.CollectS, r.SplittersS, r.ExchangeS, r.MergeS, r.TotalS, r.WallS = t[0], t[1], t[2], t[3], t[4], t[5]
 }
 
 // RunSortPhases measures every (n, p) of cfg.
-func RunSortPhases(ctx context.Context, cfg SortPhasesConfig) ([]SortPhasesRow, error) {
-	if cfg.Reps < 1 {
-		cfg.Reps = 1
+func RunSortPhases(ctx context.Context, cfg SortPhasesConfig) (*Results[SortPhasesRow], error) {
+	if err := cfg.Common.normalize(defaults{harness: "bench.RunSortPhases", reps: 1, takes: takesReps | takesSeed}); err != nil {
+		return nil, err
 	}
-	var out []SortPhasesRow
+	out := &Results[SortPhasesRow]{}
+	total := len(cfg.Entries) * len(cfg.Sorters) * cfg.Reps
+	done := 0
 	for _, n := range cfg.Entries {
 		for _, p := range cfg.Sorters {
 			if p < 1 || int64(p) > n {
 				return out, fmt.Errorf("%w: %d sorters for %d entries", ErrConfig, p, n)
 			}
-			var reps []SortPhasesRow
+			times := make([][]float64, len(SortPhases)) // per phase, per repetition
 			for rep := range cfg.Reps {
+				cfg.step(done, total, "%s entries, %d sorters, repetition %d of %d", FormatSize(int(n)), p, rep+1, cfg.Reps)
+				done++
 				row, err := sortPhasesOnce(ctx, n, p, cfg.Seed+uint64(rep))
 				if err != nil {
 					return out, fmt.Errorf("n=%d p=%d: %w", n, p, err)
 				}
-				reps = append(reps, row)
+				for k, t := range row.Seconds() {
+					times[k] = append(times[k], t)
+				}
 			}
 			row := SortPhasesRow{Entries: n, Sorters: p}
-			med := func(f func(SortPhasesRow) time.Duration) time.Duration {
-				v := make([]time.Duration, len(reps))
-				for i, r := range reps {
-					v[i] = f(r)
-				}
-				slices.Sort(v)
-				return v[len(v)/2]
+			med := make([]float64, len(times))
+			for k, t := range times {
+				med[k] = Median(t)
 			}
-			row.Collect = med(func(r SortPhasesRow) time.Duration { return r.Collect })
-			row.Splitters = med(func(r SortPhasesRow) time.Duration { return r.Splitters })
-			row.Exchange = med(func(r SortPhasesRow) time.Duration { return r.Exchange })
-			row.Merge = med(func(r SortPhasesRow) time.Duration { return r.Merge })
-			row.Total = med(func(r SortPhasesRow) time.Duration { return r.Total })
-			row.Wall = med(func(r SortPhasesRow) time.Duration { return r.Wall })
-			out = append(out, row)
-			if cfg.Row != nil {
-				cfg.Row(row)
-			}
+			row.setSeconds(med)
+			add(out, cfg.OnRow, row)
 			runtime.GC()
 		}
 	}
+	cfg.ended(total)
 	return out, nil
 }
 
@@ -116,8 +133,13 @@ func sortPhasesOnce(ctx context.Context, n int64, p int, seed uint64) (SortPhase
 	}
 	res := make([]result, p)
 	ready := make(chan struct{}) // feeders have made their tables
-	var feeders, start sync.WaitGroup
-	var wg sync.WaitGroup
+	// Every count is set before any goroutine waits: a feeder waits for
+	// all sorters to have started (start), and a WaitGroup must not grow
+	// from zero while it is waited for.
+	var feeders, start, wg sync.WaitGroup
+	feeders.Add(p)
+	start.Add(p)
+	wg.Add(2 * p)
 	for s := range p {
 		lo := int64(s)*(n/int64(p)) + min(int64(s), n%int64(p))
 		size := n / int64(p)
@@ -125,12 +147,9 @@ func sortPhasesOnce(ctx context.Context, n int64, p int, seed uint64) (SortPhase
 			size++
 		}
 		// The feeder: the sorted tables of the collect's steps.
-		feeders.Add(1)
-		wg.Add(1)
-		start.Add(1)
 		go func() {
 			defer wg.Done()
-			conn := &worldConn{t: w.Endpoint(p + s)}
+			conn := sortConn(w, p+s, 2*p)
 			rng := rand.New(rand.NewPCG(seed, uint64(s)))
 			var blocks [][]split.Entry
 			next := lo + 1 // the sorter's own entry is lo
@@ -153,12 +172,11 @@ func sortPhasesOnce(ctx context.Context, n int64, p int, seed uint64) (SortPhase
 				res[s].err = err
 			}
 		}()
-		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
-			conn := &worldConn{t: w.Endpoint(s)}
+			conn := sortConn(w, s, 2*p)
 			rng := rand.New(rand.NewPCG(seed, 1<<32+uint64(s)))
 			st := &split.Stats{Clock: threadCPU}
 			start.Done()
@@ -189,6 +207,7 @@ func sortPhasesOnce(ctx context.Context, n int64, p int, seed uint64) (SortPhase
 	close(ready)
 	wg.Wait()
 	row := SortPhasesRow{Entries: n, Sorters: p}
+	busiest := make([]time.Duration, len(SortPhases))
 	var all int64
 	var last split.Entry
 	for s, r := range res {
@@ -203,65 +222,63 @@ func sortPhasesOnce(ctx context.Context, n int64, p int, seed uint64) (SortPhase
 			last = e
 		}
 		all += int64(len(r.piece))
-		row.Collect = max(row.Collect, r.phases["collect"])
-		row.Splitters = max(row.Splitters, r.phases["splitters"])
-		row.Exchange = max(row.Exchange, r.phases["exchange"])
-		row.Merge = max(row.Merge, r.phases["merge"])
-		row.Total = max(row.Total, r.phases["collect"]+r.phases["splitters"]+r.phases["exchange"]+r.phases["merge"])
-		row.Wall = max(row.Wall, r.wall)
+		var sum time.Duration
+		for k, ph := range SortPhases[:4] {
+			busiest[k] = max(busiest[k], r.phases[ph])
+			sum += r.phases[ph]
+		}
+		busiest[4], busiest[5] = max(busiest[4], sum), max(busiest[5], r.wall)
 	}
 	if all != n {
 		return row, fmt.Errorf("the sorters hold %d entries, want %d", all, n)
 	}
+	secs := make([]float64, len(busiest))
+	for k, d := range busiest {
+		secs[k] = d.Seconds()
+	}
+	row.setSeconds(secs)
 	return row, nil
 }
 
-// worldConn is a split.Conn over an in-process endpoint whose ranks are
-// the world's.
-type worldConn struct {
-	t transport.Transport
+// sortConn returns rank r's connection for the sort, on a world of size
+// ranks: the construction rounds of internal/wire (wire.Conn, the
+// split.Conn every split runs on), as a fresh world's first split would
+// have them (context id 0, the world's; call number 1).
+func sortConn(w *inproc.World, r, size int) *wire.Conn {
+	return wire.NewConn(&wire.Endpoint{T: w.Endpoint(r), Rank: r, Size: size}, 1, sortSig)
 }
 
-func (c *worldConn) Rank() int { return c.t.Rank() }
-func (c *worldConn) Size() int { return c.t.Size() }
+// sortSig is the signature of the sort's messages.
+const sortSig = 0x736f7274 // "sort"
 
-// Round implements split.Conn.
-func (c *worldConn) Round(ctx context.Context, sends []split.Send, recvs []split.Recv) error {
-	w := transport.NewWaiter(0)
-	if p, ok := c.t.(transport.Poller); ok {
-		w.SetPoller(p)
+// Layout implements Row: entries, sorters and each phase in seconds
+// (CSV: collect_s, ..., wall_s).
+func (SortPhasesRow) Layout() *Layout[SortPhasesRow] { return sortPhasesRows }
+
+// sortPhasesRows is the layout of sort-phase rows.
+var sortPhasesRows = func() *Layout[SortPhasesRow] {
+	l := &Layout[SortPhasesRow]{
+		Rows: "split phases",
+		Columns: []Column[SortPhasesRow]{
+			{Name: "entries", Text: func(r SortPhasesRow) string { return strconv.FormatInt(r.Entries, 10) }, Head: "entries",
+				Cell: func(r SortPhasesRow) string { return FormatSize(int(r.Entries)) }},
+			{Name: "sorters", Text: func(r SortPhasesRow) string { return strconv.Itoa(r.Sorters) }, Head: "sorters"},
+		},
 	}
-	msgs := make([]transport.Msg, len(sends)+len(recvs))
-	for i := range msgs {
-		m := &msgs[i]
-		m.W = w
-		w.Add(1)
-		var err error
-		if i < len(sends) {
-			s := sends[i]
-			m.Peer, m.Key, m.Buf = s.To, transport.Key{Comm: 9, Seq: 1, Tag: int64(s.Tag)}, s.Data
-			err = c.t.Isend(m)
-		} else {
-			r := recvs[i-len(sends)]
-			m.Peer, m.Key, m.Buf = r.From, transport.Key{Comm: 9, Seq: 1, Tag: int64(r.Tag)}, r.Buf
-			err = c.t.Irecv(m)
-		}
-		if err != nil {
-			return err
-		}
+	for k, ph := range SortPhases {
+		l.Columns = append(l.Columns, Column[SortPhasesRow]{Name: ph + "_s", Unit: "s", Head: ph + " s",
+			Text: func(r SortPhasesRow) string { return fixed(r.Seconds()[k], 6) },
+			Cell: func(r SortPhasesRow) string { return fixed(r.Seconds()[k], 3) }})
 	}
-	if err := w.Wait(ctx); err != nil {
-		return err
-	}
-	for i := range msgs {
-		if msgs[i].Err != nil {
-			return msgs[i].Err
-		}
-		if i >= len(sends) {
-			recvs[i-len(sends)].N = msgs[i].N
-		}
-	}
-	return nil
+	return l
+}()
+
+// sackLine is a line of Sack's Table 2.1: one phase at one table size,
+// its seconds per number of sorters ("-" where not measured).
+type sackLine struct {
+	entries int64
+	phase   string
+	cells   []string
 }
 
 // WriteSortPhases writes rows as a table shaped like Sack's Table 2.1:
@@ -279,26 +296,26 @@ func WriteSortPhases(w io.Writer, rows []SortPhasesRow) error {
 		}
 		at[[2]int64{r.Entries, int64(r.Sorters)}] = r
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprint(tw, "entries\tphase\t")
-	for _, p := range ps {
-		fmt.Fprintf(tw, "p=%d\t", p)
+	l := &Layout[sackLine]{Rows: "split phases", Columns: []Column[sackLine]{
+		{Head: "entries", Cell: func(s sackLine) string { return FormatSize(int(s.entries)) }},
+		{Head: "phase", Cell: func(s sackLine) string { return s.phase }},
+	}}
+	for i, p := range ps {
+		l.Columns = append(l.Columns, Column[sackLine]{Head: "p=" + strconv.Itoa(p), Cell: func(s sackLine) string { return s.cells[i] }})
 	}
-	fmt.Fprintln(tw)
+	var lines []sackLine
 	for _, n := range ns {
-		for _, ph := range []string{"collect", "splitters", "exchange", "merge", "total", "wall"} {
-			fmt.Fprintf(tw, "%s\t%s\t", FormatSize(int(n)), ph)
+		for k, ph := range SortPhases {
+			line := sackLine{entries: n, phase: ph}
 			for _, p := range ps {
-				r, ok := at[[2]int64{n, int64(p)}]
-				if !ok {
-					fmt.Fprint(tw, "-\t")
-					continue
+				c := "-"
+				if r, ok := at[[2]int64{n, int64(p)}]; ok {
+					c = fixed(r.Seconds()[k], 3)
 				}
-				d := map[string]time.Duration{"collect": r.Collect, "splitters": r.Splitters, "exchange": r.Exchange, "merge": r.Merge, "total": r.Total, "wall": r.Wall}[ph]
-				fmt.Fprintf(tw, "%.3f\t", d.Seconds())
+				line.cells = append(line.cells, c)
 			}
-			fmt.Fprintln(tw)
+			lines = append(lines, line)
 		}
 	}
-	return tw.Flush()
+	return write(w, "table", l, lines)
 }

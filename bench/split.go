@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/scoll/scoll"
@@ -33,14 +31,14 @@ const SmallGroups = 16
 const KeyBytes = 8
 
 // SplitConfig describes a communicator-split benchmark (scoll split).
+//
+// Of Common, RunSplit takes NP (required), World (every rank calls
+// RunSplit alike), Algorithms (nil: every split algorithm), Reps (timed
+// splits per configuration; 0: 5), Seed (of the random keys), MaxMemory,
+// Progress (before each repetition) and OnSkip (the configurations the
+// memory guard skips, which are rows too).
 type SplitConfig struct {
-	// NP is the number of in-process ranks (ignored with World).
-	NP int
-	// World, when set, runs on this communicator's ranks (processes)
-	// instead of in-process ranks; every rank must call RunSplit alike.
-	World *scoll.Comm
-	// Algorithms are the split algorithms to run (nil: all).
-	Algorithms []string
+	Common
 	// Colors: "1" (one communicator), a number K (color = rank mod K),
 	// "unique" or "N" (every rank alone: Moody's many groups, one per
 	// rank) or "small" (SmallGroups colors, rank mod SmallGroups: Moody's
@@ -48,8 +46,6 @@ type SplitConfig struct {
 	Colors string
 	// Keys: "random" (seeded), "same", "reverse" or "rank".
 	Keys string
-	// Seed seeds the random keys.
-	Seed uint64
 	// Sorters is cheng's number of sorting ranks (0: its default). Only
 	// the algorithm called cheng takes it (cheng-M sets its own).
 	Sorters int
@@ -74,29 +70,15 @@ type SplitConfig struct {
 	// Variant labels the results (the figure modes name their panels and
 	// lines with it).
 	Variant string
-	// Reps is the number of timed splits per configuration (0: 5).
-	Reps int
 	// Peak adds one untimed split per configuration, before the timed
 	// ones, whose peak live memory is measured (SplitResult.PeakBytesPerRank),
 	// with the garbage collector running every PeakGCPercent of heap
 	// growth (0: the constant PeakGCPercent).
 	Peak          bool
 	PeakGCPercent int
-	// MaxMemory skips configurations estimated to need more bytes over all
-	// ranks (0: DefaultMaxMemory, negative: no limit).
-	MaxMemory int64
-	// Progress, when set, is told of each repetition as it ends.
-	Progress func(SplitProgress)
-	// Row, when set, is given every result as soon as it is measured (or
-	// skipped).
-	Row func(SplitResult)
-}
-
-// SplitProgress reports a finished repetition.
-type SplitProgress struct {
-	Algorithm, Group, Variant string
-	Rep, Reps                 int
-	Time                      time.Duration
+	// OnRow, when set, is given every result as soon as it is measured
+	// (or skipped).
+	OnRow func(SplitResult)
 }
 
 // SplitResult is one measured (or skipped) split configuration.
@@ -171,19 +153,10 @@ type SplitPhase struct {
 	Ms   float64 `json:"ms"`
 }
 
-// SplitReport is the outcome of RunSplit.
-type SplitReport struct {
-	// Results are every configuration in the order run, skipped ones
-	// included (SplitResult.Skipped).
-	Results []SplitResult
-	// Skipped lists the configurations the memory guard skipped.
-	Skipped []Skip
-}
-
-// Measured returns the results that were measured (not skipped).
-func (r *SplitReport) Measured() []SplitResult {
+// MeasuredSplits returns the rows that were measured (not skipped).
+func MeasuredSplits(rows []SplitResult) []SplitResult {
 	var out []SplitResult
-	for _, x := range r.Results {
+	for _, x := range rows {
 		if x.Skipped == "" {
 			out = append(out, x)
 		}
@@ -351,78 +324,72 @@ func splitMemory(alg string, n, m, group, item int, chain bool) int64 {
 	return 24*N*N + table
 }
 
-// RunSplit measures Split (SplitBytes with Bytes or ColorLen) for every
-// algorithm and representation of cfg. Configurations an algorithm
-// refuses (scoll.ErrUnsupported) and those the memory guard skips are
-// results with Skipped set, not errors.
-func RunSplit(ctx context.Context, cfg SplitConfig) (*SplitReport, error) {
+// prepare normalises cfg for harness (Common: NP, Algorithms, Reps, Seed,
+// MaxMemory and the fields of also) and checks the rest: it returns the algorithms
+// (nil: every one) and representations (nil: auto) to run, every rank's
+// key and the members of the largest new communicator.
+func (cfg *SplitConfig) prepare(harness string, also uint) (algs, groups []string, keys []int, members int, err error) {
+	err = cfg.Common.normalize(defaults{harness: harness, reps: 5,
+		takes: also | takesNP | takesAlgorithms | takesReps | takesSeed | takesMaxMemory})
+	if err != nil {
+		return nil, nil, nil, 0, err
+	}
 	n := cfg.NP
-	if cfg.World != nil {
-		n = cfg.World.Size()
-	}
-	if n < 1 {
-		return nil, fmt.Errorf("%w: np %d < 1", ErrConfig, n)
-	}
-	if cfg.Reps == 0 {
-		cfg.Reps = 5
-	}
-	if cfg.Reps < 1 {
-		return nil, fmt.Errorf("%w: %d repetitions", ErrConfig, cfg.Reps)
-	}
-	if cfg.MaxMemory == 0 {
-		cfg.MaxMemory = DefaultMaxMemory
-	}
-	algs := cfg.Algorithms
-	known := map[string]bool{}
-	for _, a := range scoll.SplitAlgorithms() {
-		known[a.Name] = true
-		if len(cfg.Algorithms) == 0 {
-			algs = append(algs, a.Name)
-		}
+	algs = cfg.Algorithms
+	if len(algs) == 0 {
+		algs = splitNames()
 	}
 	for _, a := range algs {
-		if !known[a] {
-			return nil, fmt.Errorf("%w: unknown split algorithm %q", ErrConfig, a)
+		if _, ok := split.Lookup(a); !ok {
+			return nil, nil, nil, 0, fmt.Errorf("%w: unknown split algorithm %q", ErrConfig, a)
 		}
 	}
-	groups := cfg.Groups
+	groups = cfg.Groups
 	if len(groups) == 0 {
 		groups = []string{"auto"}
 	}
 	for _, g := range groups {
 		if _, err := parseGroup(g); err != nil {
-			return nil, err
+			return nil, nil, nil, 0, err
 		}
 	}
 	ncolors, err := numColors(cfg.Colors, n)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, 0, err
 	}
 	if cfg.ColorLen < 0 {
-		return nil, fmt.Errorf("%w: color-len %d", ErrConfig, cfg.ColorLen)
+		return nil, nil, nil, 0, fmt.Errorf("%w: color-len %d", ErrConfig, cfg.ColorLen)
 	}
 	if cfg.ColorLen > 0 {
 		if _, err := colorName(min(ncolors, n)-1, cfg.ColorLen); err != nil {
-			return nil, err
+			return nil, nil, nil, 0, err
 		}
 	}
-	keys, err := keysOf(cfg.Keys, n, cfg.Seed)
-	if err != nil {
-		return nil, err
+	if keys, err = keysOf(cfg.Keys, n, cfg.Seed); err != nil {
+		return nil, nil, nil, 0, err
 	}
-	members := (n + ncolors - 1) / ncolors // of the largest communicator
+	members = (n + ncolors - 1) / ncolors // of the largest communicator
 	if cfg.NoSplit {
 		members = n
 	}
-	rep := &SplitReport{}
-	emit := func(r SplitResult) {
-		rep.Results = append(rep.Results, r)
-		if cfg.Row != nil {
-			cfg.Row(r)
-		}
+	return algs, groups, keys, members, nil
+}
+
+// RunSplit measures Split (SplitBytes with Bytes or ColorLen) for every
+// algorithm and representation of cfg. Configurations an algorithm
+// refuses (scoll.ErrUnsupported) and those the memory guard skips are
+// results with Skipped set, not errors.
+func RunSplit(ctx context.Context, cfg SplitConfig) (*Results[SplitResult], error) {
+	algs, groups, keys, members, err := cfg.prepare("bench.RunSplit", takesWorld)
+	if err != nil {
+		return nil, err
 	}
-	for _, alg := range algs {
-		for _, g := range groups {
+	n := cfg.NP
+	rep := &Results[SplitResult]{}
+	emit := func(r SplitResult) { add(rep, cfg.OnRow, r) }
+	total := len(algs) * len(groups) * cfg.Reps
+	for k, alg := range algs {
+		for l, g := range groups {
 			gs, _ := parseGroup(g)
 			res := cfg.result(n, alg, g)
 			eff := gs
@@ -439,12 +406,23 @@ func RunSplit(ctx context.Context, cfg SplitConfig) (*SplitReport, error) {
 			if cfg.MaxMemory > 0 && mem > cfg.MaxMemory {
 				s := Skip{Algorithm: alg + "/" + g, Bytes: -1,
 					Reason: fmt.Sprintf("needs about %s over %d ranks, more than the limit of %s", FormatSize(int(mem)), n, FormatSize(int(cfg.MaxMemory)))}
-				rep.Skipped = append(rep.Skipped, s)
+				skip(&cfg.Common, rep, s)
 				res.Skipped = "memory: " + s.Reason
 				emit(res)
 				continue
 			}
-			err := measureSplit(ctx, &cfg, n, gs, keys, &res)
+			steps := func(rep int, last time.Duration) {
+				what := alg + "/" + g
+				if cfg.Variant != "" {
+					what += " " + cfg.Variant
+				}
+				what += fmt.Sprintf(", repetition %d of %d", rep+1, cfg.Reps)
+				if rep > 0 {
+					what += fmt.Sprintf(" (repetition %d: %v)", rep, last.Round(100*time.Microsecond))
+				}
+				cfg.step((k*len(groups)+l)*cfg.Reps+rep, total, "%s", what)
+			}
+			err := measureSplit(ctx, &cfg, n, gs, keys, &res, steps)
 			if errors.Is(err, scoll.ErrUnsupported) {
 				res.Skipped = "refused: " + err.Error()
 				emit(res)
@@ -456,6 +434,7 @@ func RunSplit(ctx context.Context, cfg SplitConfig) (*SplitReport, error) {
 			emit(res)
 		}
 	}
+	cfg.ended(total)
 	return rep, nil
 }
 
@@ -538,8 +517,9 @@ func (m allocMeter) read() uint64 {
 // measureSplit runs one configuration into res: Reps timed splits on
 // every rank, each also measured for the heap bytes it allocates (the
 // median over the repetitions, less the median of the same window around
-// no split).
-func measureSplit(ctx context.Context, cfg *SplitConfig, n, gs int, keys []int, res *SplitResult) error {
+// no split). Rank 0 calls step before each repetition, with the time of
+// the one before.
+func measureSplit(ctx context.Context, cfg *SplitConfig, n, gs int, keys []int, res *SplitResult, step func(rep int, last time.Duration)) error {
 	alg := res.Algorithm
 	call := cfg.splitCall(n, alg, gs, keys)
 	times := make([]float64, cfg.Reps)
@@ -586,6 +566,9 @@ func measureSplit(ctx context.Context, cfg *SplitConfig, n, gs int, keys []int, 
 		}
 		allocs, harness := make([]float64, cfg.Reps), make([]float64, cfg.Reps)
 		for rep := range cfg.Reps {
+			if c.Rank() == 0 {
+				step(rep, time.Duration(times[max(rep-1, 0)]*1e6))
+			}
 			h, err := noSplit()
 			if err != nil {
 				return err
@@ -612,14 +595,9 @@ func measureSplit(ctx context.Context, cfg *SplitConfig, n, gs int, keys []int, 
 			allocs[rep], harness[rep] = float64(a), float64(h)
 			if c.Rank() == 0 {
 				times[rep] = worst * 1e3
-				if cfg.Progress != nil {
-					cfg.Progress(SplitProgress{Algorithm: alg, Group: res.Group, Variant: cfg.Variant, Rep: rep + 1, Reps: cfg.Reps, Time: time.Duration(worst * 1e9)})
-				}
 			}
 			if rep == cfg.Reps-1 {
-				slices.Sort(allocs)
-				slices.Sort(harness)
-				if err := splitStats(ctx, c, sub, &st, res, int64(median(allocs)-median(harness)), peak); err != nil {
+				if err := splitStats(ctx, c, sub, &st, res, int64(Median(allocs)-Median(harness)), peak); err != nil {
 					return err
 				}
 			}
@@ -629,19 +607,10 @@ func measureSplit(ctx context.Context, cfg *SplitConfig, n, gs int, keys []int, 
 		}
 		return nil
 	}
-	var err error
-	if cfg.World != nil {
-		err = body(ctx, cfg.World)
-	} else {
-		err = scoll.Run(ctx, n, body)
-		releaseWorld(n)
-	}
-	if err != nil {
+	if err := cfg.run(ctx, body); err != nil {
 		return err
 	}
-	sorted := slices.Clone(times)
-	slices.Sort(sorted)
-	res.MedianMs, res.MinMs, res.MaxMs = median(sorted), sorted[0], sorted[len(sorted)-1]
+	res.MedianMs, res.MinMs, res.MaxMs = Median(times), slices.Min(times), slices.Max(times)
 	return nil
 }
 
@@ -650,58 +619,29 @@ func measureSplit(ctx context.Context, cfg *SplitConfig, n, gs int, keys []int, 
 // cfg.NP in-process ranks with the recorder rec attached
 // (scoll.WithRecorder) and nothing else: the trace holds the split's
 // messages only (with the collectives that agree on options and context
-// id).
+// id). It takes RunSplit's configuration but World (the default algorithm
+// is merge); Reps and MaxMemory do not apply to its one split.
 func RecordSplit(ctx context.Context, cfg SplitConfig, rec *record.Recorder) error {
-	if cfg.NP < 1 || cfg.World != nil {
-		return fmt.Errorf("%w: recording needs in-process ranks (np ≥ 1, no world)", ErrConfig)
+	if len(cfg.Algorithms) == 0 {
+		cfg.Algorithms = []string{"merge"}
 	}
-	alg := "merge"
-	if len(cfg.Algorithms) > 0 {
-		alg = cfg.Algorithms[0]
-	}
-	if _, ok := split.Lookup(alg); !ok {
-		return fmt.Errorf("%w: unknown split algorithm %q", ErrConfig, alg)
-	}
-	g := "auto"
-	if len(cfg.Groups) > 0 {
-		g = cfg.Groups[0]
-	}
-	gs, err := parseGroup(g)
+	algs, groups, keys, _, err := cfg.prepare("bench.RecordSplit", 0)
 	if err != nil {
 		return err
 	}
-	keys, err := keysOf(cfg.Keys, cfg.NP, cfg.Seed)
-	if err != nil {
-		return err
-	}
-	ncolors, err := numColors(cfg.Colors, cfg.NP)
-	if err != nil {
-		return err
-	}
-	if cfg.ColorLen > 0 {
-		if _, err := colorName(min(ncolors, cfg.NP)-1, cfg.ColorLen); err != nil {
-			return err
-		}
-	}
+	alg, g := algs[0], groups[0]
+	gs, _ := parseGroup(g)
 	if err := split.Refusal(alg, cfg.options(alg, gs, cfg.NP)); err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	call := cfg.splitCall(cfg.NP, alg, gs, keys)
-	return scoll.Run(ctx, cfg.NP, func(ctx context.Context, c *scoll.Comm) error {
+	return cfg.run(ctx, func(ctx context.Context, c *scoll.Comm) error {
 		sub, err := call(ctx, c)
 		if sub != nil {
 			sub.Close()
 		}
 		return err
 	}, scoll.WithRecorder(rec))
-}
-
-// median returns the median of sorted values.
-func median(s []float64) float64 {
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // splitStats reduces one rank's statistics of a split over c into res (on
@@ -764,42 +704,90 @@ func splitStats(ctx context.Context, c, sub *scoll.Comm, st *scoll.SplitStats, r
 	return nil
 }
 
-// WriteSplit writes split results in format "table", "csv" or "json".
-func WriteSplit(w io.Writer, format string, results []SplitResult) error {
-	switch strings.ToLower(format) {
-	case "table", "":
-		return WriteSplitTable(w, results)
-	case "csv":
-		return WriteSplitCSV(w, results, true)
-	case "json":
-		if results == nil {
-			results = []SplitResult{}
-		}
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(results)
-	}
-	return fmt.Errorf("%w: unknown format %q (have %s)", ErrConfig, format, strings.Join(Formats(), ", "))
-}
+// Layout implements Row. The CSV's columns are the JSON fields (phases
+// as "name=ms" pairs); its first sixteen are those of the integer-only
+// benchmark, in its order (scripts read them by position). The table
+// shows items and what the split did in words, the variant only when a
+// row has one, and a skipped configuration with its reason in the last
+// column.
+func (SplitResult) Layout() *Layout[SplitResult] { return splitRows }
 
-// splitColumns are the CSV columns; the first sixteen are those of the
-// integer-only benchmark, in its order (scripts read them by position).
-var splitColumns = []string{"np", "algorithm", "colors", "keys", "sorters", "group", "reps", "median_ms", "min_ms", "max_ms", "group_bytes_mean", "group_bytes_max", "messages", "bytes", "checksum", "phases",
-	"variant", "bytes_items", "color_len", "reorder", "split", "chain", "alloc_bytes_per_rank", "est_bytes_per_rank", "skipped", "peak_bytes_per_rank", "peak_resolution_per_rank"}
-
-func splitFields(r SplitResult) []string {
-	f := func(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 64) }
-	var ph []string
-	for _, p := range r.Phases {
-		ph = append(ph, p.Name+"="+f(p.Ms, 3))
-	}
+// splitRows is the layout of split results.
+var splitRows = func() *Layout[SplitResult] {
+	type S = SplitResult
+	i := strconv.Itoa
+	i64 := func(x int64) string { return strconv.FormatInt(x, 10) }
 	b := strconv.FormatBool
-	return []string{strconv.Itoa(r.NP), r.Algorithm, r.Colors, r.Keys, strconv.Itoa(r.Sorters), r.Group, strconv.Itoa(r.Reps),
-		f(r.MedianMs, 3), f(r.MinMs, 3), f(r.MaxMs, 3), f(r.GroupBytesMean, 1), strconv.Itoa(r.GroupBytesMax),
-		strconv.FormatInt(r.Messages, 10), strconv.FormatInt(r.Bytes, 10), r.Checksum, strings.Join(ph, " "),
-		r.Variant, b(r.ByteItems), strconv.Itoa(r.ColorLen), b(r.Reorder), b(r.Split), b(r.Chain), f(r.AllocBytesPerRank, 1), f(r.EstBytesPerRank, 1), r.Skipped,
-		f(r.PeakBytesPerRank, 1), f(r.PeakResolutionPerRank, 1)}
-}
+	// measured shows a measurement in the table, or "-" when skipped.
+	measured := func(f func(S) string) func(S) string {
+		return func(r S) string {
+			if r.Skipped != "" {
+				return "-"
+			}
+			return f(r)
+		}
+	}
+	ms := func(f func(S) float64) func(S) string { return func(r S) string { return fixed(f(r), 3) } }
+	median, least, most := ms(func(r S) float64 { return r.MedianMs }), ms(func(r S) float64 { return r.MinMs }), ms(func(r S) float64 { return r.MaxMs })
+	phases := func(r S) string {
+		var ph []string
+		for _, p := range r.Phases {
+			ph = append(ph, p.Name+"="+fixed(p.Ms, 3))
+		}
+		return strings.Join(ph, " ")
+	}
+	return &Layout[SplitResult]{
+		Rows: "split results",
+		Columns: []Column[S]{
+			{Name: "np", Text: func(r S) string { return i(r.NP) }, Head: "np"},
+			{Name: "algorithm", Text: func(r S) string { return r.Algorithm }, Head: "algorithm", Left: true},
+			{Head: "variant", Cell: func(r S) string { return r.Variant }, Left: true, Optional: true},
+			{Head: "group", Cell: func(r S) string { return r.Group }, Left: true},
+			{Name: "colors", Text: func(r S) string { return r.Colors }, Head: "colors", Left: true},
+			{Name: "keys", Text: func(r S) string { return r.Keys }, Head: "keys", Left: true},
+			{Head: "items", Cell: SplitResult.Items, Left: true},
+			{Head: "does", Cell: SplitResult.Does, Left: true},
+			{Name: "sorters", Text: func(r S) string { return i(r.Sorters) }},
+			{Name: "group", Text: func(r S) string { return r.Group }},
+			{Name: "reps", Text: func(r S) string { return i(r.Reps) }},
+			{Name: "median_ms", Unit: "ms", Text: median, Head: "median ms", Cell: measured(median)},
+			{Name: "min_ms", Unit: "ms", Text: least, Head: "min ms", Cell: measured(least)},
+			{Name: "max_ms", Unit: "ms", Text: most, Head: "max ms", Cell: measured(most)},
+			{Name: "group_bytes_mean", Unit: "B", Text: func(r S) string { return fixed(r.GroupBytesMean, 1) }, Head: "group B/rank",
+				Cell: measured(func(r S) string { return fixed(r.GroupBytesMean, 0) })},
+			{Name: "group_bytes_max", Unit: "B", Text: func(r S) string { return i(r.GroupBytesMax) }, Head: "max B",
+				Cell: measured(func(r S) string { return i(r.GroupBytesMax) })},
+			{Head: "alloc B/rank", Cell: measured(func(r S) string { return fixed(r.AllocBytesPerRank, 0) })},
+			{Head: "peak B/rank", Cell: measured(func(r S) string {
+				if r.PeakBytesPerRank > 0 || r.PeakResolutionPerRank > 0 {
+					return fixed(r.PeakBytesPerRank, 0) + "±" + fixed(r.PeakResolutionPerRank, 0)
+				}
+				return "-"
+			})},
+			{Name: "messages", Text: func(r S) string { return i64(r.Messages) }, Head: "messages", Cell: measured(func(r S) string { return i64(r.Messages) })},
+			{Name: "bytes", Unit: "B", Text: func(r S) string { return i64(r.Bytes) }, Head: "bytes",
+				Cell: measured(func(r S) string { return FormatSize(int(r.Bytes)) })},
+			{Name: "checksum", Text: func(r S) string { return r.Checksum }, Head: "checksum", Cell: measured(func(r S) string { return r.Checksum })},
+			{Name: "phases", Text: phases, Head: "phases (ms, slowest rank)", Left: true, Cell: func(r S) string {
+				if r.Skipped != "" {
+					return "skipped: " + r.Skipped
+				}
+				return phases(r)
+			}},
+			{Name: "variant", Text: func(r S) string { return r.Variant }},
+			{Name: "bytes_items", Text: func(r S) string { return b(r.ByteItems) }},
+			{Name: "color_len", Text: func(r S) string { return i(r.ColorLen) }},
+			{Name: "reorder", Text: func(r S) string { return b(r.Reorder) }},
+			{Name: "split", Text: func(r S) string { return b(r.Split) }},
+			{Name: "chain", Text: func(r S) string { return b(r.Chain) }},
+			{Name: "alloc_bytes_per_rank", Unit: "B", Text: func(r S) string { return fixed(r.AllocBytesPerRank, 1) }},
+			{Name: "est_bytes_per_rank", Unit: "B", Text: func(r S) string { return fixed(r.EstBytesPerRank, 1) }},
+			{Name: "skipped", Text: func(r S) string { return r.Skipped }},
+			{Name: "peak_bytes_per_rank", Unit: "B", Text: func(r S) string { return fixed(r.PeakBytesPerRank, 1) }},
+			{Name: "peak_resolution_per_rank", Unit: "B", Text: func(r S) string { return fixed(r.PeakResolutionPerRank, 1) }},
+		},
+	}
+}()
 
 // Items names the call and its colors: "int" (Split), "bytes" (SplitBytes
 // with 8-byte colors) or "strL" (SplitBytes with string colors of L bytes).
@@ -832,49 +820,7 @@ func (r SplitResult) Does() string {
 	return strings.Join(parts, "+")
 }
 
-// WriteSplitCSV writes the results as CSV, with a header line if header.
-func WriteSplitCSV(w io.Writer, results []SplitResult, header bool) error {
-	var h []string
-	if header {
-		h = splitColumns
-	}
-	return writeCSV(w, h, results, splitFields)
-}
-
-// WriteSplitTable writes the results as an aligned table; a skipped
-// configuration is a row with its reason.
-func WriteSplitTable(w io.Writer, results []SplitResult) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	variants := slices.ContainsFunc(results, func(r SplitResult) bool { return r.Variant != "" })
-	head := "np\talgorithm\tgroup\tcolors\tkeys\titems\tdoes\t"
-	if variants {
-		head = "np\talgorithm\tvariant\tgroup\tcolors\tkeys\titems\tdoes\t"
-	}
-	fmt.Fprintln(tw, head+"median ms\tmin ms\tmax ms\tgroup B/rank\tmax B\talloc B/rank\tpeak B/rank\tmessages\tbytes\tchecksum\tphases (ms, slowest rank)")
-	for _, r := range results {
-		f := splitFields(r)
-		fmt.Fprintf(tw, "%s\t%s\t", f[0], f[1])
-		if variants {
-			fmt.Fprintf(tw, "%s\t", r.Variant)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t", f[5], f[2], f[3], r.Items(), r.Does())
-		if r.Skipped != "" {
-			// Empty measurements, the reason in the last column: the
-			// columns stay aligned.
-			fmt.Fprintf(tw, "%sskipped: %s\n", strings.Repeat("-\t", 11), r.Skipped)
-			continue
-		}
-		pk := "-"
-		if r.PeakBytesPerRank > 0 || r.PeakResolutionPerRank > 0 {
-			pk = fmt.Sprintf("%.0f±%.0f", r.PeakBytesPerRank, r.PeakResolutionPerRank)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f\t%d\t%.0f\t%s\t%d\t%s\t%s\t%s\n", f[7], f[8], f[9],
-			r.GroupBytesMean, r.GroupBytesMax, r.AllocBytesPerRank, pk, r.Messages, FormatSize(int(r.Bytes)), r.Checksum, f[15])
-	}
-	return tw.Flush()
-}
-
-// ReadSplitCSV reads results written by WriteSplitCSV (the columns it
+// ReadSplitCSV reads split results written as CSV (Write) (the columns it
 // knows, by name; phases are not read back).
 func ReadSplitCSV(r io.Reader) ([]SplitResult, error) {
 	cr := csv.NewReader(r)

@@ -58,25 +58,25 @@ func TestRunSplitBytes(t *testing.T) {
 	} {
 		for _, colors := range []string{"small", "N"} {
 			for _, clen := range []int{0, 5, 80} {
-				base := SplitConfig{NP: 33, Colors: colors, Keys: "random", Seed: 3, Reps: 1,
-					NoReorder: flags.noReorder, NoSplit: flags.noSplit, Chain: flags.chain}
+				base := SplitConfig{Colors: colors, Keys: "random",
+					NoReorder: flags.noReorder, NoSplit: flags.noSplit, Chain: flags.chain, Common: Common{NP: 33, Seed: 3, Reps: 1}}
 				what := fmt.Sprintf("%+v colors %s len %d", flags, colors, clen)
-				ints, err := RunSplit(ctx, SplitConfig{NP: 33, Colors: colors, Keys: "random", Seed: 3, Reps: 1,
-					NoReorder: flags.noReorder, NoSplit: flags.noSplit, Chain: flags.chain, Algorithms: []string{"allgather"}})
+				ints, err := RunSplit(ctx, SplitConfig{Colors: colors, Keys: "random",
+					NoReorder: flags.noReorder, NoSplit: flags.noSplit, Chain: flags.chain, Common: Common{NP: 33, Seed: 3, Reps: 1, Algorithms: []string{"allgather"}}})
 				if err != nil {
 					t.Fatal(err)
 				}
-				want := checkAgree(t, what+" (Split)", ints.Results)
+				want := checkAgree(t, what+" (Split)", ints.Rows)
 				cfg := base
 				cfg.Bytes, cfg.ColorLen, cfg.Algorithms = true, clen, algs
 				rep, err := RunSplit(ctx, cfg)
 				if err != nil {
 					t.Fatalf("%s: %v", what, err)
 				}
-				if len(rep.Results) != len(algs) {
-					t.Fatalf("%s: %d rows for %d algorithms", what, len(rep.Results), len(algs))
+				if len(rep.Rows) != len(algs) {
+					t.Fatalf("%s: %d rows for %d algorithms", what, len(rep.Rows), len(algs))
 				}
-				for _, r := range rep.Results {
+				for _, r := range rep.Rows {
 					if integerOnly(r.Algorithm) != strings.HasPrefix(r.Skipped, "refused: ") {
 						t.Fatalf("%s: %s skipped %q", what, r.Algorithm, r.Skipped)
 					}
@@ -87,7 +87,7 @@ func TestRunSplitBytes(t *testing.T) {
 						t.Fatalf("%s: %s: a chain of %d bytes", what, r.Algorithm, r.GroupBytesMax)
 					}
 				}
-				if got := checkAgree(t, what, rep.Results); got != want {
+				if got := checkAgree(t, what, rep.Rows); got != want {
 					t.Fatalf("%s: SplitBytes checksum %s, Split's %s", what, got, want)
 				}
 			}
@@ -108,17 +108,17 @@ func TestSplitFigures(t *testing.T) {
 			t.Fatal(err)
 		}
 		var streamed int
-		rep, err := RunSplitFigure(ctx, fig, SplitConfig{Keys: "random", Seed: 5, Reps: 1, Row: func(SplitResult) { streamed++ }}, nps)
+		rep, err := RunSplitFigure(ctx, fig, SplitConfig{Keys: "random", OnRow: func(SplitResult) { streamed++ }, Common: Common{Seed: 5, Reps: 1}}, nps)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if want := len(nps) * len(fig.Variants) * len(fig.Algorithms); len(rep.Results) != want || streamed != want {
-			t.Fatalf("%s: %d rows (%d streamed), want %d", name, len(rep.Results), streamed, want)
+		if want := len(nps) * len(fig.Variants) * len(fig.Algorithms); len(rep.Rows) != want || streamed != want {
+			t.Fatalf("%s: %d rows (%d streamed), want %d", name, len(rep.Rows), streamed, want)
 		}
 		for _, n := range nps {
 			for _, v := range fig.Variants {
 				var rows []SplitResult
-				for _, r := range rep.Results {
+				for _, r := range rep.Rows {
 					if r.NP == n && r.Variant == v.Name() {
 						rows = append(rows, r)
 					}
@@ -141,7 +141,7 @@ func TestSplitFigures(t *testing.T) {
 			}
 		}
 		var buf bytes.Buffer
-		if err := WriteSplit(&buf, "table", rep.Results); err != nil || strings.Count(buf.String(), "\n") != len(rep.Results)+1 {
+		if err := Write(&buf, "table", rep.Rows); err != nil || strings.Count(buf.String(), "\n") != len(rep.Rows)+1 {
 			t.Fatalf("%s: table: %v\n%s", name, err, buf.String())
 		}
 	}
@@ -151,16 +151,16 @@ func TestSplitFigures(t *testing.T) {
 	// Fig. 4's allgather baseline holds n items per rank: a limit between
 	// its estimate and bitonic's skips it alone.
 	fig, _ := LookupSplitFigure("moody4")
-	rep, err := RunSplitFigure(ctx, fig, SplitConfig{Reps: 1, MaxMemory: 100_000, Algorithms: []string{"bitonic", "allgather-chain"}}, []int{33})
+	rep, err := RunSplitFigure(ctx, fig, SplitConfig{Common: Common{Reps: 1, MaxMemory: 100_000, Algorithms: []string{"bitonic", "allgather-chain"}}}, []int{33})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range rep.Results {
+	for _, r := range rep.Rows {
 		if (r.Algorithm == "allgather-chain") != strings.HasPrefix(r.Skipped, "memory: ") {
 			t.Fatalf("memory guard at 100,000 bytes: %s skipped %q (estimate %.0f B per rank)", r.Algorithm, r.Skipped, r.EstBytesPerRank)
 		}
 	}
-	if _, err := RunSplitFigure(ctx, fig, SplitConfig{Reps: 1, Algorithms: []string{"nope"}}, []int{8}); !errors.Is(err, ErrConfig) {
+	if _, err := RunSplitFigure(ctx, fig, SplitConfig{Common: Common{Reps: 1, Algorithms: []string{"nope"}}}, []int{8}); !errors.Is(err, ErrConfig) {
 		t.Fatalf("unknown --algorithm in a figure: %v", err)
 	}
 }
@@ -182,11 +182,11 @@ func TestSplitMemoryGrowth(t *testing.T) {
 	}
 	var groups []int
 	for _, n := range []int{16, 128} {
-		rep, err := RunSplit(context.Background(), SplitConfig{NP: n, Reps: 1, Algorithms: []string{"hash"}, ColorLen: 5, Colors: "small", NoReorder: true, Chain: true})
+		rep, err := RunSplit(context.Background(), SplitConfig{ColorLen: 5, Colors: "small", NoReorder: true, Chain: true, Common: Common{NP: n, Reps: 1, Algorithms: []string{"hash"}}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := rep.Results[0]
+		r := rep.Rows[0]
 		if r.AllocBytesPerRank <= 0 {
 			t.Fatalf("n=%d: no allocation measured", n)
 		}
@@ -203,10 +203,10 @@ func TestSplitMemoryGrowth(t *testing.T) {
 // configuration error.
 func TestRecordSplitBytes(t *testing.T) {
 	for _, cfg := range []SplitConfig{
-		{NP: 33, Algorithms: []string{"hash"}, ColorLen: 80, Colors: "small", NoReorder: true, Chain: true},
-		{NP: 33, Algorithms: []string{"bitonic"}, ColorLen: 5, Colors: "small", Chain: true},
-		{NP: 33, Algorithms: []string{"hash64"}, Bytes: true, Colors: "N", Chain: true},
-		{NP: 33, Algorithms: []string{"allgather-chain"}, NoSplit: true},
+		{ColorLen: 80, Colors: "small", NoReorder: true, Chain: true, Common: Common{NP: 33, Algorithms: []string{"hash"}}},
+		{ColorLen: 5, Colors: "small", Chain: true, Common: Common{NP: 33, Algorithms: []string{"bitonic"}}},
+		{Bytes: true, Colors: "N", Chain: true, Common: Common{NP: 33, Algorithms: []string{"hash64"}}},
+		{NoSplit: true, Common: Common{NP: 33, Algorithms: []string{"allgather-chain"}}},
 	} {
 		rec := record.New()
 		if err := RecordSplit(context.Background(), cfg, rec); err != nil {
@@ -223,7 +223,7 @@ func TestRecordSplitBytes(t *testing.T) {
 			t.Fatalf("%s: trace of %d ranks, %d messages", cfg.Algorithms[0], tr.Size, tr.Messages())
 		}
 	}
-	cfg := SplitConfig{NP: 8, Algorithms: []string{"allgather"}, ColorLen: 5}
+	cfg := SplitConfig{ColorLen: 5, Common: Common{NP: 8, Algorithms: []string{"allgather"}}}
 	if err := RecordSplit(context.Background(), cfg, record.New()); !errors.Is(err, ErrConfig) {
 		t.Fatalf("recording a refused configuration: %v", err)
 	}
@@ -231,28 +231,36 @@ func TestRecordSplitBytes(t *testing.T) {
 
 // TestReadSplitCSV: results written as CSV read back equal (phases aside).
 func TestReadSplitCSV(t *testing.T) {
-	rep, err := RunSplitFigure(context.Background(), mustFigure(t, "moody4"), SplitConfig{Reps: 1, Seed: 1}, []int{8})
+	rep, err := RunSplitFigure(context.Background(), mustFigure(t, "moody4"), SplitConfig{Common: Common{Reps: 1, Seed: 1}}, []int{8})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if err := WriteSplitCSV(&buf, rep.Results, true); err != nil {
+	if err := Write(&buf, "csv", rep.Rows); err != nil {
 		t.Fatal(err)
 	}
 	got, err := ReadSplitCSV(&buf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != len(rep.Results) {
-		t.Fatalf("%d rows read, %d written", len(got), len(rep.Results))
+	if len(got) != len(rep.Rows) {
+		t.Fatalf("%d rows read, %d written", len(got), len(rep.Rows))
 	}
-	for i, w := range rep.Results {
+	// Equal as written (times have 3 decimals there).
+	var again, want bytes.Buffer
+	for _, w := range rep.Rows {
 		w.Phases = nil
-		g := got[i]
-		// Equal as written (times have 3 decimals there).
-		if !slices.Equal(splitFields(g), splitFields(w)) {
-			t.Fatalf("row %d: read %v, wrote %v", i, splitFields(g), splitFields(w))
+		if err := Write(&want, "csv", []SplitResult{w}); err != nil {
+			t.Fatal(err)
 		}
+	}
+	for _, g := range got {
+		if err := Write(&again, "csv", []SplitResult{g}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if again.String() != want.String() {
+		t.Fatalf("read:\n%s\nwrote:\n%s", again.String(), want.String())
 	}
 	if _, err := ReadSplitCSV(strings.NewReader("a,b\n1,2\n")); err == nil {
 		t.Fatal("a CSV without split columns read")
@@ -294,16 +302,16 @@ func TestPeakMeter(t *testing.T) {
 // goroutines run on a loaded machine.)
 func TestSplitPeak(t *testing.T) {
 	for _, alg := range []string{"allgather", "bitonic"} {
-		rep, err := RunSplit(context.Background(), SplitConfig{NP: 64, Reps: 1, Algorithms: []string{alg}, NoSplit: true, Chain: true, Peak: true})
+		rep, err := RunSplit(context.Background(), SplitConfig{NoSplit: true, Chain: true, Peak: true, Common: Common{NP: 64, Reps: 1, Algorithms: []string{alg}}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := rep.Results[0]
+		r := rep.Rows[0]
 		if r.Skipped != "" || r.PeakBytesPerRank < 0 || r.PeakResolutionPerRank <= 0 {
 			t.Fatalf("%s: peak %.0f±%.0f (%s)", alg, r.PeakBytesPerRank, r.PeakResolutionPerRank, r.Skipped)
 		}
 		var buf bytes.Buffer
-		if err := WriteSplitCSV(&buf, rep.Results, true); err != nil {
+		if err := Write(&buf, "csv", rep.Rows); err != nil {
 			t.Fatal(err)
 		}
 		back, err := ReadSplitCSV(&buf)

@@ -137,7 +137,7 @@ func LookupSplitFigure(name string) (SplitFigure, error) {
 // configuration (keys, seed, representations, repetitions, memory guard,
 // callbacks); base.Algorithms, when set, replace the figure's lines. The
 // results are in the order run: by n, variant, algorithm.
-func RunSplitFigure(ctx context.Context, fig SplitFigure, base SplitConfig, nps []int) (*SplitReport, error) {
+func RunSplitFigure(ctx context.Context, fig SplitFigure, base SplitConfig, nps []int) (*Results[SplitResult], error) {
 	if base.World != nil {
 		nps = []int{base.World.Size()}
 	}
@@ -159,7 +159,7 @@ func RunSplitFigure(ctx context.Context, fig SplitFigure, base SplitConfig, nps 
 	if len(base.Algorithms) > 0 && len(missing) > 0 {
 		return nil, fmt.Errorf("%w: unknown split algorithm %q", ErrConfig, missing[0])
 	}
-	rep := &SplitReport{}
+	rep := &Results[SplitResult]{}
 	for _, n := range nps {
 		for _, v := range fig.Variants {
 			cfg := base
@@ -168,10 +168,7 @@ func RunSplitFigure(ctx context.Context, fig SplitFigure, base SplitConfig, nps 
 			for _, a := range missing {
 				r := cfg.result(n, a, "auto")
 				r.Skipped = "not registered in this build (have " + strings.Join(splitNames(), ", ") + ")"
-				rep.Results = append(rep.Results, r)
-				if cfg.Row != nil {
-					cfg.Row(r)
-				}
+				add(rep, cfg.OnRow, r)
 			}
 			if len(have) == 0 {
 				continue
@@ -179,7 +176,7 @@ func RunSplitFigure(ctx context.Context, fig SplitFigure, base SplitConfig, nps 
 			cfg.Algorithms = have
 			r, err := RunSplit(ctx, cfg)
 			if r != nil {
-				rep.Results = append(rep.Results, r.Results...)
+				rep.Rows = append(rep.Rows, r.Rows...)
 				rep.Skipped = append(rep.Skipped, r.Skipped...)
 			}
 			if err != nil {

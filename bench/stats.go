@@ -4,101 +4,86 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+
+	"gonum.org/v1/gonum/stat"
 )
 
-// The statistics of the imbalance benchmark (Marendic et al., sec. 6.2):
-// the median as the location of runtime samples, a bootstrap confidence
-// interval of it, a permutation test of the ratio of two samples' medians,
-// the Wald–Wolfowitz runs test for serial correlation, and the absorption
-// time (their Definitions 3.6, 3.8 and 3.9). They are pure functions of
-// their arguments; the randomised ones take their generator.
+// The statistics of every harness, in one place. gonum's stat package
+// (gonum.org/v1/gonum/stat) computes what it has: quantiles (Quantile),
+// means (stat.Mean) and the least-squares line of the calibration
+// (stat.LinearRegression). Own code remains where no well-kept Go library
+// has the function:
+//
+//   - Median: stat.Quantile(0.5, ...) is the lower middle value of an even
+//     sample (Empirical) or an interpolation that is not the middle value of
+//     an odd one (LinInterp, Hyndman and Fan's type 4); the median here is
+//     the mean of the two middle values, the definition of the tables in
+//     docs/ (the imbalance runs take 30 samples), of R's median, NumPy's and
+//     Python's statistics.median (scripts/before-after.sh).
+//   - the percentile bootstrap of the median, the permutation test of two
+//     medians and the Wald–Wolfowitz runs test that the imbalance benchmark
+//     takes from Marendic et al. (sec. 6.2), and their absorption time
+//     (Definitions 3.6, 3.8, 3.9): gonum has no resampling procedures and
+//     neither test.
+//
+// They are pure functions of their arguments; the randomised ones take
+// their generator.
 
-// Median returns the median of x (the mean of the two middle values when
-// len(x) is even), or NaN for an empty x. x is not modified.
+// Median returns the median of x, the mean of the two middle values when
+// len(x) is even, or NaN for an empty x. x is not modified.
 func Median(x []float64) float64 {
 	if len(x) == 0 {
 		return math.NaN()
 	}
-	return medianInPlace(slices.Clone(x))
+	s := slices.Clone(x)
+	slices.Sort(s)
+	return middle(s)
 }
 
-// medianInPlace returns the median of x, reordering x.
-func medianInPlace(x []float64) float64 {
-	n := len(x)
-	m := selectKth(x, n/2)
+// middle returns the median of sorted values (at least one).
+func middle(s []float64) float64 {
+	n := len(s)
 	if n%2 == 1 {
-		return m
+		return s[n/2]
 	}
-	// After selection x[:n/2] holds the n/2 smallest values: the lower
-	// middle one is their largest.
-	return (slices.Max(x[:n/2]) + m) / 2
+	return (s[n/2-1] + s[n/2]) / 2
 }
 
-// selectKth reorders x so that x[k] is the value it would have sorted,
-// the values before it no larger and those after it no smaller, and
-// returns x[k] (Hoare's selection, median-of-three pivots).
-func selectKth(x []float64, k int) float64 {
-	lo, hi := 0, len(x)-1
-	for hi > lo {
-		mid := lo + (hi-lo)/2
-		// Order x[lo], x[mid], x[hi] and use the middle as the pivot.
-		if x[mid] < x[lo] {
-			x[mid], x[lo] = x[lo], x[mid]
-		}
-		if x[hi] < x[lo] {
-			x[hi], x[lo] = x[lo], x[hi]
-		}
-		if x[hi] < x[mid] {
-			x[hi], x[mid] = x[mid], x[hi]
-		}
-		pivot := x[mid]
-		i, j := lo, hi
-		for i <= j {
-			for x[i] < pivot {
-				i++
-			}
-			for x[j] > pivot {
-				j--
-			}
-			if i <= j {
-				x[i], x[j] = x[j], x[i]
-				i++
-				j--
-			}
-		}
-		switch {
-		case k <= j:
-			hi = j
-		case k >= i:
-			lo = i
-		default:
-			return x[k]
-		}
-	}
-	return x[k]
+// sortedMedian sorts x in place and returns its median.
+func sortedMedian(x []float64) float64 {
+	slices.Sort(x)
+	return middle(x)
 }
 
-// Quantile returns the q-quantile of x (0 ≤ q ≤ 1) by linear
-// interpolation between order statistics (Hyndman and Fan's type 7, R's
-// and NumPy's default), or NaN for an empty x. x is not modified.
+// Quantile returns the q-quantile of x (0 ≤ q ≤ 1) by gonum's
+// stat.Quantile of kind stat.Empirical: the smallest value of x that at
+// least the fraction q of x does not exceed (Hyndman and Fan's type 1, the
+// inverse of the empirical distribution function; a value of the sample,
+// never an interpolation). NaN for an empty x; q outside [0, 1] panics, as
+// in stat.Quantile. x is not modified.
 func Quantile(x []float64, q float64) float64 {
 	if len(x) == 0 {
 		return math.NaN()
 	}
 	s := slices.Clone(x)
 	slices.Sort(s)
-	h := q * float64(len(s)-1)
-	i := int(math.Floor(h))
-	if i >= len(s)-1 {
-		return s[len(s)-1]
+	return stat.Quantile(q, stat.Empirical, s, nil)
+}
+
+// Mean returns the arithmetic mean of x (gonum's stat.Mean), or NaN for an
+// empty x.
+func Mean(x []float64) float64 {
+	if len(x) == 0 {
+		return math.NaN()
 	}
-	return s[i] + (h-float64(i))*(s[i+1]-s[i])
+	return stat.Mean(x, nil)
 }
 
 // BootstrapMedianCI returns the percentile bootstrap confidence interval
-// of the median of x at the given level (0.95 for 95%): the level's
-// central share of the medians of n resamples of x drawn with replacement
-// from rng. An empty x gives NaN bounds.
+// of the median of x at the given level (0.95 for 95%): the order
+// statistics of the n resampled medians at the level's two tails (the
+// Empirical quantiles of Quantile), each resample drawn from x with
+// replacement by rng. An empty x gives NaN bounds.
 func BootstrapMedianCI(x []float64, level float64, n int, rng *rand.Rand) (lo, hi float64) {
 	if len(x) == 0 || n < 1 {
 		return math.NaN(), math.NaN()
@@ -109,10 +94,11 @@ func BootstrapMedianCI(x []float64, level float64, n int, rng *rand.Rand) (lo, h
 		for i := range buf {
 			buf[i] = x[rng.IntN(len(x))]
 		}
-		meds[b] = medianInPlace(buf)
+		meds[b] = sortedMedian(buf)
 	}
+	slices.Sort(meds)
 	tail := (1 - level) / 2
-	return Quantile(meds, tail), Quantile(meds, 1-tail)
+	return stat.Quantile(tail, stat.Empirical, meds, nil), stat.Quantile(1-tail, stat.Empirical, meds, nil)
 }
 
 // PermutationTest compares the medians of samples a and b: it returns their
@@ -141,12 +127,13 @@ func PermutationTest(a, b []float64, n int, rng *rand.Rand) (ratio, p float64) {
 	count := 0
 	for range n {
 		// A uniform random subset of size na into pool[:na] (partial
-		// Fisher–Yates); the rest is the other sample.
+		// Fisher–Yates, from whatever order the pool is in); the rest is
+		// the other sample.
 		for i := range na {
 			j := i + rng.IntN(len(pool)-i)
 			pool[i], pool[j] = pool[j], pool[i]
 		}
-		if math.Abs(math.Log(medianInPlace(pool[:na])/medianInPlace(pool[na:]))) >= obs {
+		if math.Abs(math.Log(sortedMedian(pool[:na])/sortedMedian(pool[na:]))) >= obs {
 			count++
 		}
 	}

@@ -34,12 +34,76 @@ func TestMedianAgainstSort(t *testing.T) {
 	}
 }
 
+// Quantile is the inverse of the empirical distribution function
+// (Hyndman and Fan's type 1, R's quantile(x, type = 1)): x[⌈qn⌉] of the
+// sorted sample, counting from 1, and x[1] at q = 0.
 func TestQuantile(t *testing.T) {
 	x := []float64{4, 1, 3, 2, 5} // sorted 1..5
-	for _, c := range []struct{ q, want float64 }{{0, 1}, {0.5, 3}, {1, 5}, {0.25, 2}, {0.9, 4.6}} {
-		if got := Quantile(x, c.q); math.Abs(got-c.want) > 1e-12 {
+	orig := slices.Clone(x)
+	for _, c := range []struct{ q, want float64 }{{0, 1}, {0.2, 1}, {0.25, 2}, {0.5, 3}, {0.9, 5}, {1, 5}} {
+		if got := Quantile(x, c.q); got != c.want {
 			t.Errorf("Quantile(%v) = %v, want %v", c.q, got, c.want)
 		}
+	}
+	if !slices.Equal(x, orig) {
+		t.Error("Quantile modified its argument")
+	}
+	// An even sample: the 0.5-quantile is the lower middle value, where the
+	// median is the mean of the two.
+	if q, m := Quantile([]float64{1, 2, 3, 10}, 0.5), Median([]float64{1, 2, 3, 10}); q != 2 || m != 2.5 {
+		t.Errorf("even sample: Quantile(0.5) = %v, Median = %v; want 2 and 2.5", q, m)
+	}
+	if !math.IsNaN(Quantile(nil, 0.5)) {
+		t.Error("Quantile(nil) is not NaN")
+	}
+}
+
+// Known means, and the median's definition on small samples (the one the
+// tables in docs/ use).
+func TestMeanAndMedianKnown(t *testing.T) {
+	for _, c := range []struct {
+		x            []float64
+		mean, median float64
+	}{
+		{[]float64{7}, 7, 7},
+		{[]float64{1, 2}, 1.5, 1.5},
+		{[]float64{3, 1, 2}, 2, 2},
+		{[]float64{10, 1, 2, 3}, 4, 2.5},
+		{[]float64{2, 4, 4, 4, 5, 5, 7, 9}, 5, 4.5},
+	} {
+		if got := Mean(c.x); got != c.mean {
+			t.Errorf("Mean(%v) = %v, want %v", c.x, got, c.mean)
+		}
+		if got := Median(c.x); got != c.median {
+			t.Errorf("Median(%v) = %v, want %v", c.x, got, c.median)
+		}
+	}
+	if !math.IsNaN(Mean(nil)) {
+		t.Error("Mean(nil) is not NaN")
+	}
+}
+
+// The calibration's fit on points of a known line: one-way time 2 µs +
+// 0.5 ns per byte, the small sizes off the line by ±0.1 µs (their mean is
+// on it).
+func TestCalibrationFit(t *testing.T) {
+	line := func(b int) float64 { return 2e-6 + 0.5e-9*float64(b) }
+	cal := &Calibration{}
+	for i, b := range []int{8, 64, 512, 4 << 10, 32 << 10, 256 << 10, 1 << 20} {
+		y := line(b)
+		if b <= 512 {
+			y += []float64{-1e-7, 0, 1e-7}[i]
+		}
+		cal.Points = append(cal.Points, CalPoint{Bytes: b, OneWayS: y})
+	}
+	cal.fit()
+	if math.Abs(cal.Beta-0.5e-9) > 1e-18 || math.Abs(cal.Alpha-2e-6) > 1e-15 {
+		t.Errorf("α = %g, β = %g; want 2e-6 and 5e-10", cal.Alpha, cal.Beta)
+	}
+	// A falling line has no negative β.
+	down := &Calibration{Points: []CalPoint{{Bytes: 32 << 10, OneWayS: 2e-6}, {Bytes: 1 << 20, OneWayS: 1e-6}}}
+	if down.fit(); down.Beta != 0 {
+		t.Errorf("falling points: β = %g, want 0", down.Beta)
 	}
 }
 

@@ -107,8 +107,8 @@ run the same command, and rank 0 prints the results.`,
 			if cmd.Flags().Changed("warmup") && cfg.Warmup == 0 {
 				cfg.Warmup = -1
 			}
-			if cmd.Flags().Changed("iters") && cfg.Iters < 1 {
-				return fmt.Errorf("--iters %d: want at least 1", cfg.Iters)
+			if cmd.Flags().Changed("iters") && cfg.Reps < 1 {
+				return fmt.Errorf("--iters %d: want at least 1", cfg.Reps)
 			}
 			if cmd.Flags().Changed("time") && cfg.Budget <= 0 {
 				return fmt.Errorf("--time %v: want a positive duration", cfg.Budget)
@@ -130,7 +130,7 @@ run the same command, and rank 0 prints the results.`,
 	f.StringSliceVar(&cfg.Algorithms, "algorithm", nil, "algorithms to run, comma-separated, \""+bench.Auto+"\" for scoll's own choice (default every algorithm registered for --op)")
 	f.StringVar(&sizes, "sizes", bench.DefaultSizes, "message sizes in bytes per rank: a list like 8,1K,64KiB,16M and ranges start:end[:xF|:+N]")
 	f.StringVar(&cfg.Type, "type", "float32", "element type: "+strings.Join(bench.Types(), ", "))
-	f.IntVar(&cfg.Iters, "iters", 0, "timed calls per configuration (default 1000 up to 8 KiB, 100 above; always bounded by --time)")
+	f.IntVar(&cfg.Reps, "iters", 0, "timed calls per configuration (default 1000 up to 8 KiB, 100 above; always bounded by --time)")
 	f.IntVar(&cfg.Warmup, "warmup", 0, "untimed warm-up calls (default 100 up to 8 KiB, 10 above; bounded by a tenth of --time)")
 	f.DurationVar(&cfg.Budget, "time", 0, fmt.Sprintf("time budget for the timed calls of one configuration (default %v, less when there are many configurations so the run takes about %v, at least %v)", bench.DefaultBudget, bench.DefaultTotal, bench.MinBudget))
 	f.DurationVar(&cfg.MaxCall, "max-call", bench.DefaultMaxCall, "skip an algorithm's larger sizes once one call takes longer than this on average (0: no limit)")
@@ -147,14 +147,14 @@ run the same command, and rank 0 prints the results.`,
 	return cmd
 }
 
-// progressPrinter returns a bench.Config.Progress that redraws one status
-// line on w; the caller clears it.
+// progressPrinter returns a bench.Common.Progress, for every harness,
+// that redraws one status line on w; the caller clears it.
 func progressPrinter(w io.Writer) func(bench.Progress) {
 	return func(p bench.Progress) {
 		if p.Done >= p.Total {
 			return
 		}
-		fmt.Fprintf(w, "\r\x1b[K[%d/%d] %s %s B", p.Done+1, p.Total, p.Algorithm, bench.FormatSize(p.Bytes))
+		fmt.Fprintf(w, "\r\x1b[K[%d/%d] %s", p.Done+1, p.Total, p.Step)
 	}
 }
 
@@ -232,7 +232,7 @@ func runBench(cmd *cobra.Command, cfg *bench.Config, out benchOutput) error {
 		return err
 	}
 	var writeErr error
-	cfg.OnResult = func(r bench.Result) {
+	cfg.OnRow = func(r bench.Result) {
 		clear()
 		if err := stream.Write(r); err != nil && writeErr == nil {
 			writeErr = err
@@ -263,7 +263,7 @@ func runBench(cmd *cobra.Command, cfg *bench.Config, out benchOutput) error {
 		if ctx := cmd.Context(); ctx != nil && ctx.Err() != nil {
 			n := 0
 			if rep != nil {
-				n = len(rep.Results)
+				n = len(rep.Rows)
 			}
 			if out.tuneOut != "" {
 				fmt.Fprintf(stderr, "scoll bench: --tune-out %s not written: the run did not finish\n", out.tuneOut)
@@ -272,15 +272,15 @@ func runBench(cmd *cobra.Command, cfg *bench.Config, out benchOutput) error {
 		}
 		return err
 	}
-	if len(rep.Results) == 0 {
+	if len(rep.Rows) == 0 {
 		return fmt.Errorf("nothing measured: every configuration was skipped (%d, reasons above)", len(rep.Skipped))
 	}
 	if show {
 		fmt.Fprintf(stderr, "scoll bench: %d results in %.1fs (time budget %v per configuration)\n",
-			len(rep.Results), time.Since(start).Seconds(), rep.Budget)
+			len(rep.Rows), time.Since(start).Seconds(), rep.Budget)
 	}
 	if out.tuneOut != "" && (cfg.World == nil || cfg.World.Rank() == 0) {
-		f, err := tuningFile(cfg.Op, rep.Results, benchSource(cmd))
+		f, err := tuningFile(cfg.Op, rep.Rows, benchSource(cmd))
 		if err != nil {
 			return err
 		}

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"image/color"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -58,9 +56,8 @@ func runImbalance(cmd *cobra.Command, im *imbalanceFlags, cfg *bench.Config, siz
 		return fmt.Errorf("--np %d: want at least 1", cfg.NP)
 	}
 	ic := bench.ImbalanceConfig{
-		NP: cfg.NP, Algorithms: cfg.Algorithms, Reference: im.reference, Sync: im.sync, Wait: im.wait,
-		Reps: cfg.Iters, Warmup: cfg.Warmup, Segments: im.segments, RoundTime: im.roundTime,
-		Resamples: im.resamples, Seed: im.seed,
+		Common:    bench.Common{NP: cfg.NP, Algorithms: cfg.Algorithms, Reps: cfg.Reps, Warmup: cfg.Warmup, Seed: im.seed},
+		Reference: im.reference, Sync: im.sync, Wait: im.wait, Segments: im.segments, RoundTime: im.roundTime, Resamples: im.resamples,
 	}
 	if f.Changed("warmup") && ic.Warmup == 0 {
 		ic.Warmup = -1
@@ -88,8 +85,8 @@ func runImbalance(cmd *cobra.Command, im *imbalanceFlags, cfg *bench.Config, siz
 			return err
 		}
 	}
-	if format, err = checkFormat(format); err != nil {
-		return err
+	if _, err := bench.NewWriter[bench.ImbalancePoint](io.Discard, format); err != nil {
+		return err // before joining a world
 	}
 	stdout, stderr, leave, err := joinWorld(cmd, world, &ic.World)
 	if err != nil {
@@ -101,15 +98,26 @@ func runImbalance(cmd *cobra.Command, im *imbalanceFlags, cfg *bench.Config, siz
 		return err
 	}
 	if show {
-		ic.Progress = func(p bench.ImbalanceProgress) {
-			if p.Done < p.Total {
-				fmt.Fprintf(stderr, "\r\x1b[K[%d/%d] %s B, imbalance %s", p.Done+1, p.Total, bench.FormatSize(p.Bytes), p.Level)
-			}
+		ic.Progress = progressPrinter(stderr)
+	}
+	out, _ := bench.NewWriter[bench.ImbalancePoint](stdout, format)
+	// The points stream as their levels end (CSV, JSON lines); the table
+	// is written when the run ends.
+	var writeErr error
+	ic.OnRow = func(p bench.ImbalancePoint) {
+		if show {
+			fmt.Fprint(stderr, "\r\x1b[K")
+		}
+		if err := out.Write(p); err != nil && writeErr == nil {
+			writeErr = err
 		}
 	}
 	rep, err := bench.RunImbalance(cmd.Context(), ic)
 	if show {
 		fmt.Fprint(stderr, "\r\x1b[K")
+	}
+	if cerr := out.Close(); writeErr == nil {
+		writeErr = cerr
 	}
 	if rep != nil {
 		for _, s := range rep.Skipped {
@@ -119,88 +127,23 @@ func runImbalance(cmd *cobra.Command, im *imbalanceFlags, cfg *bench.Config, siz
 	if err != nil {
 		return err
 	}
+	if writeErr != nil {
+		return writeErr
+	}
 	if ic.World != nil && ic.World.Rank() != 0 {
 		return nil // rank 0 has the points
 	}
-	if err := writeImbalance(stdout, stderr, format, rep); err != nil {
-		return err
+	// The summary follows a table; after CSV or JSON lines it goes to
+	// stderr, so that stdout stays one format.
+	sum := stdout
+	if f := strings.ToLower(format); f == "csv" || f == "json" {
+		sum = stderr
 	}
+	fmt.Fprint(sum, rep.Summary())
 	if im.plot != "" {
 		return plotImbalance(im.plot, rep)
 	}
 	return nil
-}
-
-// writeImbalance writes the report: JSON whole; the points as CSV or a
-// table, then the summary (on stdout after a table, on stderr after CSV).
-func writeImbalance(stdout, stderr io.Writer, format string, rep *bench.ImbalanceReport) error {
-	if format == "json" {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
-	}
-	if err := writeRows(stdout, format, rep.Points, imbalanceFormat); err != nil {
-		return err
-	}
-	sum := stdout
-	if format == "csv" {
-		sum = stderr
-	}
-	fmt.Fprint(sum, imbalanceSummary(rep))
-	return nil
-}
-
-// imbalanceSummary describes the run's conditions and checks: the
-// achieved delays, the clock, late windows, serial correlation.
-func imbalanceSummary(rep *bench.ImbalanceReport) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "pattern %s, %d ranks, sync %s, wait %s, reference %s\n", rep.Pattern, rep.NP, rep.Sync, rep.Wait, rep.Reference)
-	fmt.Fprintf(&b, "delay accuracy (achieved − requested): %s\n", rep.Delay)
-	if rep.ClockUncertaintyUs > 0 {
-		fmt.Fprintf(&b, "common clock: offsets by ping-pong, uncertainty up to ±%.1fus\n", rep.ClockUncertaintyUs)
-	}
-	if rep.Sync == "window" {
-		fmt.Fprintf(&b, "late window starts: %d\n", rep.LateStarts)
-	}
-	corr := 0
-	for _, p := range rep.Points {
-		if p.RunsP < 0.05 {
-			corr++
-		}
-	}
-	fmt.Fprintf(&b, "runs test: %d of %d samples serially correlated at 5%%\n", corr, len(rep.Points))
-	return b.String()
-}
-
-// imbalanceFormat is how the points are written as CSV and as a table.
-var imbalanceFormat = rowFormat[bench.ImbalancePoint]{
-	columns: []string{"bytes", "level", "level_us", "imbalance_us", "achieved_imbalance_us", "algorithm", "n", "median_us", "ci_lo_us", "ci_hi_us", "min_us",
-		"ratio", "p", "runs_z", "runs_p", "absorption_us", "absorption_norm", "imbalance_norm", "window_us"},
-	csv: func(p bench.ImbalancePoint) []string {
-		g := func(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }
-		return []string{strconv.Itoa(p.Bytes), p.Level, g(p.LevelUs), g(p.ImbalanceUs), g(p.AchievedUs), p.Algorithm, strconv.Itoa(p.N),
-			g(p.MedianUs), g(p.CILoUs), g(p.CIHiUs), g(p.MinUs), g(p.Ratio), g(p.P), g(p.RunsZ), g(p.RunsP),
-			g(p.AbsorptionUs), g(p.AbsorptionN), g(p.ImbalanceN), g(p.WindowUs)}
-	},
-	headings: []string{"size", "level", "I(us)", "achieved", "algorithm", "median(us)", "95% CI", "ratio", "p", "", "runs p", "A(us)", "A_N", "I_N"},
-	cells: func(p bench.ImbalancePoint) string {
-		return fmt.Sprintf("%s\t%s\t%.0f\t%.0f\t%s\t%.1f\t[%.1f, %.1f]\t%.3f\t%.4f\t%s\t%.2f\t%.1f\t%.3f\t%.3f\t",
-			bench.FormatSize(p.Bytes), p.Level, p.ImbalanceUs, p.AchievedUs, p.Algorithm, p.MedianUs, p.CILoUs, p.CIHiUs,
-			p.Ratio, p.P, stars(p.P), p.RunsP, p.AbsorptionUs, p.AbsorptionN, p.ImbalanceN)
-	},
-}
-
-// stars marks a p-value: *** ≤ 0.001, ** ≤ 0.01, * ≤ 0.05, "ns" above.
-func stars(p float64) string {
-	switch {
-	case p <= 0.001:
-		return "***"
-	case p <= 0.01:
-		return "**"
-	case p <= 0.05:
-		return "*"
-	}
-	return "ns"
 }
 
 // plotImbalance draws, for each size, Marendic et al.'s Fig. 12 (median
@@ -211,7 +154,7 @@ func stars(p float64) string {
 // A/t(π) against the absolute imbalance).
 func plotImbalance(file string, rep *bench.ImbalanceReport) error {
 	var sizes []int
-	for _, p := range rep.Points {
+	for _, p := range rep.Rows {
 		if len(sizes) == 0 || sizes[len(sizes)-1] != p.Bytes {
 			sizes = append(sizes, p.Bytes)
 		}
@@ -229,7 +172,7 @@ func plotImbalance(file string, rep *bench.ImbalanceReport) error {
 		}
 		var ratios, absorption lineSet
 		worst := map[float64]float64{} // imbalance → largest p
-		for _, p := range rep.Points {
+		for _, p := range rep.Rows {
 			if p.Bytes != size {
 				continue
 			}

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -47,18 +48,29 @@ func TestBenchImbalance(t *testing.T) {
 	if !strings.Contains(stderr, "delay accuracy") {
 		t.Errorf("csv: no summary on stderr: %q", stderr)
 	}
-	out, _, err = run(t, append(args, "--format", "json", "--sync", "window")...)
+	// JSON lines, a point per line; the summary on stderr.
+	out, stderr, err = run(t, append(args, "--format", "json", "--sync", "window")...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rep bench.ImbalanceReport
-	if err := json.Unmarshal([]byte(out), &rep); err != nil || len(rep.Points) != 4 || rep.Sync != "window" || rep.Delay.N == 0 {
-		t.Fatalf("json: %v, %+v", err, rep)
+	var points []bench.ImbalancePoint
+	for line := range strings.Lines(out) {
+		var p bench.ImbalancePoint
+		if err := json.Unmarshal([]byte(line), &p); err != nil {
+			t.Fatalf("json line %q: %v", line, err)
+		}
+		points = append(points, p)
+	}
+	if len(points) != 4 || !strings.Contains(stderr, "sync window") || !strings.Contains(stderr, "late window starts") || strings.Contains(stderr, "no delayed ranks") {
+		t.Fatalf("json: %d points, stderr:\n%s", len(points), stderr)
 	}
 	// In windows the early ranks may wake late too: the runtime covers the
 	// achieved imbalance, not necessarily the requested one.
-	if p := rep.Points[2]; p.Algorithm != "binomial" || p.MedianUs < p.AchievedUs || p.WindowUs <= 0 {
+	if p := points[2]; p.Algorithm != "binomial" || p.MedianUs < p.AchievedUs || p.WindowUs <= 0 {
 		t.Errorf("binomial under a 2 ms delay: %+v", p)
+	}
+	if _, _, err := run(t, append(args, "--format", "osu")...); !errors.Is(err, bench.ErrConfig) {
+		t.Errorf("--imbalance --format osu: %v, want a format error", err)
 	}
 	trace := filepath.Join(dir, "trace.csv")
 	os.WriteFile(trace, []byte("0,0,0,1ms\n0,500us,0,0\n"), 0o644)

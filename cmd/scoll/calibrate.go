@@ -156,7 +156,7 @@ CPUs, measured times include the ranks' time sharing.`,
 			for _, s := range rep.Skipped {
 				fmt.Fprintf(cmd.ErrOrStderr(), "scoll predict: %s\n", s)
 			}
-			return writePredictions(cmd.OutOrStdout(), coll, rep.Results, par)
+			return writePredictions(cmd.OutOrStdout(), coll, rep.Rows, par)
 		},
 	}
 	f := cmd.Flags()

@@ -72,7 +72,7 @@ exceeds ⌈lg P⌉ + N − 1.`,
 				if err != nil {
 					return fmt.Errorf("--size: %w", err)
 				}
-				t5.Ranks, t5.Segments, t5.Bytes = np, segments, b
+				t5.NP, t5.Segments, t5.Sizes = np, segments, []int{b}
 				return clairvoyantTable5(cmd, t5)
 			}
 			if np < 1 || segments < 1 {
@@ -304,11 +304,6 @@ func clairvoyantTable5(cmd *cobra.Command, cfg bench.PredictedConfig) error {
 	}
 	w := cmd.OutOrStdout()
 	fmt.Fprintf(w, "predicted arrivals: P=%d, %s per rank, N=%d, %d reductions per run, work up to %v (noise %.2g), arrivals shared every %d calls, median of %d runs\n",
-		cfg.Ranks, bench.FormatSize(cfg.Bytes), cfg.Segments, cfg.Iterations, cfg.Work, cfg.Noise, cfg.ShareEvery, cfg.Reps)
-	base := res.Median("binomial")
-	for _, v := range res.Variants {
-		m := res.Median(v)
-		fmt.Fprintf(w, "  %-20s %10.4f s  (%.3f of binomial)  runs %v\n", v, m.Seconds(), m.Seconds()/base.Seconds(), res.Runs[v])
-	}
-	return nil
+		cfg.NP, bench.FormatSize(cfg.Sizes[0]), cfg.Segments, cfg.Iterations, cfg.Work, cfg.Noise, cfg.ShareEvery, cfg.Reps)
+	return bench.Write(w, "table", res.Rows)
 }

@@ -187,27 +187,25 @@ and scoll model --trace.`,
 				return nil
 			}
 			show := progress == "on" || progress == "auto" && isTerminal(os.Stderr)
+			clear := func() {}
 			if show {
-				cfg.Progress = func(p bench.SplitProgress) {
-					name := p.Algorithm + "/" + p.Group
-					if p.Variant != "" {
-						name += " " + p.Variant
-					}
-					fmt.Fprintf(stderr, "\r%s: repetition %d of %d: %v   ", name, p.Rep, p.Reps, p.Time.Round(1e5))
-					if p.Rep == p.Reps {
-						fmt.Fprintln(stderr)
-					}
+				cfg.Progress = progressPrinter(stderr)
+				clear = func() { fmt.Fprint(stderr, "\r\x1b[K") }
+			}
+			// Rows stream as they are measured (CSV, JSON lines); the
+			// table is written at the end.
+			out, err := bench.NewWriter[bench.SplitResult](stdout, format)
+			if err != nil {
+				return err
+			}
+			var writeErr error
+			write := func(r bench.SplitResult) {
+				clear()
+				if err := out.Write(r); err != nil && writeErr == nil {
+					writeErr = err
 				}
 			}
-			// Rows stream as they are measured (CSV with its header first);
-			// the table and JSON are written at the end.
-			header := true
-			if format == "csv" {
-				cfg.Row = func(r bench.SplitResult) {
-					bench.WriteSplitCSV(stdout, []bench.SplitResult{r}, header)
-					header = false
-				}
-			}
+			cfg.OnRow = write
 			var results []bench.SplitResult
 			if from != "" {
 				// Plot (or print) saved measurements instead.
@@ -226,33 +224,38 @@ and scoll model --trace.`,
 					}
 					results = keep
 				}
+				for _, r := range results {
+					write(r)
+				}
 			} else if figure != "" {
 				fmt.Fprintln(stderr, fig.Title)
-				var rep *bench.SplitReport
+				var rep *bench.Results[bench.SplitResult]
 				rep, err = bench.RunSplitFigure(cmd.Context(), fig, cfg, npList)
 				if rep != nil {
-					results = rep.Results
+					results = rep.Rows
 				}
 			} else {
 				for _, n := range npList {
 					cfg.NP = n
-					var rep *bench.SplitReport
+					var rep *bench.Results[bench.SplitResult]
 					rep, err = bench.RunSplit(cmd.Context(), cfg)
 					if rep != nil {
-						results = append(results, rep.Results...)
+						results = append(results, rep.Rows...)
 					}
 					if err != nil {
 						break
 					}
 				}
 			}
-			if format != "csv" {
-				if werr := bench.WriteSplit(stdout, format, results); err == nil {
-					err = werr
-				}
+			clear()
+			if cerr := out.Close(); writeErr == nil {
+				writeErr = cerr
+			}
+			if err == nil {
+				err = writeErr
 			}
 			if plotTo != "" && err == nil {
-				measured := (&bench.SplitReport{Results: results}).Measured()
+				measured := bench.MeasuredSplits(results)
 				if figure != "" {
 					err = plotMoody(plotTo, fig, measured)
 				} else {

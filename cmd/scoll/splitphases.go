@@ -52,21 +52,22 @@ of the four phases; "wall" the whole sort's elapsed time on this machine.`,
 				cfg.Sorters = append(cfg.Sorters, p)
 			}
 			stderr := cmd.ErrOrStderr()
-			cfg.Row = func(r bench.SortPhasesRow) {
-				fmt.Fprintf(stderr, "n=%s p=%d: total %.3f s (wall %.3f s)\n", bench.FormatSize(int(r.Entries)), r.Sorters, r.Total.Seconds(), r.Wall.Seconds())
+			cfg.OnRow = func(r bench.SortPhasesRow) {
+				fmt.Fprintf(stderr, "n=%s p=%d: total %.3f s (wall %.3f s)\n", bench.FormatSize(int(r.Entries)), r.Sorters, r.TotalS, r.WallS)
 			}
 			if !bench.HaveThreadCPU {
 				fmt.Fprintln(stderr, "note: no thread CPU clock on this system; phases are wall-clock times")
 			}
-			rows, err := bench.RunSortPhases(cmd.Context(), cfg)
+			res, err := bench.RunSortPhases(cmd.Context(), cfg)
 			if err != nil {
 				return err
 			}
+			rows := res.Rows
 			if err := bench.WriteSortPhases(cmd.OutOrStdout(), rows); err != nil {
 				return err
 			}
 			if csvOut != "" {
-				if err := writeSortPhasesCSV(csvOut, rows); err != nil {
+				if err := createFile(csvOut, func(w io.Writer) error { return bench.Write(w, "csv", rows) }); err != nil {
 					return err
 				}
 			}
@@ -84,19 +85,6 @@ of the four phases; "wall" the whole sort's elapsed time on this machine.`,
 	f.StringVar(&csvOut, "csv", "", "also write the rows to this CSV file")
 	f.StringVar(&plotOut, "plot", "", "also draw the phases against p into this .svg or .png file")
 	return cmd
-}
-
-// writeSortPhasesCSV writes one line per (n, p) with each phase in seconds.
-func writeSortPhasesCSV(file string, rows []bench.SortPhasesRow) error {
-	return createFile(file, func(w io.Writer) error {
-		return writeRows(w, "csv", rows, rowFormat[bench.SortPhasesRow]{
-			columns: []string{"entries", "sorters", "collect_s", "splitters_s", "exchange_s", "merge_s", "total_s", "wall_s"},
-			csv: func(r bench.SortPhasesRow) []string {
-				f := func(d interface{ Seconds() float64 }) string { return strconv.FormatFloat(d.Seconds(), 'f', 6, 64) }
-				return []string{strconv.FormatInt(r.Entries, 10), strconv.Itoa(r.Sorters), f(r.Collect), f(r.Splitters), f(r.Exchange), f(r.Merge), f(r.Total), f(r.Wall)}
-			},
-		})
-	})
 }
 
 // plotSortPhases draws one panel per table size: each phase's time
@@ -117,13 +105,13 @@ func plotSortPhases(file string, rows []bench.SortPhasesRow) error {
 		p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, pow2Ticks{plain: true}
 		p.Legend.Top = true
 		series := map[string]plotter.XYs{}
-		names := []string{"collect", "splitters", "exchange", "merge", "total"}
+		names := bench.SortPhases[:5] // the wall time aside
 		for _, r := range rows {
 			if r.Entries != n {
 				continue
 			}
 			x := float64(r.Sorters)
-			for i, d := range []float64{r.Collect.Seconds(), r.Splitters.Seconds(), r.Exchange.Seconds(), r.Merge.Seconds(), r.Total.Seconds()} {
+			for i, d := range r.Seconds()[:len(names)] {
 				series[names[i]] = append(series[names[i]], plotter.XY{X: x, Y: d})
 			}
 		}

@@ -57,7 +57,7 @@ var allowed = map[string][]string{
 	"internal/launch":         {},
 	"internal/mem":            {},
 	"internal/layers":         {},
-	"bench":                   {"", "algorithms", "internal/kernels", "schedule", "split", "transport", "transport/inproc", "transport/record"},
+	"bench":                   {"", "algorithms", "internal/kernels", "internal/wire", "schedule", "split", "transport", "transport/inproc", "transport/record"},
 	"cmd/scoll":               {"", "algorithms", "bench", "internal/launch", "model", "schedule", "sim", "topology", "transport", "transport/record", "tuning", "workload"},
 	"examples/allreduce":      {""},
 	"examples/nodeallreduce":  {""},
