@@ -7,13 +7,15 @@ import (
 	"context"
 
 	"github.com/scoll/scoll/internal/comm"
+	"github.com/scoll/scoll/internal/plan"
+	"github.com/scoll/scoll/schedule"
 )
 
 // Bcast broadcasts buf from root to every rank. buf has the same length on every rank.
 // It returns when this rank's part is done and its buffers may be reused.
 func Bcast[T Element](ctx context.Context, c *Comm, buf []T, root int, opts ...CallOption) error {
 	var cl comm.Call
-	err := prepBcast(&cl, ctx, c, buf, root, true, opts)
+	err := prepare(&cl, ctx, c, plan.Args{Coll: schedule.Bcast, Root: root}, nil, buf, Op{}, true, opts)
 	return blocking(ctx, c, &cl, err)
 }
 
@@ -21,20 +23,20 @@ func Bcast[T Element](ctx context.Context, c *Comm, buf []T, root int, opts ...C
 // the Request completes. ctx bounds the whole collective.
 func IBcast[T Element](ctx context.Context, c *Comm, buf []T, root int, opts ...CallOption) (*Request, error) {
 	cl := newCall()
-	return nonblocking(ctx, c, cl, prepBcast(cl, ctx, c, buf, root, false, opts))
+	return nonblocking(ctx, c, cl, prepare(cl, ctx, c, plan.Args{Coll: schedule.Bcast, Root: root}, nil, buf, Op{}, false, opts))
 }
 
 // BcastInit prepares a persistent Bcast on these buffers; each Start runs it.
 func BcastInit[T Element](ctx context.Context, c *Comm, buf []T, root int, opts ...CallOption) (*Persistent, error) {
 	cl := newCall()
-	return persistent(c, cl, prepBcast(cl, ctx, c, buf, root, false, opts))
+	return persistent(c, cl, prepare(cl, ctx, c, plan.Args{Coll: schedule.Bcast, Root: root}, nil, buf, Op{}, false, opts))
 }
 
 // Reduce combines the send buffers of all ranks with op into recv at root. recv is ignored on other ranks (may be nil). send == nil at root means in place: root's input is in recv.
 // It returns when this rank's part is done and its buffers may be reused.
 func Reduce[T Element](ctx context.Context, c *Comm, send, recv []T, op Op, root int, opts ...CallOption) error {
 	var cl comm.Call
-	err := prepReduce(&cl, ctx, c, send, recv, op, root, true, opts)
+	err := prepare(&cl, ctx, c, plan.Args{Coll: schedule.Reduce, Root: root}, send, recv, op, true, opts)
 	return blocking(ctx, c, &cl, err)
 }
 
@@ -42,20 +44,20 @@ func Reduce[T Element](ctx context.Context, c *Comm, send, recv []T, op Op, root
 // the Request completes. ctx bounds the whole collective.
 func IReduce[T Element](ctx context.Context, c *Comm, send, recv []T, op Op, root int, opts ...CallOption) (*Request, error) {
 	cl := newCall()
-	return nonblocking(ctx, c, cl, prepReduce(cl, ctx, c, send, recv, op, root, false, opts))
+	return nonblocking(ctx, c, cl, prepare(cl, ctx, c, plan.Args{Coll: schedule.Reduce, Root: root}, send, recv, op, false, opts))
 }
 
 // ReduceInit prepares a persistent Reduce on these buffers; each Start runs it.
 func ReduceInit[T Element](ctx context.Context, c *Comm, send, recv []T, op Op, root int, opts ...CallOption) (*Persistent, error) {
 	cl := newCall()
-	return persistent(c, cl, prepReduce(cl, ctx, c, send, recv, op, root, false, opts))
+	return persistent(c, cl, prepare(cl, ctx, c, plan.Args{Coll: schedule.Reduce, Root: root}, send, recv, op, false, opts))
 }
 
 // Allreduce combines the send buffers of all ranks with op into recv on every rank. len(recv) == len(send); send == nil means in place: the input is in recv.
 // It returns when this rank's part is done and its buffers may be reused.
 func Allreduce[T Element](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CallOption) error {
 	var cl comm.Call
-	err := prepAllreduce(&cl, ctx, c, send, recv, op, true, opts)
+	err := prepare(&cl, ctx, c, plan.Args{Coll: schedule.Allreduce}, send, recv, op, true, opts)
 	return blocking(ctx, c, &cl, err)
 }
 
@@ -63,20 +65,20 @@ func Allreduce[T Element](ctx context.Context, c *Comm, send, recv []T, op Op, o
 // the Request completes. ctx bounds the whole collective.
 func IAllreduce[T Element](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CallOption) (*Request, error) {
 	cl := newCall()
-	return nonblocking(ctx, c, cl, prepAllreduce(cl, ctx, c, send, recv, op, false, opts))
+	return nonblocking(ctx, c, cl, prepare(cl, ctx, c, plan.Args{Coll: schedule.Allreduce}, send, recv, op, false, opts))
 }
 
 // AllreduceInit prepares a persistent Allreduce on these buffers; each Start runs it.
 func AllreduceInit[T Element](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CallOption) (*Persistent, error) {
 	cl := newCall()
-	return persistent(c, cl, prepAllreduce(cl, ctx, c, send, recv, op, false, opts))
+	return persistent(c, cl, prepare(cl, ctx, c, plan.Args{Coll: schedule.Allreduce}, send, recv, op, false, opts))
 }
 
 // Gather collects every rank's send buffer into recv at root, rank i's block at recv[i*n:(i+1)*n] for n = len(send). recv is ignored on other ranks. send == nil at root means in place: root's block is already in recv.
 // It returns when this rank's part is done and its buffers may be reused.
 func Gather[T Element](ctx context.Context, c *Comm, send, recv []T, root int, opts ...CallOption) error {
 	var cl comm.Call
-	err := prepGather(&cl, ctx, c, send, recv, root, true, opts)
+	err := prepare(&cl, ctx, c, plan.Args{Coll: schedule.Gather, Root: root}, send, recv, Op{}, true, opts)
 	return blocking(ctx, c, &cl, err)
 }
 
@@ -84,20 +86,20 @@ func Gather[T Element](ctx context.Context, c *Comm, send, recv []T, root int, o
 // the Request completes. ctx bounds the whole collective.
 func IGather[T Element](ctx context.Context, c *Comm, send, recv []T, root int, opts ...CallOption) (*Request, error) {
 	cl := newCall()
-	return nonblocking(ctx, c, cl, prepGather(cl, ctx, c, send, recv, root, false, opts))
+	return nonblocking(ctx, c, cl, prepare(cl, ctx, c, plan.Args{Coll: schedule.Gather, Root: root}, send, recv, Op{}, false, opts))
 }
 
 // GatherInit prepares a persistent Gather on these buffers; each Start runs it.
 func GatherInit[T Element](ctx context.Context, c *Comm, send, recv []T, root int, opts ...CallOption) (*Persistent, error) {
 	cl := newCall()
-	return persistent(c, cl, prepGather(cl, ctx, c, send, recv, root, false, opts))
+	return persistent(c, cl, prepare(cl, ctx, c, plan.Args{Coll: schedule.Gather, Root: root}, send, recv, Op{}, false, opts))
 }
 
 // Scatter sends block i of root's send buffer (of length Size()*len(recv)) to rank i's recv. send is ignored on other ranks. recv == nil at root means in place: root's block stays in send.
 // It returns when this rank's part is done and its buffers may be reused.
 func Scatter[T Element](ctx context.Context, c *Comm, send, recv []T, root int, opts ...CallOption) error {
 	var cl comm.Call
-	err := prepScatter(&cl, ctx, c, send, recv, root, true, opts)
+	err := prepare(&cl, ctx, c, plan.Args{Coll: schedule.Scatter, Root: root}, send, recv, Op{}, true, opts)
 	return blocking(ctx, c, &cl, err)
 }
 
@@ -105,20 +107,20 @@ func Scatter[T Element](ctx context.Context, c *Comm, send, recv []T, root int, 
 // the Request completes. ctx bounds the whole collective.
 func IScatter[T Element](ctx context.Context, c *Comm, send, recv []T, root int, opts ...CallOption) (*Request, error) {
 	cl := newCall()
-	return nonblocking(ctx, c, cl, prepScatter(cl, ctx, c, send, recv, root, false, opts))
+	return nonblocking(ctx, c, cl, prepare(cl, ctx, c, plan.Args{Coll: schedule.Scatter, Root: root}, send, recv, Op{}, false, opts))
 }
 
 // ScatterInit prepares a persistent Scatter on these buffers; each Start runs it.
 func ScatterInit[T Element](ctx context.Context, c *Comm, send, recv []T, root int, opts ...CallOption) (*Persistent, error) {
 	cl := newCall()
-	return persistent(c, cl, prepScatter(cl, ctx, c, send, recv, root, false, opts))
+	return persistent(c, cl, prepare(cl, ctx, c, plan.Args{Coll: schedule.Scatter, Root: root}, send, recv, Op{}, false, opts))
 }
 
 // Allgather collects every rank's send buffer into recv on every rank; len(recv) == Size()*len(send). send == nil means in place: the rank's block is already at recv[Rank()*n:].
 // It returns when this rank's part is done and its buffers may be reused.
 func Allgather[T Element](ctx context.Context, c *Comm, send, recv []T, opts ...CallOption) error {
 	var cl comm.Call
-	err := prepAllgather(&cl, ctx, c, send, recv, true, opts)
+	err := prepare(&cl, ctx, c, plan.Args{Coll: schedule.Allgather}, send, recv, Op{}, true, opts)
 	return blocking(ctx, c, &cl, err)
 }
 
@@ -126,20 +128,20 @@ func Allgather[T Element](ctx context.Context, c *Comm, send, recv []T, opts ...
 // the Request completes. ctx bounds the whole collective.
 func IAllgather[T Element](ctx context.Context, c *Comm, send, recv []T, opts ...CallOption) (*Request, error) {
 	cl := newCall()
-	return nonblocking(ctx, c, cl, prepAllgather(cl, ctx, c, send, recv, false, opts))
+	return nonblocking(ctx, c, cl, prepare(cl, ctx, c, plan.Args{Coll: schedule.Allgather}, send, recv, Op{}, false, opts))
 }
 
 // AllgatherInit prepares a persistent Allgather on these buffers; each Start runs it.
 func AllgatherInit[T Element](ctx context.Context, c *Comm, send, recv []T, opts ...CallOption) (*Persistent, error) {
 	cl := newCall()
-	return persistent(c, cl, prepAllgather(cl, ctx, c, send, recv, false, opts))
+	return persistent(c, cl, prepare(cl, ctx, c, plan.Args{Coll: schedule.Allgather}, send, recv, Op{}, false, opts))
 }
 
 // Alltoall sends block j of send to rank j and receives block i of recv from rank i; len(send) == len(recv) == Size()*n. send == nil means in place: the blocks to send are in recv and are replaced.
 // It returns when this rank's part is done and its buffers may be reused.
 func Alltoall[T Element](ctx context.Context, c *Comm, send, recv []T, opts ...CallOption) error {
 	var cl comm.Call
-	err := prepAlltoall(&cl, ctx, c, send, recv, true, opts)
+	err := prepare(&cl, ctx, c, plan.Args{Coll: schedule.Alltoall}, send, recv, Op{}, true, opts)
 	return blocking(ctx, c, &cl, err)
 }
 
@@ -147,20 +149,20 @@ func Alltoall[T Element](ctx context.Context, c *Comm, send, recv []T, opts ...C
 // the Request completes. ctx bounds the whole collective.
 func IAlltoall[T Element](ctx context.Context, c *Comm, send, recv []T, opts ...CallOption) (*Request, error) {
 	cl := newCall()
-	return nonblocking(ctx, c, cl, prepAlltoall(cl, ctx, c, send, recv, false, opts))
+	return nonblocking(ctx, c, cl, prepare(cl, ctx, c, plan.Args{Coll: schedule.Alltoall}, send, recv, Op{}, false, opts))
 }
 
 // AlltoallInit prepares a persistent Alltoall on these buffers; each Start runs it.
 func AlltoallInit[T Element](ctx context.Context, c *Comm, send, recv []T, opts ...CallOption) (*Persistent, error) {
 	cl := newCall()
-	return persistent(c, cl, prepAlltoall(cl, ctx, c, send, recv, false, opts))
+	return persistent(c, cl, prepare(cl, ctx, c, plan.Args{Coll: schedule.Alltoall}, send, recv, Op{}, false, opts))
 }
 
 // ReduceScatterBlock combines the send buffers of all ranks with op and leaves block i of the result (of length len(recv)) on rank i; len(send) == Size()*len(recv). send == nil means in place: the input is in recv (of length Size()*n) and the result goes to recv[:n].
 // It returns when this rank's part is done and its buffers may be reused.
 func ReduceScatterBlock[T Element](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CallOption) error {
 	var cl comm.Call
-	err := prepReduceScatterBlock(&cl, ctx, c, send, recv, op, true, opts)
+	err := prepare(&cl, ctx, c, plan.Args{Coll: schedule.ReduceScatterBlock}, send, recv, op, true, opts)
 	return blocking(ctx, c, &cl, err)
 }
 
@@ -168,20 +170,20 @@ func ReduceScatterBlock[T Element](ctx context.Context, c *Comm, send, recv []T,
 // the Request completes. ctx bounds the whole collective.
 func IReduceScatterBlock[T Element](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CallOption) (*Request, error) {
 	cl := newCall()
-	return nonblocking(ctx, c, cl, prepReduceScatterBlock(cl, ctx, c, send, recv, op, false, opts))
+	return nonblocking(ctx, c, cl, prepare(cl, ctx, c, plan.Args{Coll: schedule.ReduceScatterBlock}, send, recv, op, false, opts))
 }
 
 // ReduceScatterBlockInit prepares a persistent ReduceScatterBlock on these buffers; each Start runs it.
 func ReduceScatterBlockInit[T Element](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CallOption) (*Persistent, error) {
 	cl := newCall()
-	return persistent(c, cl, prepReduceScatterBlock(cl, ctx, c, send, recv, op, false, opts))
+	return persistent(c, cl, prepare(cl, ctx, c, plan.Args{Coll: schedule.ReduceScatterBlock}, send, recv, op, false, opts))
 }
 
 // Scan sets recv on rank r to the combination of the send buffers of ranks 0..r (inclusive prefix). send == nil means in place.
 // It returns when this rank's part is done and its buffers may be reused.
 func Scan[T Element](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CallOption) error {
 	var cl comm.Call
-	err := prepScan(&cl, ctx, c, send, recv, op, true, opts)
+	err := prepare(&cl, ctx, c, plan.Args{Coll: schedule.Scan}, send, recv, op, true, opts)
 	return blocking(ctx, c, &cl, err)
 }
 
@@ -189,20 +191,20 @@ func Scan[T Element](ctx context.Context, c *Comm, send, recv []T, op Op, opts .
 // the Request completes. ctx bounds the whole collective.
 func IScan[T Element](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CallOption) (*Request, error) {
 	cl := newCall()
-	return nonblocking(ctx, c, cl, prepScan(cl, ctx, c, send, recv, op, false, opts))
+	return nonblocking(ctx, c, cl, prepare(cl, ctx, c, plan.Args{Coll: schedule.Scan}, send, recv, op, false, opts))
 }
 
 // ScanInit prepares a persistent Scan on these buffers; each Start runs it.
 func ScanInit[T Element](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CallOption) (*Persistent, error) {
 	cl := newCall()
-	return persistent(c, cl, prepScan(cl, ctx, c, send, recv, op, false, opts))
+	return persistent(c, cl, prepare(cl, ctx, c, plan.Args{Coll: schedule.Scan}, send, recv, op, false, opts))
 }
 
 // Exscan sets recv on rank r > 0 to the combination of the send buffers of ranks 0..r-1 (exclusive prefix); rank 0's recv is left unchanged. send == nil means in place.
 // It returns when this rank's part is done and its buffers may be reused.
 func Exscan[T Element](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CallOption) error {
 	var cl comm.Call
-	err := prepExscan(&cl, ctx, c, send, recv, op, true, opts)
+	err := prepare(&cl, ctx, c, plan.Args{Coll: schedule.Exscan}, send, recv, op, true, opts)
 	return blocking(ctx, c, &cl, err)
 }
 
@@ -210,20 +212,20 @@ func Exscan[T Element](ctx context.Context, c *Comm, send, recv []T, op Op, opts
 // the Request completes. ctx bounds the whole collective.
 func IExscan[T Element](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CallOption) (*Request, error) {
 	cl := newCall()
-	return nonblocking(ctx, c, cl, prepExscan(cl, ctx, c, send, recv, op, false, opts))
+	return nonblocking(ctx, c, cl, prepare(cl, ctx, c, plan.Args{Coll: schedule.Exscan}, send, recv, op, false, opts))
 }
 
 // ExscanInit prepares a persistent Exscan on these buffers; each Start runs it.
 func ExscanInit[T Element](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CallOption) (*Persistent, error) {
 	cl := newCall()
-	return persistent(c, cl, prepExscan(cl, ctx, c, send, recv, op, false, opts))
+	return persistent(c, cl, prepare(cl, ctx, c, plan.Args{Coll: schedule.Exscan}, send, recv, op, false, opts))
 }
 
 // Gatherv collects rank i's send buffer (counts[i] elements) into recv at root at offset displs[i] (nil displs: packed). counts and displs must be the same on every rank. recv is ignored on other ranks. send == nil at root means in place.
 // It returns when this rank's part is done and its buffers may be reused.
 func Gatherv[T Element](ctx context.Context, c *Comm, send, recv []T, counts, displs []int, root int, opts ...CallOption) error {
 	var cl comm.Call
-	err := prepGatherv(&cl, ctx, c, send, recv, counts, displs, root, true, opts)
+	err := prepare(&cl, ctx, c, plan.Args{Coll: schedule.Gatherv, Root: root, Counts: counts, Displs: displs}, send, recv, Op{}, true, opts)
 	return blocking(ctx, c, &cl, err)
 }
 
@@ -231,20 +233,20 @@ func Gatherv[T Element](ctx context.Context, c *Comm, send, recv []T, counts, di
 // the Request completes. ctx bounds the whole collective.
 func IGatherv[T Element](ctx context.Context, c *Comm, send, recv []T, counts, displs []int, root int, opts ...CallOption) (*Request, error) {
 	cl := newCall()
-	return nonblocking(ctx, c, cl, prepGatherv(cl, ctx, c, send, recv, counts, displs, root, false, opts))
+	return nonblocking(ctx, c, cl, prepare(cl, ctx, c, plan.Args{Coll: schedule.Gatherv, Root: root, Counts: counts, Displs: displs}, send, recv, Op{}, false, opts))
 }
 
 // GathervInit prepares a persistent Gatherv on these buffers; each Start runs it.
 func GathervInit[T Element](ctx context.Context, c *Comm, send, recv []T, counts, displs []int, root int, opts ...CallOption) (*Persistent, error) {
 	cl := newCall()
-	return persistent(c, cl, prepGatherv(cl, ctx, c, send, recv, counts, displs, root, false, opts))
+	return persistent(c, cl, prepare(cl, ctx, c, plan.Args{Coll: schedule.Gatherv, Root: root, Counts: counts, Displs: displs}, send, recv, Op{}, false, opts))
 }
 
 // Scatterv sends counts[i] elements at send[displs[i]:] (nil displs: packed) from root to rank i's recv. counts and displs must be the same on every rank. recv == nil at root means in place.
 // It returns when this rank's part is done and its buffers may be reused.
 func Scatterv[T Element](ctx context.Context, c *Comm, send, recv []T, counts, displs []int, root int, opts ...CallOption) error {
 	var cl comm.Call
-	err := prepScatterv(&cl, ctx, c, send, recv, counts, displs, root, true, opts)
+	err := prepare(&cl, ctx, c, plan.Args{Coll: schedule.Scatterv, Root: root, Counts: counts, Displs: displs}, send, recv, Op{}, true, opts)
 	return blocking(ctx, c, &cl, err)
 }
 
@@ -252,20 +254,20 @@ func Scatterv[T Element](ctx context.Context, c *Comm, send, recv []T, counts, d
 // the Request completes. ctx bounds the whole collective.
 func IScatterv[T Element](ctx context.Context, c *Comm, send, recv []T, counts, displs []int, root int, opts ...CallOption) (*Request, error) {
 	cl := newCall()
-	return nonblocking(ctx, c, cl, prepScatterv(cl, ctx, c, send, recv, counts, displs, root, false, opts))
+	return nonblocking(ctx, c, cl, prepare(cl, ctx, c, plan.Args{Coll: schedule.Scatterv, Root: root, Counts: counts, Displs: displs}, send, recv, Op{}, false, opts))
 }
 
 // ScattervInit prepares a persistent Scatterv on these buffers; each Start runs it.
 func ScattervInit[T Element](ctx context.Context, c *Comm, send, recv []T, counts, displs []int, root int, opts ...CallOption) (*Persistent, error) {
 	cl := newCall()
-	return persistent(c, cl, prepScatterv(cl, ctx, c, send, recv, counts, displs, root, false, opts))
+	return persistent(c, cl, prepare(cl, ctx, c, plan.Args{Coll: schedule.Scatterv, Root: root, Counts: counts, Displs: displs}, send, recv, Op{}, false, opts))
 }
 
 // Allgatherv collects rank i's send buffer (counts[i] elements) into recv at offset displs[i] (nil displs: packed) on every rank. send == nil means in place: the rank's block is already in recv.
 // It returns when this rank's part is done and its buffers may be reused.
 func Allgatherv[T Element](ctx context.Context, c *Comm, send, recv []T, counts, displs []int, opts ...CallOption) error {
 	var cl comm.Call
-	err := prepAllgatherv(&cl, ctx, c, send, recv, counts, displs, true, opts)
+	err := prepare(&cl, ctx, c, plan.Args{Coll: schedule.Allgatherv, Counts: counts, Displs: displs}, send, recv, Op{}, true, opts)
 	return blocking(ctx, c, &cl, err)
 }
 
@@ -273,20 +275,20 @@ func Allgatherv[T Element](ctx context.Context, c *Comm, send, recv []T, counts,
 // the Request completes. ctx bounds the whole collective.
 func IAllgatherv[T Element](ctx context.Context, c *Comm, send, recv []T, counts, displs []int, opts ...CallOption) (*Request, error) {
 	cl := newCall()
-	return nonblocking(ctx, c, cl, prepAllgatherv(cl, ctx, c, send, recv, counts, displs, false, opts))
+	return nonblocking(ctx, c, cl, prepare(cl, ctx, c, plan.Args{Coll: schedule.Allgatherv, Counts: counts, Displs: displs}, send, recv, Op{}, false, opts))
 }
 
 // AllgathervInit prepares a persistent Allgatherv on these buffers; each Start runs it.
 func AllgathervInit[T Element](ctx context.Context, c *Comm, send, recv []T, counts, displs []int, opts ...CallOption) (*Persistent, error) {
 	cl := newCall()
-	return persistent(c, cl, prepAllgatherv(cl, ctx, c, send, recv, counts, displs, false, opts))
+	return persistent(c, cl, prepare(cl, ctx, c, plan.Args{Coll: schedule.Allgatherv, Counts: counts, Displs: displs}, send, recv, Op{}, false, opts))
 }
 
 // Alltoallv sends sendCounts[j] elements at send[sendDispls[j]:] to rank j and receives recvCounts[i] elements from rank i at recv[recvDispls[i]:] (nil displacements: packed). In-place use is not supported.
 // It returns when this rank's part is done and its buffers may be reused.
 func Alltoallv[T Element](ctx context.Context, c *Comm, send []T, sendCounts, sendDispls []int, recv []T, recvCounts, recvDispls []int, opts ...CallOption) error {
 	var cl comm.Call
-	err := prepAlltoallv(&cl, ctx, c, send, sendCounts, sendDispls, recv, recvCounts, recvDispls, true, opts)
+	err := prepare(&cl, ctx, c, plan.Args{Coll: schedule.Alltoallv, Counts: sendCounts, Displs: sendDispls, RecvCounts: recvCounts, RecvDispls: recvDispls}, send, recv, Op{}, true, opts)
 	return blocking(ctx, c, &cl, err)
 }
 
@@ -294,20 +296,20 @@ func Alltoallv[T Element](ctx context.Context, c *Comm, send []T, sendCounts, se
 // the Request completes. ctx bounds the whole collective.
 func IAlltoallv[T Element](ctx context.Context, c *Comm, send []T, sendCounts, sendDispls []int, recv []T, recvCounts, recvDispls []int, opts ...CallOption) (*Request, error) {
 	cl := newCall()
-	return nonblocking(ctx, c, cl, prepAlltoallv(cl, ctx, c, send, sendCounts, sendDispls, recv, recvCounts, recvDispls, false, opts))
+	return nonblocking(ctx, c, cl, prepare(cl, ctx, c, plan.Args{Coll: schedule.Alltoallv, Counts: sendCounts, Displs: sendDispls, RecvCounts: recvCounts, RecvDispls: recvDispls}, send, recv, Op{}, false, opts))
 }
 
 // AlltoallvInit prepares a persistent Alltoallv on these buffers; each Start runs it.
 func AlltoallvInit[T Element](ctx context.Context, c *Comm, send []T, sendCounts, sendDispls []int, recv []T, recvCounts, recvDispls []int, opts ...CallOption) (*Persistent, error) {
 	cl := newCall()
-	return persistent(c, cl, prepAlltoallv(cl, ctx, c, send, sendCounts, sendDispls, recv, recvCounts, recvDispls, false, opts))
+	return persistent(c, cl, prepare(cl, ctx, c, plan.Args{Coll: schedule.Alltoallv, Counts: sendCounts, Displs: sendDispls, RecvCounts: recvCounts, RecvDispls: recvDispls}, send, recv, Op{}, false, opts))
 }
 
 // ReduceScatter combines the send buffers (of length sum(counts)) of all ranks with op and leaves the block of counts[i] elements at the packed offset of rank i in rank i's recv. send == nil means in place: the input is in recv and the result goes to its start.
 // It returns when this rank's part is done and its buffers may be reused.
 func ReduceScatter[T Element](ctx context.Context, c *Comm, send, recv []T, counts []int, op Op, opts ...CallOption) error {
 	var cl comm.Call
-	err := prepReduceScatter(&cl, ctx, c, send, recv, counts, op, true, opts)
+	err := prepare(&cl, ctx, c, plan.Args{Coll: schedule.ReduceScatter, Counts: counts}, send, recv, op, true, opts)
 	return blocking(ctx, c, &cl, err)
 }
 
@@ -315,30 +317,30 @@ func ReduceScatter[T Element](ctx context.Context, c *Comm, send, recv []T, coun
 // the Request completes. ctx bounds the whole collective.
 func IReduceScatter[T Element](ctx context.Context, c *Comm, send, recv []T, counts []int, op Op, opts ...CallOption) (*Request, error) {
 	cl := newCall()
-	return nonblocking(ctx, c, cl, prepReduceScatter(cl, ctx, c, send, recv, counts, op, false, opts))
+	return nonblocking(ctx, c, cl, prepare(cl, ctx, c, plan.Args{Coll: schedule.ReduceScatter, Counts: counts}, send, recv, op, false, opts))
 }
 
 // ReduceScatterInit prepares a persistent ReduceScatter on these buffers; each Start runs it.
 func ReduceScatterInit[T Element](ctx context.Context, c *Comm, send, recv []T, counts []int, op Op, opts ...CallOption) (*Persistent, error) {
 	cl := newCall()
-	return persistent(c, cl, prepReduceScatter(cl, ctx, c, send, recv, counts, op, false, opts))
+	return persistent(c, cl, prepare(cl, ctx, c, plan.Args{Coll: schedule.ReduceScatter, Counts: counts}, send, recv, op, false, opts))
 }
 
 // Barrier returns once every rank of c has entered it.
 func Barrier(ctx context.Context, c *Comm, opts ...CallOption) error {
 	var cl comm.Call
-	err := prepBarrier(&cl, ctx, c, true, opts)
+	err := prepare[byte](&cl, ctx, c, plan.Args{Coll: schedule.Barrier}, nil, nil, Op{}, true, opts)
 	return blocking(ctx, c, &cl, err)
 }
 
 // IBarrier starts a barrier without waiting.
 func IBarrier(ctx context.Context, c *Comm, opts ...CallOption) (*Request, error) {
 	cl := newCall()
-	return nonblocking(ctx, c, cl, prepBarrier(cl, ctx, c, false, opts))
+	return nonblocking(ctx, c, cl, prepare[byte](cl, ctx, c, plan.Args{Coll: schedule.Barrier}, nil, nil, Op{}, false, opts))
 }
 
 // BarrierInit prepares a persistent barrier.
 func BarrierInit(ctx context.Context, c *Comm, opts ...CallOption) (*Persistent, error) {
 	cl := newCall()
-	return persistent(c, cl, prepBarrier(cl, ctx, c, false, opts))
+	return persistent(c, cl, prepare[byte](cl, ctx, c, plan.Args{Coll: schedule.Barrier}, nil, nil, Op{}, false, opts))
 }

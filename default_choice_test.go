@@ -24,8 +24,8 @@ type choices struct {
 }
 
 func (h *choices) Enabled(context.Context, slog.Level) bool { return true }
-func (h *choices) WithAttrs([]slog.Attr) slog.Handler      { return h }
-func (h *choices) WithGroup(string) slog.Handler           { return h }
+func (h *choices) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *choices) WithGroup(string) slog.Handler            { return h }
 func (h *choices) Handle(_ context.Context, r slog.Record) error {
 	var coll, alg string
 	var rank int64

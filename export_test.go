@@ -6,6 +6,7 @@ import (
 
 	"github.com/scoll/scoll/algorithms"
 	"github.com/scoll/scoll/internal/comm"
+	"github.com/scoll/scoll/internal/plan"
 	"github.com/scoll/scoll/schedule"
 	"github.com/scoll/scoll/transport/inproc"
 )
@@ -71,9 +72,9 @@ func PathForTest(c *Comm, coll string, count int, opts ...CallOption) (string, e
 	buf := make([]float32, count)
 	var err error
 	if coll == "bcast" {
-		err = prepBcast(&cl, context.Background(), c, buf, 0, true, opts)
+		err = prepare(&cl, context.Background(), c, plan.Args{Coll: schedule.Bcast}, nil, buf, Op{}, true, opts)
 	} else {
-		err = prepAllreduce(&cl, context.Background(), c, buf, make([]float32, count), Sum, true, opts)
+		err = prepare(&cl, context.Background(), c, plan.Args{Coll: schedule.Allreduce}, buf, make([]float32, count), Sum, true, opts)
 	}
 	switch {
 	case err != nil:

@@ -7,7 +7,6 @@ import (
 	"github.com/scoll/scoll/internal/comm"
 	"github.com/scoll/scoll/internal/kernels"
 	"github.com/scoll/scoll/internal/plan"
-	"github.com/scoll/scoll/schedule"
 )
 
 // The prep functions turn the public collectives' arguments into a call
@@ -52,72 +51,4 @@ func floating[T Element]() bool {
 		return true
 	}
 	return false
-}
-
-func prepBcast[T Element](cl *comm.Call, ctx context.Context, c *Comm, buf []T, root int, blocking bool, opts []CallOption) error {
-	return prepare(cl, ctx, c, plan.Args{Coll: schedule.Bcast, Root: root}, nil, buf, Op{}, blocking, opts)
-}
-
-func prepReduce[T Element](cl *comm.Call, ctx context.Context, c *Comm, send, recv []T, op Op, root int, blocking bool, opts []CallOption) error {
-	return prepare(cl, ctx, c, plan.Args{Coll: schedule.Reduce, Root: root}, send, recv, op, blocking, opts)
-}
-
-func prepAllreduce[T Element](cl *comm.Call, ctx context.Context, c *Comm, send, recv []T, op Op, blocking bool, opts []CallOption) error {
-	return prepare(cl, ctx, c, plan.Args{Coll: schedule.Allreduce}, send, recv, op, blocking, opts)
-}
-
-func prepScan[T Element](cl *comm.Call, ctx context.Context, c *Comm, send, recv []T, op Op, blocking bool, opts []CallOption) error {
-	return prepare(cl, ctx, c, plan.Args{Coll: schedule.Scan}, send, recv, op, blocking, opts)
-}
-
-func prepExscan[T Element](cl *comm.Call, ctx context.Context, c *Comm, send, recv []T, op Op, blocking bool, opts []CallOption) error {
-	return prepare(cl, ctx, c, plan.Args{Coll: schedule.Exscan}, send, recv, op, blocking, opts)
-}
-
-func prepGather[T Element](cl *comm.Call, ctx context.Context, c *Comm, send, recv []T, root int, blocking bool, opts []CallOption) error {
-	return prepare(cl, ctx, c, plan.Args{Coll: schedule.Gather, Root: root}, send, recv, Op{}, blocking, opts)
-}
-
-func prepScatter[T Element](cl *comm.Call, ctx context.Context, c *Comm, send, recv []T, root int, blocking bool, opts []CallOption) error {
-	return prepare(cl, ctx, c, plan.Args{Coll: schedule.Scatter, Root: root}, send, recv, Op{}, blocking, opts)
-}
-
-func prepAllgather[T Element](cl *comm.Call, ctx context.Context, c *Comm, send, recv []T, blocking bool, opts []CallOption) error {
-	return prepare(cl, ctx, c, plan.Args{Coll: schedule.Allgather}, send, recv, Op{}, blocking, opts)
-}
-
-func prepAlltoall[T Element](cl *comm.Call, ctx context.Context, c *Comm, send, recv []T, blocking bool, opts []CallOption) error {
-	return prepare(cl, ctx, c, plan.Args{Coll: schedule.Alltoall}, send, recv, Op{}, blocking, opts)
-}
-
-func prepReduceScatterBlock[T Element](cl *comm.Call, ctx context.Context, c *Comm, send, recv []T, op Op, blocking bool, opts []CallOption) error {
-	return prepare(cl, ctx, c, plan.Args{Coll: schedule.ReduceScatterBlock}, send, recv, op, blocking, opts)
-}
-
-func prepGatherv[T Element](cl *comm.Call, ctx context.Context, c *Comm, send, recv []T, counts, displs []int, root int, blocking bool, opts []CallOption) error {
-	a := plan.Args{Coll: schedule.Gatherv, Root: root, Counts: counts, Displs: displs}
-	return prepare(cl, ctx, c, a, send, recv, Op{}, blocking, opts)
-}
-
-func prepAllgatherv[T Element](cl *comm.Call, ctx context.Context, c *Comm, send, recv []T, counts, displs []int, blocking bool, opts []CallOption) error {
-	a := plan.Args{Coll: schedule.Allgatherv, Counts: counts, Displs: displs}
-	return prepare(cl, ctx, c, a, send, recv, Op{}, blocking, opts)
-}
-
-func prepScatterv[T Element](cl *comm.Call, ctx context.Context, c *Comm, send, recv []T, counts, displs []int, root int, blocking bool, opts []CallOption) error {
-	a := plan.Args{Coll: schedule.Scatterv, Root: root, Counts: counts, Displs: displs}
-	return prepare(cl, ctx, c, a, send, recv, Op{}, blocking, opts)
-}
-
-func prepAlltoallv[T Element](cl *comm.Call, ctx context.Context, c *Comm, send []T, sendCounts, sendDispls []int, recv []T, recvCounts, recvDispls []int, blocking bool, opts []CallOption) error {
-	a := plan.Args{Coll: schedule.Alltoallv, Counts: sendCounts, Displs: sendDispls, RecvCounts: recvCounts, RecvDispls: recvDispls}
-	return prepare(cl, ctx, c, a, send, recv, Op{}, blocking, opts)
-}
-
-func prepReduceScatter[T Element](cl *comm.Call, ctx context.Context, c *Comm, send, recv []T, counts []int, op Op, blocking bool, opts []CallOption) error {
-	return prepare(cl, ctx, c, plan.Args{Coll: schedule.ReduceScatter, Counts: counts}, send, recv, op, blocking, opts)
-}
-
-func prepBarrier(cl *comm.Call, ctx context.Context, c *Comm, blocking bool, opts []CallOption) error {
-	return prepare[byte](cl, ctx, c, plan.Args{Coll: schedule.Barrier}, nil, nil, Op{}, blocking, opts)
 }

@@ -10,4 +10,3 @@ import "github.com/scoll/scoll/internal/comm"
 // take their LogP model from L, o and g when the call names them without
 // WithLogP.
 const ParamsEnv = comm.ParamsEnv
-

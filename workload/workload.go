@@ -24,8 +24,8 @@ type Workload struct {
 	// elements of this size, as the library does for a call with this
 	// element type; the simulators and the GOAL export must be given
 	// ElemSize() to turn the schedule's element counts into bytes.
-	Elem    int
-	Root    int
+	Elem int
+	Root int
 	// Knobs are the values of the algorithms' knobs (algorithms.Knobs:
 	// the radix, the segment size in bytes, ...; 0: each algorithm's
 	// default), as a call's options or the environment set them.

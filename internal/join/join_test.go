@@ -40,7 +40,9 @@ func joinAll(t *testing.T, n int, required bool, hooks testHooks) ([]transport.T
 	job := fmt.Sprintf("join-%d", time.Now().UnixNano())
 	var wg sync.WaitGroup
 	for r := range n {
-		wg.Go(func() { eps[r], errs[r] = Host(ctx, nets[r], Config{Secret: secret, Job: job, Required: required, CreateSegment: hooks.create, NewEndpoint: hooks.join, HostKey: hooks.key}) })
+		wg.Go(func() {
+			eps[r], errs[r] = Host(ctx, nets[r], Config{Secret: secret, Job: job, Required: required, CreateSegment: hooks.create, NewEndpoint: hooks.join, HostKey: hooks.key})
+		})
 	}
 	wg.Wait()
 	t.Cleanup(func() {
