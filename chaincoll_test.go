@@ -883,3 +883,78 @@ func TestChainEveryOperator(t *testing.T) {
 		}
 	}
 }
+
+// TestChainIsAnAlgorithm: on a chain communicator the chain is the default
+// choice of a blocking call (the chain stays unlearnt), WithoutAlgorithm
+// declines it (the call learns the members and runs a message schedule)
+// and a non-blocking call named chain runs its stand-in schedule; every
+// result is right.
+func TestChainIsAnAlgorithm(t *testing.T) {
+	const n = 6
+	err := scoll.Run(context.Background(), n+2, func(ctx context.Context, w *scoll.Comm) error {
+		c, err := chainOf(ctx, w, n, 7)
+		if err != nil || c == nil {
+			return err
+		}
+		defer c.Close()
+		want := int64(n * (n - 1) / 2)
+		check := func(what string, learnt bool, call func(recv []int64) error) error {
+			recv := make([]int64, 1)
+			if err := call(recv); err != nil {
+				return fmt.Errorf("%s: %w", what, err)
+			}
+			if recv[0] != want {
+				return fmt.Errorf("%s: %d, want %d", what, recv[0], want)
+			}
+			if _, l := scoll.ChainStateForTest(c); l != learnt {
+				return fmt.Errorf("%s: learnt %v, want %v", what, l, learnt)
+			}
+			return nil
+		}
+		in := []int64{int64(c.Rank())}
+		if err := check("default", false, func(recv []int64) error {
+			return scoll.Allreduce(ctx, c, in, recv, scoll.Sum)
+		}); err != nil {
+			return err
+		}
+		if err := check("non-blocking, named", true, func(recv []int64) error {
+			r, err := scoll.IAllreduce(ctx, c, in, recv, scoll.Sum, scoll.WithAlgorithm(scoll.ChainAlgorithm))
+			if err != nil {
+				return err
+			}
+			return r.Wait(ctx)
+		}); err != nil {
+			return err
+		}
+		return check("declined", true, func(recv []int64) error {
+			return scoll.Allreduce(ctx, c, in, recv, scoll.Sum, scoll.WithoutAlgorithm(scoll.ChainAlgorithm))
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestChainDeclined: WithoutAlgorithm(ChainAlgorithm) on a chain that has
+// not learnt its members makes the call learn them.
+func TestChainDeclined(t *testing.T) {
+	const n = 5
+	err := scoll.Run(context.Background(), n+2, func(ctx context.Context, w *scoll.Comm) error {
+		c, err := chainOf(ctx, w, n, 3)
+		if err != nil || c == nil {
+			return err
+		}
+		defer c.Close()
+		buf := []int32{int32(c.Rank())}
+		if err := scoll.Bcast(ctx, c, buf, 2, scoll.WithoutAlgorithm(scoll.ChainAlgorithm)); err != nil {
+			return err
+		}
+		if _, learnt := scoll.ChainStateForTest(c); !learnt || buf[0] != 2 {
+			return fmt.Errorf("learnt %v, got %d", learnt, buf[0])
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -24,7 +24,8 @@ type Knob struct {
 	// Min is the least value a call may set (0 always means unset: the
 	// algorithms' defaults).
 	Min int
-	// Apply sets p's field from a value v ≥ Min.
+	// Apply, if not nil, sets a field of p from a value v ≥ Min (Params.Knob
+	// reads the value without one).
 	Apply func(p *Params, v int)
 
 	index int
@@ -41,7 +42,7 @@ var knobs []*Knob
 // DefineKnob declares a knob. Like Register it panics on a malformed or
 // duplicate declaration, in package initialisation.
 func DefineKnob(k Knob) *Knob {
-	if k.Name == "" || k.Name != strings.ToLower(k.Name) || strings.ContainsAny(k.Name, " _") || k.Doc == "" || k.Apply == nil {
+	if k.Name == "" || k.Name != strings.ToLower(k.Name) || strings.ContainsAny(k.Name, " _") || k.Doc == "" {
 		panic(fmt.Sprintf("algorithms: bad knob %q", k.Name))
 	}
 	if LookupKnob(k.Name) != nil || len(knobs) == MaxKnobs {
@@ -121,14 +122,22 @@ func ParseBytes(s string) (int, error) {
 	return n * mult, nil
 }
 
-// Apply sets the fields of p of the knobs set in v.
+// Apply sets the knobs set in v on p: their values (Params.Knobs) and the
+// fields they name.
 func (v *KnobValues) Apply(p *Params) {
 	for _, k := range knobs {
 		if x := v[k.index]; x != 0 {
-			k.Apply(p, x)
+			p.Knobs[k.index] = x
+			if k.Apply != nil {
+				k.Apply(p, x)
+			}
 		}
 	}
 }
+
+// Knob returns the value of knob k for p (0: unset, the algorithm's
+// default).
+func (p *Params) Knob(k *Knob) int { return p.Knobs[k.index] }
 
 // Set sets knob name to x (ParseBytes-style strings for byte knobs go
 // through Knob.Parse first).

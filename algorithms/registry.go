@@ -98,6 +98,9 @@ type Params struct {
 	// rule prefers the node-aware algorithms when Nodes shows several nodes
 	// and more than one rank on some node.
 	Nodes []int
+	// Knobs are the values of the knobs the call sets (KnobValues.Apply
+	// sets them, and the fields the knobs name); Knob reads one. 0: unset.
+	Knobs KnobValues
 	// Inner names the algorithm the node-aware algorithms (hier) run among
 	// the node leaders (an algorithm of the same collective, or of
 	// allgatherv for an allgather over nodes of unequal sizes); "" means

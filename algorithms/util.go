@@ -42,6 +42,10 @@ func mod(a, p int) int { return ((a % p) + p) % p }
 
 // input returns the region holding this rank's reduction input: the whole send
 // buffer, or the receive buffer when the rank is in place.
+// Input returns the region of this rank's input: its send buffer, or its
+// receive buffer when the call is in place there.
+func (p *Params) Input() schedule.Region { return p.input() }
+
 func (p *Params) input() schedule.Region {
 	s, r := p.BufLens(p.Rank)
 	if p.InPlaceAt(p.Rank) {

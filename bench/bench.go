@@ -58,6 +58,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/scoll/scoll/algorithms"
 	"io"
 	"log/slog"
 	"math/bits"
@@ -148,9 +149,9 @@ type Config struct {
 	Type string
 	// Root is the root of rooted collectives.
 	Root int
-	// Segment is the segment size in bytes for pipelined algorithms
-	// (scoll.WithSegmentSize); 0 means the algorithm's default.
-	Segment int
+	// Knobs are the algorithms' knobs the calls set (scoll.WithKnob: the
+	// segment size in bytes, the radix, ...; 0: each algorithm's default).
+	Knobs algorithms.KnobValues
 	// Grid is the process grid of topology-aware algorithms (scoll.WithGrid);
 	// nil means their default.
 	Grid []int
@@ -379,8 +380,10 @@ func (cfg Config) normalize() (*config, error) {
 	if c.elemSize == 0 {
 		return nil, fmt.Errorf("%w: unknown type %q (have %s)", ErrConfig, cfg.Type, strings.Join(Types(), ", "))
 	}
-	if c.Segment < 0 {
-		return nil, fmt.Errorf("%w: segment size %d < 0", ErrConfig, c.Segment)
+	for _, k := range algorithms.Knobs() {
+		if err := k.Check(c.Knobs[k.Index()]); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		}
 	}
 	c.rooted = c.Op == "bcast" || c.Op == "reduce" || c.Op == "gather" || c.Op == "scatter"
 	if c.rooted && (c.Root < 0 || c.Root >= c.NP) {
@@ -571,8 +574,10 @@ func measure(ctx context.Context, c *config, alg string, sh shape) (Result, erro
 	if alg != Auto {
 		opts = append(opts, scoll.WithAlgorithm(alg))
 	}
-	if c.Segment > 0 {
-		opts = append(opts, scoll.WithSegmentSize(c.Segment))
+	for _, k := range algorithms.Knobs() {
+		if v := c.Knobs[k.Index()]; v != 0 {
+			opts = append(opts, scoll.WithKnob(k.Name, v))
+		}
 	}
 	if c.Grid != nil {
 		opts = append(opts, scoll.WithGrid(c.Grid...))

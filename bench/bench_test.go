@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"github.com/scoll/scoll/algorithms"
 	"slices"
 	"strings"
 	"testing"
@@ -174,7 +175,7 @@ func TestConfigErrors(t *testing.T) {
 		{Common: Common{Sizes: []int{-8}}},
 		{Common: Common{Reps: -1}},
 		{Common: Common{Budget: -time.Second}},
-		{Segment: -1},
+		{Knobs: negativeSegment()},
 	} {
 		cfg.Progress = func(Progress) { t.Errorf("%+v: ran", cfg) }
 		if _, err := Run(context.Background(), cfg); !errors.Is(err, ErrConfig) {
@@ -213,4 +214,10 @@ func TestCancel(t *testing.T) {
 	if _, err := Run(ctx, Config{Common: Common{NP: 2, Sizes: []int{8}, Algorithms: []string{Auto}}}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled run: %v", err)
 	}
+}
+
+// negativeSegment returns knob values with a segment size of -1 bytes.
+func negativeSegment() (kv algorithms.KnobValues) {
+	kv[algorithms.SegmentKnob.Index()] = -1
+	return kv
 }

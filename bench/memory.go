@@ -175,9 +175,7 @@ func (c *config) params(alg string, sh shape) (*algorithms.Info, algorithms.Para
 		ElemSize:    c.elemSize,
 		Grid:        c.Grid,
 	}
-	if c.Segment > 0 {
-		p.Segment = max(1, c.Segment/c.elemSize)
-	}
+	c.Knobs.Apply(&p)
 	var info *algorithms.Info
 	if alg == Auto {
 		info = algorithms.Select(&p, algorithms.InProcess, algorithms.Caps{}) // the message schedule's memory

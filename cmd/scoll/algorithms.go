@@ -8,10 +8,9 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/scoll/scoll"
-	"github.com/scoll/scoll/transport"
+	"github.com/scoll/scoll/internal/algtable"
 	"github.com/spf13/cobra"
 )
 
@@ -34,12 +33,14 @@ scoll.WithSplitAlgorithm and scoll split --algorithm take), and the paths
 by which each transport moves messages.
 
 Which code moves a call's bytes: the algorithm WithAlgorithm names, else
-the default choice — first the shared-memory paths (exchange, then meet)
-when their conditions hold, then the registered message schedule with the
-least α-β-γ cost (scoll.WithoutAlgorithm excludes names from it). A
-message schedule's messages travel by its transport's paths (below). The
-shared-memory paths run natively on transports that offer them and as
-their message schedules elsewhere.
+the default choice — first the native paths (chain, exchange, meet) whose
+rule takes the call, given what the transport, the communicator and the
+call's form offer, then the registered message schedule with the least
+α-β-γ cost (scoll.WithoutAlgorithm excludes names from it). A native path
+runs natively where its rule lets it and as its stand-in message schedule
+elsewhere; scoll sim and scoll model take the same capabilities (--caps)
+and name the same choice. A message schedule's messages travel by its
+transport's paths (below).
 
 --format markdown prints the table embedded in README.md between the markers
 ` + beginMarker + ` and ` + endMarker + `; --update README.md rewrites that
@@ -54,12 +55,12 @@ section in place.`,
 				c := strings.ToLower(args[0])
 				infos = scoll.Algorithms(c)
 				if c == "split" {
-					infos = splitAlgorithms()
+					infos = algtable.Split()
 				} else if infos == nil && !slices.Contains(scoll.Collectives(), c) {
 					return fmt.Errorf("unknown collective %q (have %s)", args[0], strings.Join(scoll.Collectives(), ", "))
 				}
 			} else {
-				infos = allAlgorithms()
+				infos = algtable.All()
 			}
 			if update != "" {
 				if format != "markdown" {
@@ -68,25 +69,25 @@ section in place.`,
 				if len(args) > 0 {
 					return errors.New("--update writes the table of every collective; give no collective")
 				}
-				return updateFile(update, markdownTable(infos))
+				return updateFile(update, algtable.Markdown(infos))
 			}
 			w := cmd.OutOrStdout()
 			switch format {
 			case "table":
-				if err := writeAlgorithmTable(w, infos); err != nil {
+				if err := algtable.Write(w, infos); err != nil {
 					return err
 				}
 				if len(args) == 0 {
-					return writePathTable(w)
+					return algtable.WritePaths(w)
 				}
 				return nil
 			case "markdown", "md":
-				_, err := io.WriteString(w, markdownTable(infos))
+				_, err := io.WriteString(w, algtable.Markdown(infos))
 				return err
 			case "json":
 				enc := json.NewEncoder(w)
 				enc.SetIndent("", "  ")
-				return enc.Encode(algorithmsJSON(infos))
+				return enc.Encode(algtable.JSON(infos))
 			}
 			return fmt.Errorf("--format %q: want table, markdown or json", format)
 		},
@@ -94,111 +95,6 @@ section in place.`,
 	cmd.Flags().StringVar(&format, "format", "table", "output format: table, markdown or json")
 	cmd.Flags().StringVar(&update, "update", "", "with --format markdown: replace the section between the algorithm markers of this file")
 	return cmd
-}
-
-// algorithmJSON is an algorithm of scoll algorithms --format json
-// (docs/json.md).
-type algorithmJSON struct {
-	Collective  string `json:"collective"`
-	Name        string `json:"name"`
-	Path        string `json:"path"`
-	When        string `json:"when,omitempty"`
-	Requires    string `json:"requires"`
-	Commutative bool   `json:"commutative"`
-	PowerOfTwo  bool   `json:"power_of_two"`
-	Doc         string `json:"doc"`
-	Source      string `json:"source"`
-}
-
-// algorithmsJSON returns infos as JSON objects (an empty list for none).
-func algorithmsJSON(infos []scoll.AlgorithmInfo) []algorithmJSON {
-	out := []algorithmJSON{}
-	for _, a := range infos {
-		out = append(out, algorithmJSON{Collective: a.Collective, Name: a.Name, Path: pathOf(a), When: a.When, Requires: a.Requires,
-			Commutative: a.Commutative, PowerOfTwo: a.PowerOfTwo, Doc: a.Doc, Source: a.Source})
-	}
-	return out
-}
-
-// allAlgorithms returns the registry, by collective then name, and the
-// split algorithms last (collective "split").
-func allAlgorithms() []scoll.AlgorithmInfo {
-	var out []scoll.AlgorithmInfo
-	for _, c := range scoll.Collectives() {
-		out = append(out, scoll.Algorithms(c)...)
-	}
-	return append(out, splitAlgorithms()...)
-}
-
-// splitAlgorithms returns the split registry as algorithm rows.
-func splitAlgorithms() []scoll.AlgorithmInfo {
-	var out []scoll.AlgorithmInfo
-	for _, a := range scoll.SplitAlgorithms() {
-		out = append(out, scoll.AlgorithmInfo{Collective: "split", Name: a.Name, Doc: a.Doc, Source: a.Source, Requires: "-"})
-	}
-	return out
-}
-
-func writeAlgorithmTable(w io.Writer, infos []scoll.AlgorithmInfo) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "COLLECTIVE\tNAME\tPATH\tREQUIRES\tDOC")
-	for _, a := range infos {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", a.Collective, a.Name, pathOf(a), a.Requires, a.Doc)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	sep := "\n"
-	for _, a := range infos {
-		if a.When != "" {
-			fmt.Fprintf(w, "%s%s/%s (%s): %s.\n", sep, a.Collective, a.Name, a.Path, a.When)
-			sep = ""
-		}
-	}
-	return nil
-}
-
-// pathOf is the path column of an algorithm ("messages" for split
-// algorithms, which are Go code over messages too).
-func pathOf(a scoll.AlgorithmInfo) string {
-	if a.Path == "" {
-		return "messages"
-	}
-	return a.Path
-}
-
-// writePathTable lists the transports' paths.
-func writePathTable(w io.Writer) error {
-	fmt.Fprintln(w, "\nTransport paths (how messages travel):")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TRANSPORT\tPATH\tWHEN\tDOC")
-	for _, p := range transport.Paths() {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Transport, p.Name, p.When, p.Doc)
-	}
-	return tw.Flush()
-}
-
-// markdownTable renders infos as a GitHub markdown table ending in a newline.
-func markdownTable(infos []scoll.AlgorithmInfo) string {
-	cell := func(s string) string {
-		s = strings.ReplaceAll(s, "|", `\|`)
-		return strings.ReplaceAll(s, "\n", " ")
-	}
-	var b strings.Builder
-	b.WriteString("| collective | algorithm | moves data by | requires | description | source |\n")
-	b.WriteString("| --- | --- | --- | --- | --- | --- |\n")
-	for _, a := range infos {
-		path := pathOf(a)
-		if a.When != "" {
-			path += ": " + a.When
-		}
-		fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s | %s |\n", a.Collective, a.Name, cell(path), cell(a.Requires), cell(a.Doc), cell(a.Source))
-	}
-	b.WriteString("\n| transport | path | when | description |\n| --- | --- | --- | --- |\n")
-	for _, p := range transport.Paths() {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", p.Transport, p.Name, cell(p.When), cell(p.Doc))
-	}
-	return b.String()
 }
 
 // replaceSection returns doc with the text between the markers replaced by

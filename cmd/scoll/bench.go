@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/scoll/scoll/algorithms"
 	"io"
 	"os"
 	"path/filepath"
@@ -21,7 +22,7 @@ func newBenchCmd() *cobra.Command {
 	var (
 		cfg       bench.Config
 		sizes     string
-		segment   string
+		knobs     func() (algorithms.KnobValues, error)
 		grid      string
 		maxMemory string
 		format    string
@@ -93,10 +94,8 @@ run the same command, and rank 0 prints the results.`,
 			if cfg.Grid, err = parseGrid(grid); err != nil {
 				return err
 			}
-			if segment != "" {
-				if cfg.Segment, err = bench.ParseSize(segment); err != nil {
-					return fmt.Errorf("--segment: %w", err)
-				}
+			if cfg.Knobs, err = knobs(); err != nil {
+				return err
 			}
 			if cfg.MaxMemory, err = parseMaxMemory(maxMemory); err != nil {
 				return err
@@ -137,7 +136,7 @@ run the same command, and rank 0 prints the results.`,
 	f.IntVar(&cfg.Root, "root", 0, "root rank of bcast, reduce, gather and scatter")
 	f.StringVar(&format, "format", "table", "output format: table, csv, json (JSON lines) or osu (the OSU micro-benchmarks' layout, a block per algorithm)")
 	f.StringVar(&grid, "grid", "", "process grid of topology-aware algorithms (rd-optimal, bucket, bucket3, bucket6), like 4x4x4 (default: as equal as possible in 3 dimensions)")
-	f.StringVar(&segment, "segment", "", "segment size in bytes of pipelined algorithms, like 64K (default the algorithm's own)")
+	knobs = knobFlags(f)
 	f.StringVar(&cfg.On, "on", "world", "the communicator measured: world, dup (a duplicate: the same ranks through a derived communicator) or split (the world split with reversed ranks)")
 	f.StringVar(&maxMemory, "max-memory", bench.FormatSize(bench.DefaultMaxMemory), "skip, before allocating, configurations whose estimated memory over all ranks (buffers, schedules, scratch, 64 KiB per in-process rank) exceeds this (0: no limit)")
 	f.StringVar(&tuneOut, "tune-out", "", "write the fastest measured algorithm per size to this tuning file (JSON, package tuning; use it with SCOLL_TUNING)")

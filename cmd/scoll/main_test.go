@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/csv"
+	"github.com/scoll/scoll/internal/algtable"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,7 +36,7 @@ func TestReadmeAlgorithmsTable(t *testing.T) {
 	if !ok {
 		t.Skipf("README.md has no %s ... %s section", beginMarker, endMarker)
 	}
-	want := markdownTable(allAlgorithms())
+	want := algtable.Markdown(algtable.All())
 	if strings.TrimSpace(got) == strings.TrimSpace(want) {
 		return
 	}
@@ -79,7 +80,7 @@ func TestAlgorithmsUpdate(t *testing.T) {
 	}
 	doc, _ := os.ReadFile(path)
 	got, _ := section(string(doc))
-	if strings.TrimSpace(got) != strings.TrimSpace(markdownTable(allAlgorithms())) || !strings.HasPrefix(string(doc), "intro\n") {
+	if strings.TrimSpace(got) != strings.TrimSpace(algtable.Markdown(algtable.All())) || !strings.HasPrefix(string(doc), "intro\n") {
 		t.Errorf("updated file:\n%s", doc)
 	}
 	os.WriteFile(path, []byte("no markers\n"), 0o644)
@@ -95,8 +96,8 @@ func TestAlgorithmsCommand(t *testing.T) {
 	}
 	table, rest, _ := strings.Cut(out, "\n\n")
 	lines := strings.Split(strings.TrimSpace(table), "\n")
-	if len(lines) != len(allAlgorithms())+1 || !strings.HasPrefix(lines[0], "COLLECTIVE") {
-		t.Errorf("%d lines for %d algorithms:\n%s", len(lines), len(allAlgorithms()), out)
+	if len(lines) != len(algtable.All())+1 || !strings.HasPrefix(lines[0], "COLLECTIVE") {
+		t.Errorf("%d lines for %d algorithms:\n%s", len(lines), len(algtable.All()), out)
 	}
 	// The transport paths' conditions, then every transport's paths.
 	for _, want := range []string{"allreduce/exchange (transport exchange): native", "allreduce/meet (transport meeting)",

@@ -24,6 +24,8 @@ var allowed = map[string][]string{
 	"":                        {"algorithms", "exec", "internal/arrival", "internal/comm", "internal/errs", "internal/jobenv", "internal/join", "internal/kernels", "internal/plan", "schedule", "split", "transport", "transport/inproc", "transport/record", "transport/tcp", "transport/mpi", "tuning"},
 	"internal/comm":           {"algorithms", "exec", "internal/arrival", "internal/chain", "internal/cid", "internal/errs", "internal/join", "internal/kernels", "internal/plan", "internal/postbox", "internal/wire", "schedule", "split", "transport", "tuning"},
 	"internal/join":           {"internal/errs", "transport", "transport/mixed", "transport/shm"},
+	"internal/algtable":       {"", "transport"},
+	"internal/toy":            {},
 	"schedule":                {},
 	"topology":                {},
 	"algorithms":              {"internal/errs", "schedule"},
@@ -58,7 +60,7 @@ var allowed = map[string][]string{
 	"internal/mem":            {},
 	"internal/layers":         {},
 	"bench":                   {"", "algorithms", "internal/kernels", "internal/wire", "schedule", "split", "transport", "transport/inproc", "transport/record"},
-	"cmd/scoll":               {"", "algorithms", "bench", "internal/launch", "model", "schedule", "sim", "topology", "transport", "transport/record", "tuning", "workload"},
+	"cmd/scoll":               {"", "algorithms", "bench", "internal/algtable", "internal/launch", "model", "schedule", "sim", "topology", "transport", "transport/record", "tuning", "workload"},
 	"examples/allreduce":      {""},
 	"examples/nodeallreduce":  {""},
 }

@@ -21,9 +21,18 @@ import (
 // that pins no registered algorithm.
 func Golden(t *testing.T, dir string, render func(t *testing.T, in *algorithms.Info, ap algorithms.Params) []byte) {
 	t.Helper()
+	GoldenOf(t, dir, render, nil)
+}
+
+// GoldenOf is Golden for the algorithms only takes (nil: all).
+func GoldenOf(t *testing.T, dir string, render func(t *testing.T, in *algorithms.Info, ap algorithms.Params) []byte, only func(*algorithms.Info) bool) {
+	t.Helper()
 	seen := map[string]bool{}
 	for c := range schedule.NumCollectives {
 		for _, in := range algorithms.List(c) {
+			if only != nil && !only(in) {
+				continue
+			}
 			ap, ok := workload.GoldenParams(in)
 			if !ok {
 				t.Errorf("%s/%s takes none of the golden calls", c, in.Name)
