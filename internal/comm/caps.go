@@ -21,12 +21,18 @@ type paths struct {
 // pathsOf returns what a transport (or a communicator's view of it)
 // offering tc offers a communicator; members tells whether the
 // communicator knows every member's address (the meeting needs them).
-func pathsOf(tc transport.Caps, members bool) paths {
+func pathsOf(tc transport.Caps, size int, members bool) paths {
 	var p paths
 	p.checker = tc.Checker
 	if m := tc.Meeter; m != nil && members {
 		p.meeter = m
 		p.caps.Has |= algorithms.CapMeet
+		// The CPUs are counted once, when the communicator is made: every
+		// rank of a process counts alike, and a call does not take the
+		// scheduler's lock to ask.
+		if size > runtime.GOMAXPROCS(0) {
+			p.caps.Has |= algorithms.CapOversubscribed
+		}
 	}
 	if x := tc.Exchanger; x != nil && x.ExchangeLimit() >= 0 {
 		p.exchanger = x
@@ -38,15 +44,13 @@ func pathsOf(tc transport.Caps, members bool) paths {
 
 // Caps returns what c and a call's form offer the native paths (see
 // algorithms.Cap): the transport's exchange and meeting, more ranks than
-// CPUs where they meet, a chain that has not learnt its members, a
-// blocking call. Every rank of a call computes the same.
+// CPUs (GOMAXPROCS when c was made) where they meet, a chain that has not
+// learnt its members, a blocking call. Every rank of a call computes the
+// same.
 func (c *Comm) Caps(blocking bool) algorithms.Caps {
 	k := c.paths.caps
 	if blocking {
 		k.Has |= algorithms.CapBlocking
-	}
-	if k.Has&algorithms.CapMeet != 0 && c.size > runtime.GOMAXPROCS(0) {
-		k.Has |= algorithms.CapOversubscribed
 	}
 	if c.unlearntChain() {
 		k.Has |= algorithms.CapChain

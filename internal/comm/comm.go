@@ -111,7 +111,7 @@ func New(t transport.Transport, cfg Config) *Comm {
 		c.rs.nodes = n.Nodes()
 		c.layout.nodes = c.rs.nodes
 	}
-	c.paths = pathsOf(*tc, true)
+	c.paths = pathsOf(*tc, c.size, true)
 	c.layout.machine = algorithms.InProcess
 	if m := tc.Modeler; m != nil {
 		c.layout.machine.Alpha, c.layout.machine.Beta = m.Model()

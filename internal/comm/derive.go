@@ -42,7 +42,7 @@ func (c *Comm) derive(id uint32, leader int32, g split.Group) *Comm {
 	if gr := c.rs.tc.Grouper; gr != nil {
 		d.mem.view = gr.Join(transport.Group{Comm: d.id, Rank: d.rank, Size: d.size, Members: g.Members()})
 		// Shared-memory paths need every member's address.
-		d.paths = pathsOf(transport.CapsOf(d.mem.view), g.Members() != nil)
+		d.paths = pathsOf(transport.CapsOf(d.mem.view), d.size, g.Members() != nil)
 	} else {
 		// Call records keyed by context id need no membership.
 		d.paths.checker = c.rs.tc.Checker
