@@ -3,7 +3,9 @@ package comm
 import (
 	"context"
 	"runtime"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/scoll/scoll/algorithms"
 	"github.com/scoll/scoll/exec"
@@ -114,5 +116,19 @@ func TestCaps(t *testing.T) {
 	many := world(t, runtime.GOMAXPROCS(0)+1, inproc.Exchanges(false))
 	if got := many.Caps(true).String(); got != "meet,oversubscribed,blocking" {
 		t.Errorf("more ranks than CPUs: %s", got)
+	}
+}
+
+// TestInRounds: predicted arrival times become whole rounds, so that
+// predictions that differ within a round share a plan.
+func TestInRounds(t *testing.T) {
+	const d = 10
+	got := inRounds([]time.Duration{0, 1, 10, 11, 29}, d)
+	want := []time.Duration{0, 10, 10, 20, 30}
+	if !slices.Equal(got, want) {
+		t.Errorf("inRounds = %v, want %v", got, want)
+	}
+	if got := inRounds([]time.Duration{5}, 0); got[0] != 0 {
+		t.Errorf("no round time: %v", got)
 	}
 }
