@@ -2,7 +2,11 @@
 
 package shm
 
-import "time"
+import (
+	"time"
+
+	"github.com/scoll/scoll/internal/clock"
+)
 
 // Config configures an endpoint.
 type Config struct {
@@ -29,6 +33,12 @@ type Config struct {
 	// it sleeps on its doorbell (default 50 µs when the segment's ranks
 	// have a core each, else none; negative: never polls).
 	Spin time.Duration
+
+	// clock is where the endpoint takes time from: its peer checks, the
+	// progress goroutine's timer and spinning (default clock.Real). Tests
+	// set it (export_test.go); in a testing/synctest bubble clock.Real
+	// tells the bubble's time.
+	clock clock.Clock
 }
 
 // spin returns how long the progress goroutine of a segment of size ranks

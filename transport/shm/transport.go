@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/scoll/scoll/internal/clock"
 	"github.com/scoll/scoll/internal/errs"
 	"github.com/scoll/scoll/transport"
 )
@@ -43,6 +44,7 @@ type Transport struct {
 	localOf    []int // the local rank of each of the job's ranks, -1 elsewhere
 	seg        *Segment
 	cfg        Config
+	clk        clock.Clock // cfg.clock or clock.Real
 
 	outMu   []sync.Mutex // per destination: its ring and pending records
 	out     []*Ring      // rings to each rank (nil for self)
@@ -141,7 +143,11 @@ func New(seg *Segment, rank, size int, cfg Config) (*Transport, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Transport{rank: rank, size: size, global: global, localOf: localOf, seg: seg, cfg: cfg,
+	clk := cfg.clock
+	if clk == nil {
+		clk = clock.Real{}
+	}
+	t := &Transport{rank: rank, size: size, global: global, localOf: localOf, seg: seg, cfg: cfg, clk: clk,
 		outMu: make([]sync.Mutex, size), out: make([]*Ring, size), pending: make([][][]byte, size),
 		in: make([]*Ring, size), inMsg: make([]*incoming, size), broken: make([]bool, size), failed: make([]atomic.Bool, size), final: make([]bool, size), kick: make(chan struct{}, 1),
 		posted: make([][]*transport.Msg, size), unexp: make([][]*incoming, size), syncs: make([][]idMsg, size),
