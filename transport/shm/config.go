@@ -53,6 +53,8 @@ func (c Config) spin(size int) time.Duration {
 	return max(c.Spin, 0)
 }
 
+// cmaMin, ringBytes and poll return CMAMin, RingBytes and Poll, or their
+// defaults.
 func (c Config) cmaMin() int {
 	if c.CMAMin == 0 {
 		return 64 << 10

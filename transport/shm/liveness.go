@@ -90,7 +90,7 @@ func (t *Transport) checkPeers() {
 		default:
 			continue
 		}
-		pid := int(u32(t.seg.Bytes(), p*lineSize).Load())
+		pid := t.pid(p)
 		if pid == self || pid == 0 {
 			continue
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/scoll/scoll/transport"
 )
 
+// callKey names a collective call: its communicator and sequence number.
 type callKey struct{ comm, seq uint64 }
 
 // idMsg is a send waiting for its ack, and the id the ack names.
@@ -148,6 +149,8 @@ func finish(r *transport.Msg, data []byte, sig uint64, from int) {
 	transport.Finish(r, data)
 }
 
+// mismatch is the error of a message from rank from that belongs to
+// another call than the receive it matched.
 func mismatch(from int) error {
 	return fmt.Errorf("%w: message from rank %d belongs to another call", errs.Mismatch, from)
 }

@@ -52,6 +52,8 @@ const (
 	abortInvalid  = 2
 )
 
+// abortCode returns the abort code that tells the peers what kind of
+// error err is.
 func abortCode(err error) byte {
 	switch {
 	case errors.Is(err, errs.Mismatch):
@@ -62,6 +64,7 @@ func abortCode(err error) byte {
 	return abortPeer
 }
 
+// abortErr returns the error of a call that rank from aborted with code.
 func abortErr(code byte, from int) error {
 	switch code {
 	case abortMismatch:

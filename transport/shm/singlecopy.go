@@ -76,7 +76,7 @@ func (t *Transport) read(p int, x *incoming) {
 
 // vmRead copies len(dst) bytes at addr in rank p's process into dst.
 func (t *Transport) vmRead(p int, dst []byte, addr uint64) error {
-	pid := int(u32(t.seg.Bytes(), p*lineSize).Load())
+	pid := t.pid(p)
 	for len(dst) > 0 {
 		local := []unix.Iovec{{Base: &dst[0]}}
 		local[0].SetLen(len(dst))

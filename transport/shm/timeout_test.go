@@ -209,8 +209,8 @@ func TestDeadProcessFound(t *testing.T) {
 			}
 			defer ep.Close()
 			mem := seg.Bytes()
-			u32(mem, lineSize).Store(uint32(pid))
-			u32(mem, lineSize+4).Store(stateUp)
+			u32(mem, lineSize+slotPid).Store(uint32(pid))
+			u32(mem, lineSize+slotState).Store(stateUp)
 			r := quietPost(t, ep, false, 1, 1, make([]byte, 4))
 			advance(3 * poll)
 			if kill == nil {

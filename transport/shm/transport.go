@@ -171,10 +171,10 @@ func New(seg *Segment, rank, size int, cfg Config) (*Transport, error) {
 		}
 	}
 	*t.probe = rand.Uint64() | 1
-	u32(mem, rank*lineSize).Store(uint32(os.Getpid()))
+	u32(mem, rank*lineSize+slotPid).Store(uint32(os.Getpid()))
 	u64(mem, rank*lineSize+slotProbe).Store(uint64(uintptr(unsafe.Pointer(t.probe))))
 	u64(mem, rank*lineSize+slotMagic).Store(*t.probe)
-	u32(mem, rank*lineSize+4).Store(stateUp)
+	u32(mem, rank*lineSize+slotState).Store(stateUp)
 	go t.progress()
 	return t, nil
 }
@@ -252,7 +252,7 @@ func (t *Transport) Close() error {
 	fail := t.takeOps(all, func(*transport.Msg) bool { return true }, true)
 	t.mu.Unlock()
 	failAll(fail, errs.Closed)
-	u32(t.seg.Bytes(), t.rank*lineSize+4).Store(stateClosed)
+	u32(t.seg.Bytes(), t.rank*lineSize+slotState).Store(stateClosed)
 	close(t.stop)
 	t.bell(t.rank).Ring()
 	<-t.done
