@@ -36,7 +36,7 @@ type Config struct {
 
 	// clock is where the endpoint takes time from: its peer checks, the
 	// progress goroutine's timer and spinning (default clock.Real). Tests
-	// set it (export_test.go); in a testing/synctest bubble clock.Real
+	// set it (timeout_test.go); in a testing/synctest bubble clock.Real
 	// tells the bubble's time.
 	clock clock.Clock
 }
