@@ -29,6 +29,10 @@ type Timer interface {
 	// Stop stops the timer and reports whether it stopped it before it
 	// fired.
 	Stop() bool
+	// Reset makes the timer fire d from now, stopped, fired or pending,
+	// and reports whether it was pending; no value sent before the Reset
+	// is received after it (as time.Timer.Reset since Go 1.23).
+	Reset(d time.Duration) bool
 }
 
 // Ticker fires at intervals, as a time.Ticker does.
@@ -55,8 +59,9 @@ func (Real) NewTicker(d time.Duration) Ticker { return realTicker{time.NewTicker
 
 type realTimer struct{ t *time.Timer }
 
-func (r realTimer) C() <-chan time.Time { return r.t.C }
-func (r realTimer) Stop() bool          { return r.t.Stop() }
+func (r realTimer) C() <-chan time.Time        { return r.t.C }
+func (r realTimer) Stop() bool                 { return r.t.Stop() }
+func (r realTimer) Reset(d time.Duration) bool { return r.t.Reset(d) }
 
 type realTicker struct{ t *time.Ticker }
 

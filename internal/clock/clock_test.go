@@ -41,6 +41,32 @@ func TestRealTimers(t *testing.T) {
 	})
 }
 
+// TestTimerReset: a fired timer that is reset fires d after the Reset; a
+// pending one fires at its new time only, and Reset reports which it was.
+func TestTimerReset(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := clock.Real{}
+		tm := c.NewTimer(time.Second)
+		<-tm.C()
+		start := c.Now()
+		if tm.Reset(2 * time.Second) {
+			t.Error("Reset of a fired timer reports it pending")
+		}
+		if !tm.Reset(time.Second) {
+			t.Error("Reset of a pending timer reports it fired or stopped")
+		}
+		if at := <-tm.C(); at.Sub(start) != time.Second {
+			t.Fatalf("reset timer fired after %v, want 1s", at.Sub(start))
+		}
+		time.Sleep(5 * time.Second)
+		select {
+		case <-tm.C():
+			t.Fatal("the timer fired twice")
+		default:
+		}
+	})
+}
+
 // TestSleep: Sleep takes the whole duration when nothing cancels it, and
 // returns false at the moment cancel closes.
 func TestSleep(t *testing.T) {

@@ -38,7 +38,7 @@ var allowed = map[string][]string{
 	"transport":               {"internal/errs", "internal/mem"},
 	"transport/inproc":        {"internal/errs", "transport"},
 	"transport/tcp":           {"internal/clock", "internal/errs", "transport"},
-	"transport/shm":           {"internal/errs", "transport"},
+	"transport/shm":           {"internal/clock", "internal/errs", "transport"},
 	"transport/mixed":         {"internal/errs", "transport"},
 	"transport/mpi":           {"internal/errs", "transport"},
 	"transport/record":        {"schedule", "transport"},

@@ -59,6 +59,8 @@ func (t *Transport) exchSlot(r, b int) []byte {
 	return t.seg.Bytes()[off : off+exchSlotSize]
 }
 
+// exchSeq returns the sequence number rank r published in its slot of
+// parity b.
 func (t *Transport) exchSeq(r, b int) uint64 { return u64(t.exchSlot(r, b), 0).Load() }
 
 // ExchangeLimit returns the largest payload of an exchange, or -1 when

@@ -73,6 +73,10 @@ func TestExchange(t *testing.T) {
 // whose peer stays away fails with its context and the next one works;
 // a payload over the limit and a second communicator are refused; a
 // closed peer fails the exchange with errs.PeerFailed.
+//
+// It runs in real time: a waiting exchange sleeps on its doorbell, a futex
+// in the kernel's time, which would hold a testing/synctest bubble's time
+// still; the context of the peer that stays away is short (30 ms).
 func TestExchangeErrors(t *testing.T) {
 	eps := exchangePair(t)
 	both := func(sig func(r int) uint64, seq uint64) [2]error {

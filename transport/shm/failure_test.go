@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -61,6 +62,12 @@ func segmentFile(t *testing.T, seg *shm.Segment) *os.File {
 // TestPeerKilled kills the process of a peer while this rank waits for a
 // second message from it: the receive must fail with errs.PeerFailed, soon,
 // and the first message must have arrived.
+//
+// It runs in real time: the peer is a real process, whose endpoint the
+// kill stops wherever it is, and a child process cannot join a
+// testing/synctest bubble. Poll is 5 ms, so the failure comes within
+// milliseconds; the context only bounds a hang. TestDeadProcessFound
+// checks the peer checks' timing in a bubble.
 func TestPeerKilled(t *testing.T) {
 	size := shm.SegmentSize(2, 4096)
 	seg, err := shm.CreateSegment("kill", size)
@@ -113,53 +120,57 @@ func TestPeerKilled(t *testing.T) {
 // on another rank fails with the kind of error the aborting rank reported,
 // an operation of the call posted later fails at once, and other calls go
 // on.
+//
+// It runs in a testing/synctest bubble, with waiters that do not poll: the
+// endpoints' progress goroutines move the records on their timers, within
+// Poll of the bubble's time.
 func TestAbortCall(t *testing.T) {
-	eps, err := shm.NewLocalGroup(3, shm.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		for _, e := range eps {
-			e.Close()
+	const poll = 10 * time.Millisecond
+	synctest.Test(t, func(t *testing.T) {
+		eps, err := shm.NewLocalGroup(3, shm.Config{Poll: poll})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	call := transport.Key{Comm: 7, Seq: 3}
-	r := &transport.Msg{Peer: 2, Key: call, Buf: make([]byte, 4), W: transport.NewWaiter(0)}
-	if err := transport.Post(eps[1], r, false); err != nil {
-		t.Fatal(err)
-	}
-	eps[0].AbortCall(7, 3, errs.Mismatch)
-	if err := r.W.Wait(ctx); err != nil || !errors.Is(r.Err, errs.Mismatch) {
-		t.Fatalf("receive of the aborted call: %v, %v", err, r.Err)
-	}
-	// Rank 2 learns too, relayed or direct: its later send of the call fails.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		err := eps[2].Isend(&transport.Msg{Peer: 1, Key: call, Buf: []byte("x"), W: transport.NewWaiter(0)})
-		if errors.Is(err, errs.Mismatch) {
-			break
+		defer func() {
+			for _, e := range eps {
+				e.Close()
+			}
+		}()
+		ctx, cancel := context.WithTimeout(context.Background(), poll)
+		defer cancel()
+		call := transport.Key{Comm: 7, Seq: 3}
+		r := &transport.Msg{Peer: 2, Key: call, Buf: make([]byte, 4), W: transport.NewWaiter(0)}
+		if err := transport.Post(eps[1], r, false); err != nil {
+			t.Fatal(err)
 		}
-		if time.Now().After(deadline) {
+		eps[0].AbortCall(7, 3, errs.Mismatch)
+		if err := r.W.Wait(ctx); err != nil || !errors.Is(r.Err, errs.Mismatch) {
+			t.Fatalf("receive of the aborted call: %v, %v", err, r.Err)
+		}
+		// Rank 2 learns too, relayed or direct: its later send of the call
+		// fails.
+		time.Sleep(poll)
+		synctest.Wait()
+		if err := eps[2].Isend(&transport.Msg{Peer: 1, Key: call, Buf: []byte("x"), W: transport.NewWaiter(0)}); !errors.Is(err, errs.Mismatch) {
 			t.Fatalf("send of the aborted call on rank 2: %v", err)
 		}
-		time.Sleep(time.Millisecond)
-	}
-	// Another call still works.
-	other := transport.Key{Comm: 7, Seq: 4}
-	buf := make([]byte, 2)
-	rr := &transport.Msg{Peer: 2, Key: other, Buf: buf, W: transport.NewWaiter(0)}
-	s := &transport.Msg{Peer: 1, Key: other, Buf: []byte("ok"), W: transport.NewWaiter(0)}
-	if err := transport.Post(eps[1], rr, false); err != nil {
-		t.Fatal(err)
-	}
-	if err := transport.Post(eps[2], s, true); err != nil {
-		t.Fatal(err)
-	}
-	if rr.W.Wait(ctx) != nil || s.W.Wait(ctx) != nil || rr.Err != nil || s.Err != nil || string(buf) != "ok" {
-		t.Fatalf("a later call: %v %v %q", rr.Err, s.Err, buf)
-	}
+		// Another call still works.
+		other := transport.Key{Comm: 7, Seq: 4}
+		buf := make([]byte, 2)
+		rr := &transport.Msg{Peer: 2, Key: other, Buf: buf, W: transport.NewWaiter(0)}
+		s := &transport.Msg{Peer: 1, Key: other, Buf: []byte("ok"), W: transport.NewWaiter(0)}
+		if err := transport.Post(eps[1], rr, false); err != nil {
+			t.Fatal(err)
+		}
+		if err := transport.Post(eps[2], s, true); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel = context.WithTimeout(context.Background(), 2*poll)
+		defer cancel()
+		if rr.W.Wait(ctx) != nil || s.W.Wait(ctx) != nil || rr.Err != nil || s.Err != nil || string(buf) != "ok" {
+			t.Fatalf("a later call: %v %v %q", rr.Err, s.Err, buf)
+		}
+	})
 }
 
 // largeSize is the message of TestKilledMidCopy: long enough (tens of
@@ -227,6 +238,10 @@ func waitSingleCopyTo(t *testing.T, ep *shm.Transport, peer int) {
 // sending or receiving: this rank's operation must end within the failure
 // timeout, with errs.PeerFailed, or with every byte right when the copy
 // was done before the kill.
+//
+// It runs in real time, as TestPeerKilled does, and its waiter polls and
+// parks as the executor's do (a progress goroutine asleep on its futex
+// would hold a bubble's time still anyway).
 func TestKilledMidCopy(t *testing.T) {
 	if testing.Short() {
 		t.Skip("moves 64 MiB messages")
@@ -349,44 +364,52 @@ func TestCorruptRecord(t *testing.T) {
 // delivered, to a receive posted before (whose rank may notice the close
 // before it reads the message) and to one posted after the close was
 // noticed; only then do operations with it fail.
+//
+// Each round runs in a testing/synctest bubble, with waiters that do not
+// poll: "rank 0's progress goroutine sleeps" and "rank 0 notices the
+// close" are points of the bubble's time (Poll is 1 ms), not real sleeps
+// that a loaded machine may overrun.
 func TestCloseDelivers(t *testing.T) {
 	for range 5 {
-		eps, err := shm.NewLocalGroup(2, shm.Config{Poll: time.Millisecond})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer eps[0].Close()
-		first, second := transport.Key{Comm: 1, Seq: 1}, transport.Key{Comm: 1, Seq: 2}
-		buf1, buf2 := make([]byte, 5), make([]byte, 10)
-		r1 := &transport.Msg{Peer: 1, Key: first, Buf: buf1, W: transport.NewWaiter(0)}
-		if err := transport.Post(eps[0], r1, false); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(20 * time.Millisecond) // rank 0's progress goroutine sleeps
-		for _, m := range []*transport.Msg{
-			{Peer: 0, Key: first, Buf: []byte("first"), W: transport.NewWaiter(0), Eager: true},
-			{Peer: 0, Key: second, Buf: []byte("last words"), W: transport.NewWaiter(0), Eager: true},
-		} {
-			if err := transport.Post(eps[1], m, true); err != nil {
+		synctest.Test(t, func(t *testing.T) {
+			eps, err := shm.NewLocalGroup(2, shm.Config{Poll: time.Millisecond})
+			if err != nil {
 				t.Fatal(err)
 			}
-		}
-		eps[1].Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := r1.W.Wait(ctx); err != nil || r1.Err != nil || string(buf1) != "first" {
-			t.Fatalf("receive posted before the close: %v %v %q", err, r1.Err, buf1)
-		}
-		time.Sleep(20 * time.Millisecond) // rank 0 notices the close
-		r2 := &transport.Msg{Peer: 1, Key: second, Buf: buf2, W: transport.NewWaiter(0)}
-		if err := transport.Post(eps[0], r2, false); err != nil {
-			t.Fatalf("receive posted after the close: %v", err)
-		}
-		if err := r2.W.Wait(ctx); err != nil || r2.Err != nil || string(buf2) != "last words" {
-			t.Fatalf("receive posted after the close: %v %v %q", err, r2.Err, buf2)
-		}
-		if err := eps[0].Irecv(&transport.Msg{Peer: 1, Key: second, Buf: buf2, W: transport.NewWaiter(0)}); !errors.Is(err, errs.PeerFailed) {
-			t.Errorf("receive from a closed peer: %v", err)
-		}
+			defer eps[0].Close()
+			first, second := transport.Key{Comm: 1, Seq: 1}, transport.Key{Comm: 1, Seq: 2}
+			buf1, buf2 := make([]byte, 5), make([]byte, 10)
+			r1 := &transport.Msg{Peer: 1, Key: first, Buf: buf1, W: transport.NewWaiter(0)}
+			if err := transport.Post(eps[0], r1, false); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(20 * time.Millisecond) // rank 0's progress goroutine sleeps
+			for _, m := range []*transport.Msg{
+				{Peer: 0, Key: first, Buf: []byte("first"), W: transport.NewWaiter(0), Eager: true},
+				{Peer: 0, Key: second, Buf: []byte("last words"), W: transport.NewWaiter(0), Eager: true},
+			} {
+				if err := transport.Post(eps[1], m, true); err != nil {
+					t.Fatal(err)
+				}
+			}
+			eps[1].Close()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			if err := r1.W.Wait(ctx); err != nil || r1.Err != nil || string(buf1) != "first" {
+				t.Fatalf("receive posted before the close: %v %v %q", err, r1.Err, buf1)
+			}
+			time.Sleep(20 * time.Millisecond) // rank 0 notices the close
+			synctest.Wait()
+			r2 := &transport.Msg{Peer: 1, Key: second, Buf: buf2, W: transport.NewWaiter(0)}
+			if err := transport.Post(eps[0], r2, false); err != nil {
+				t.Fatalf("receive posted after the close: %v", err)
+			}
+			if err := r2.W.Wait(ctx); err != nil || r2.Err != nil || string(buf2) != "last words" {
+				t.Fatalf("receive posted after the close: %v %v %q", err, r2.Err, buf2)
+			}
+			if err := eps[0].Irecv(&transport.Msg{Peer: 1, Key: second, Buf: buf2, W: transport.NewWaiter(0)}); !errors.Is(err, errs.PeerFailed) {
+				t.Errorf("receive from a closed peer: %v", err)
+			}
+		})
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/scoll/scoll/internal/clock"
 	"github.com/scoll/scoll/internal/errs"
 )
 
@@ -138,11 +139,17 @@ func FetchFD(ctx context.Context, name string, secret []byte) (int, error) {
 	return fd, nil
 }
 
-// deadline bounds c's exchange by ctx's deadline, or 10 s.
+// handoffTimeout bounds a handoff whose context has no deadline.
+const handoffTimeout = 10 * time.Second
+
+// deadline bounds c's exchange by ctx's deadline, or handoffTimeout. The
+// runtime enforces a connection's deadline in its own time, which only
+// clock.Real tells (in a testing/synctest bubble too), and the handoff
+// runs before any endpoint exists: it takes no other clock.
 func deadline(ctx context.Context, c net.Conn) {
 	d, ok := ctx.Deadline()
 	if !ok {
-		d = time.Now().Add(10 * time.Second)
+		d = clock.Real{}.Now().Add(handoffTimeout)
 	}
 	c.SetDeadline(d)
 }

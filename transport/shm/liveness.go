@@ -5,8 +5,11 @@ package shm
 import (
 	"errors"
 	"fmt"
+	"os"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/scoll/scoll/internal/errs"
 )
 
 // Watch observes another process of the job on this host, so that a rank
@@ -69,4 +72,38 @@ func (w *Watch) Close() error {
 	err := unix.Close(w.pidfd)
 	w.pidfd = -1
 	return err
+}
+
+// checkPeers fails the operations of peers that closed or whose process
+// died (watched through a pidfd once its endpoint is up).
+func (t *Transport) checkPeers() {
+	self := os.Getpid()
+	for p := range t.size {
+		if p == t.rank || t.failed[p].Load() {
+			continue
+		}
+		switch t.state(p) {
+		case stateClosed:
+			t.failPeer(p, fmt.Errorf("%w: rank %d closed its endpoint", errs.PeerFailed, t.global[p]))
+			continue
+		case stateUp:
+		default:
+			continue
+		}
+		pid := t.pid(p)
+		if pid == self || pid == 0 {
+			continue
+		}
+		if t.watches[p] == nil {
+			w, err := WatchProcess(pid)
+			if err != nil {
+				t.failPeer(p, fmt.Errorf("%w: rank %d (pid %d) does not run: %v", errs.PeerFailed, t.global[p], pid, err))
+				continue
+			}
+			t.watches[p] = w
+		}
+		if !t.watches[p].Alive() {
+			t.failPeer(p, fmt.Errorf("%w: rank %d (pid %d) died", errs.PeerFailed, t.global[p], pid))
+		}
+	}
 }

@@ -6,7 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"testing"
-	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestWatch watches a child process that exits on demand, and this
@@ -32,15 +33,21 @@ func TestWatch(t *testing.T) {
 	if !w.Alive() {
 		t.Fatal("a running child reads as dead")
 	}
+	// The child is real: Alive asks the kernel. Waiting for its death
+	// without reaping it (WNOWAIT) leaves a zombie, which must read as
+	// dead at once.
 	cmd.Process.Kill()
-	deadline := time.Now().Add(10 * time.Second)
-	for w.Alive() {
-		if time.Now().After(deadline) {
-			t.Fatal("a killed child still reads as alive")
-		}
-		time.Sleep(time.Millisecond)
+	var info unix.Siginfo
+	if err := unix.Waitid(unix.P_PID, cmd.Process.Pid, &info, unix.WEXITED|unix.WNOWAIT, nil); err != nil {
+		t.Fatal(err)
+	}
+	if w.Alive() {
+		t.Fatal("a killed child, not yet reaped, reads as alive")
 	}
 	cmd.Wait()
+	if w.Alive() {
+		t.Fatal("a killed and reaped child reads as alive")
+	}
 	if _, err := WatchProcess(cmd.Process.Pid); err == nil {
 		t.Error("watching a reaped process succeeded")
 	}

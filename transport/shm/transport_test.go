@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -104,17 +105,27 @@ func waitSingleCopy(t *testing.T, eps []*shm.Transport) {
 	}
 }
 
-// TestSingleCopyOff: with CMAMin negative, nothing goes by single copy.
+// TestSingleCopyOff: with CMAMin negative, nothing goes by single copy,
+// while with the default the ranks of a process can read each other by
+// the time 5 Poll have passed (probes run in the progress goroutines). The
+// endpoints run in a testing/synctest bubble: the 5 Poll are the bubble's
+// time, which passes only once the progress goroutines wait on their
+// timers, so they have had their chance to probe.
 func TestSingleCopyOff(t *testing.T) {
-	eps, err := shm.NewLocalGroup(2, shm.Config{CMAMin: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eps[0].Close()
-	defer eps[1].Close()
-	time.Sleep(50 * time.Millisecond)
-	if eps[0].SingleCopy(1) || eps[1].SingleCopy(0) {
-		t.Error("single copy despite CMAMin < 0")
+	for _, cma := range []int{-1, 0} {
+		synctest.Test(t, func(t *testing.T) {
+			eps, err := shm.NewLocalGroup(2, shm.Config{CMAMin: cma})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer eps[0].Close()
+			defer eps[1].Close()
+			time.Sleep(50 * time.Millisecond)
+			want := cma >= 0
+			if eps[0].SingleCopy(1) != want || eps[1].SingleCopy(0) != want {
+				t.Errorf("CMAMin %d: single copy %v and %v, want %v", cma, eps[0].SingleCopy(1), eps[1].SingleCopy(0), want)
+			}
+		})
 	}
 }
 
