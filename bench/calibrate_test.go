@@ -17,13 +17,16 @@ func TestMeasureLogP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// What is measured depends on the machine's load (the gap may hide
+	// behind the round trip and read 0): only the properties the
+	// fibonacci trees need are checked, never times.
 	for _, x := range []float64{L, o, g} {
-		if math.IsNaN(x) || x < 0 || x > 1e-3 {
+		if math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
 			t.Fatalf("L = %g, o = %g, g = %g", L, o, g)
 		}
 	}
-	if o <= 0 || g <= 0 {
-		t.Errorf("L = %g, o = %g, g = %g: overhead and gap must be positive", L, o, g)
+	if o <= 0 {
+		t.Errorf("L = %g, o = %g, g = %g: the overhead must be positive", L, o, g)
 	}
 	if err := algorithms.CheckLogP(algorithms.LogP{L: L, O: o, G: g}); err != nil {
 		t.Error(err)
