@@ -51,6 +51,42 @@ check() {
 	fi
 }
 
+# expect WANT NAME CMD PATTERN...: as check, and then each extended
+# regular expression PATTERN must match the command's output (stdout and
+# stderr together, escape codes kept) or, written !PATTERN, must not.
+expect() {
+	local want=$1 name=$2 line=$3 code out pat why=""
+	shift 3
+	runs=$((runs + 1))
+	local dir="$work/run"
+	case $line in *"go run "*) dir=$root ;; esac
+	out=$(cd "$dir" && timeout "$limit" bash -c "$line" 2>&1)
+	code=$?
+	if [ $code -eq 124 ]; then
+		why="ran longer than ${limit}s"
+	elif grep -qE '^panic:|^goroutine [0-9]+ \[' <<<"$out"; then
+		why="panicked"
+	elif [ "$want" = ok ] && [ $code -ne 0 ]; then
+		why="exit status $code, want 0"
+	elif [ "$want" = fail ] && [ $code -eq 0 ]; then
+		why="exit status 0, want failure"
+	fi
+	for pat in "$@"; do
+		[ -n "$why" ] && break
+		case $pat in
+		!*) if grep -qE -- "${pat#!}" <<<"$out"; then why="output matches ${pat#!}"; fi ;;
+		*) if ! grep -qE -- "$pat" <<<"$out"; then why="output does not match $pat"; fi ;;
+		esac
+	done
+	if [ -n "$why" ]; then
+		fails=$((fails + 1))
+		echo "FAIL ($why) $name: $line"
+		sed 's/^/    /' <<<"$out" | tail -5
+	else
+		echo "ok   $name: $line"
+	fi
+}
+
 # The README quickstart's main command (through the built binary).
 check ok quickstart "scoll bench"
 
