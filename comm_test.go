@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/scoll/scoll"
+	"github.com/scoll/scoll/internal/sweep"
 )
 
 // splitRef returns, for each rank of a communicator of len(colors) ranks,
@@ -518,11 +519,12 @@ func bytesPerMembership(p, comms, size int) (float64, error) {
 }
 
 // TestSplitLarge checks every algorithm and both representations against
-// the reference at 1,000 and 1,024 ranks, with random colors and keys.
+// the reference at 600 ranks (1,000 and 1,024 with -tags long), with random
+// colors and keys.
 func TestSplitLarge(t *testing.T) {
 	skipShort(t, "skipped in -short mode")
 	rng := rand.New(rand.NewPCG(11, 12))
-	for _, p := range []int{1000, 1024} {
+	for _, p := range sweep.More([]int{600}, 1000, 1024) {
 		colors, keys := make([]int, p), make([]int, p)
 		for r := range p {
 			colors[r], keys[r] = rng.IntN(5)-1, rng.IntN(50)

@@ -9,12 +9,14 @@ import (
 	"testing"
 
 	"github.com/scoll/scoll"
+	"github.com/scoll/scoll/internal/sweep"
 )
 
 var fullMatrix = flag.Bool("scoll.full", false, "run the full correctness matrix (large counts at every size)")
 
-// matrixSizes are the rank counts of the correctness matrix.
-var matrixSizes = []int{1, 2, 3, 4, 5, 7, 8, 9, 12, 16, 17, 32, 33, 64}
+// matrixSizes are the rank counts of the correctness matrix: powers of two,
+// their neighbours and odd counts; 32 and 64 in the long sweeps (-tags long).
+var matrixSizes = sweep.More([]int{1, 2, 3, 4, 5, 7, 8, 9, 12, 16, 17, 33}, 32, 64)
 
 // matrixCounts returns the counts tried at p ranks. The largest count runs at
 // every size only with -scoll.full; by default only where the whole call
@@ -363,7 +365,7 @@ func TestMatrix(t *testing.T) {
 		matrixOne[int32](t, coll, alg, matrixSizes)
 		// The second element type changes kernels and byte counts, not
 		// schedules: a few sizes unless -scoll.full.
-		sizes := []int{2, 7, 16, 33}
+		sizes := sweep.More([]int{2, 7}, 16, 33)
 		if *fullMatrix {
 			sizes = matrixSizes
 		}

@@ -8,6 +8,8 @@ import (
 
 	"github.com/scoll/scoll/internal/errs"
 	"github.com/scoll/scoll/schedule"
+
+	"github.com/scoll/scoll/internal/sweep"
 )
 
 // verifyOne proves one algorithm on one call, with the ordering the
@@ -27,7 +29,8 @@ func verifyOne(t *testing.T, c schedule.Collective, name string, prm Params) {
 
 // TestVerifyLarge proves the logarithmic algorithms of this family by
 // symbolic execution at sizes far beyond the test matrix, non-powers of two
-// included, and with rank order kept where the algorithm promises it.
+// included, and with rank order kept where the algorithm promises it: 4,096
+// and 5,096 ranks (-short: 4,096 only), 32,768 and 32,765 with -tags long.
 func TestVerifyLarge(t *testing.T) {
 	// maxP bounds the sizes a case runs at: the verifier's cost grows with
 	// the size of the rank sets a message carries, which distance halving
@@ -47,7 +50,7 @@ func TestVerifyLarge(t *testing.T) {
 		{schedule.Allgather, "bruck", true, func(P int) int { return 1 }, 1 << 15},
 		{schedule.Allgather, "recursive-doubling", true, func(P int) int { return 1 }, 1 << 15},
 	}
-	for _, P := range []int{4096, 4096 + 1000, 32768, 32768 - 3} {
+	for _, P := range sweep.More([]int{4096, 4096 + 1000}, 32768, 32768-3) {
 		if testing.Short() && P > 4096 {
 			continue
 		}

@@ -4,15 +4,21 @@ import (
 	"testing"
 
 	"github.com/scoll/scoll/schedule"
+
+	"github.com/scoll/scoll/internal/sweep"
 )
 
 // TestCirculantSchedules simulates the n-block broadcast of the circulant
 // schedules for every p up to 300 and n up to 2⌈lg p⌉ + 3, and (without
-// -short) every p up to 4096 with n = 1, q + 1 and 2q + 1: no process sends a block before it holds it or receives one
+// -short) every p up to 1024 (4096 with -tags long) with n = 1, q + 1 and
+// 2q + 1: no process sends a block before it holds it or receives one
 // twice, and every process ends with every block, in n − 1 + ⌈lg p⌉ rounds.
 func TestCirculantSchedules(t *testing.T) {
 	maxP := 300
 	if !testing.Short() {
+		maxP = 1024
+	}
+	if sweep.Long {
 		maxP = 4096
 	}
 	for p := 2; p <= maxP; p++ {

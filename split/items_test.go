@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/scoll/scoll/internal/errs"
+
+	"github.com/scoll/scoll/internal/sweep"
 )
 
 // runItems runs a generalized split of items (Rank and Addr are filled in)
@@ -93,10 +95,7 @@ func itemPatterns(n int, rng *rand.Rand) map[string][]Item {
 // against the reference, in every mode, for many sizes.
 func TestItemAlgorithms(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	sizes := []int{1, 2, 3, 5, 8, 13, 16, 33, 64, 100}
-	if !testing.Short() {
-		sizes = append(sizes, 257)
-	}
+	sizes := sweep.More([]int{1, 2, 3, 5, 8, 13, 16, 33, 64, 100}, 257)
 	modes := map[string]Options{"split+reorder": {}, "no-reorder": {NoReorder: true}, "no-split": {NoSplit: true}, "neither": {NoSplit: true, NoReorder: true}}
 	for _, in := range List() {
 		if in.Items == nil {
@@ -134,8 +133,8 @@ func TestItemAlgorithms(t *testing.T) {
 // mixed lengths, split and reorder, a chain result; the integer-only ones
 // on integers.
 func TestItemAlgorithms1024(t *testing.T) {
-	if testing.Short() {
-		t.Skip("1,024 ranks: skipped in -short mode")
+	if !sweep.Long {
+		t.Skip("1,024 ranks: a long sweep (-tags long)")
 	}
 	const n = 1024
 	rng := rand.New(rand.NewPCG(9, 10))

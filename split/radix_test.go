@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/scoll/scoll/internal/errs"
+
+	"github.com/scoll/scoll/internal/sweep"
 )
 
 // intsOnly prepares the options of algorithm name for a split of items in
@@ -207,7 +209,10 @@ func TestGatherScatter(t *testing.T) {
 	names := []string{"random", "mixed", "undef", "one", "unique", "reversed", "equal", "long"}
 	modes := []Options{{}, {NoReorder: true}, {NoSplit: true}}
 	in, _ := Lookup("gather-scatter")
-	top := 300
+	top := 150
+	if sweep.Long {
+		top = 300
+	}
 	if testing.Short() {
 		top = 70
 	}

@@ -105,6 +105,11 @@ The table shows times, energies and sizes with their units (12.34 µs,
   scoll model --trace split.trace --params curie`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// A bad --format is refused before the models run (at the
+			// default rank counts they take a minute).
+			if _, err := checkFormat(format); err != nil {
+				return err
+			}
 			if traceFile != "" {
 				return modelTrace(cmd, traceFile, params, format)
 			}

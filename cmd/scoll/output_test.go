@@ -53,7 +53,7 @@ func TestTablesHaveUnits(t *testing.T) {
 		args  []string
 		units []string
 	}{
-		{[]string{"model", "--op", "allreduce", "--np", "8,1024", "--sizes", "8,1M", "--round-sync"}, []string{" µs", " ms", " mJ", " B", " KiB", " MiB"}},
+		{[]string{"model", "--op", "allreduce", "--np", "8,256", "--sizes", "8,1M", "--round-sync"}, []string{" µs", " ms", " mJ", " B", " KiB", " MiB"}},
 		{[]string{"model", "--op", "bcast", "--np", "64", "--sizes", "64K"}, []string{" µs", " KiB"}},
 		{[]string{"sim", "--topology", "torus:8x8x8", "--op", "allgather", "--algorithm", "ring,recursive-doubling", "--sizes", "64,1M", "--progress", "never"},
 			[]string{" µs", " ms", " s", " MB/s", " MiB", " KiB"}},

@@ -54,6 +54,7 @@ var allowed = map[string][]string{
 	"internal/postbox":        {"transport"},
 	"internal/errs":           {},
 	"internal/names":          {},
+	"internal/sweep":          {},
 	"internal/genapi":         {},
 	"internal/golden":         {},
 	"internal/kernels":        {},

@@ -1,0 +1,5 @@
+//go:build long
+
+package sweep
+
+const long = true
