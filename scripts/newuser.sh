@@ -91,8 +91,9 @@ expect() {
 check ok quickstart "scoll bench"
 
 # Every example of every command's help (./allreduce is the allreduce
-# example, built; `--update README.md` works on a copy).
-cp "$root/README.md" "$work/run/README.md"
+# example, built; `--update docs/algorithms.md` works on a copy).
+mkdir -p "$work/run/docs"
+cp "$root/docs/algorithms.md" "$work/run/docs/algorithms.md"
 for cmd in $(scoll --help | sed -n '/^Available Commands:/,/^Flags:/p' | awk 'NR>1 && NF>1 {print $1}' | grep -v '^help$\|^completion$'); do
 	scoll "$cmd" --help | sed -n '/^Examples:/,/^Flags:/p' | sed -n 's/^  \(scoll .*\)$/\1/p' | while IFS= read -r ex; do
 		echo "$cmd	$ex"

@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// The README embeds the markdown table between these markers.
+// docs/algorithms.md embeds the markdown table between these markers.
 const (
 	beginMarker = "<!-- algorithms:begin -->"
 	endMarker   = "<!-- algorithms:end -->"
@@ -42,12 +42,12 @@ elsewhere; scoll sim and scoll model take the same capabilities (--caps)
 and name the same choice. A message schedule's messages travel by its
 transport's paths (below).
 
---format markdown prints the table embedded in README.md between the markers
-` + beginMarker + ` and ` + endMarker + `; --update README.md rewrites that
-section in place.`,
+--format markdown prints the table embedded in docs/algorithms.md between
+the markers ` + beginMarker + ` and ` + endMarker + `; --update
+docs/algorithms.md rewrites that section in place.`,
 		Example: `  scoll algorithms
   scoll algorithms allreduce
-  scoll algorithms --format markdown --update README.md`,
+  scoll algorithms --format markdown --update docs/algorithms.md`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var infos []scoll.AlgorithmInfo

@@ -1,5 +1,5 @@
 // Package algtable renders scoll's registry as scoll algorithms prints it
-// and as README.md embeds it: a text table, a markdown table and JSON
+// and as docs/algorithms.md embeds it: a text table, a markdown table and JSON
 // objects, from the public scoll.Algorithms, plus the transports' paths.
 package algtable
 

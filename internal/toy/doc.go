@@ -2,6 +2,6 @@
 // the way docs/architecture.md's checklists say (an algorithm file with its
 // knob, an option, its golden files) and checks that every layer that
 // reads the registry sees them — the registry and the planner, the golden
-// files, README.md's table, scoll algorithms and the environment override
+// files, docs/algorithms.md's table, scoll algorithms and the environment override
 // SCOLL_<KNOB>_<COLLECTIVE>.
 package toy

@@ -131,11 +131,11 @@ func TestToyGolden(t *testing.T) {
 	}, isToy)
 }
 
-// TestToyTables: README.md's table and scoll algorithms show the toy.
+// TestToyTables: docs/algorithms.md's table and scoll algorithms show the toy.
 func TestToyTables(t *testing.T) {
 	md := algtable.Markdown(algtable.All())
 	if !strings.Contains(md, "| allreduce | `toy` | messages | - | toy: rank 0 takes the inputs") {
-		t.Error("the README table has no toy row")
+		t.Error("the markdown table has no toy row")
 	}
 	var text bytes.Buffer
 	if err := algtable.Write(&text, algtable.All()); err != nil {
