@@ -8,6 +8,8 @@ import (
 
 	"github.com/scoll/scoll/internal/errs"
 	"github.com/scoll/scoll/schedule"
+
+	"github.com/scoll/scoll/internal/sweep"
 )
 
 // rootedAlgs are the rooted algorithms of bcast_*.go, gather_*.go,
@@ -116,7 +118,7 @@ func TestRootedRadix(t *testing.T) {
 }
 
 // TestRootedLarge proves the logarithmic algorithms at P = 4096 and 4097
-// with small counts.
+// with small counts (two of the four cases without -tags long).
 func TestRootedLarge(t *testing.T) {
 	if testing.Short() {
 		t.Skip("large P")
@@ -129,7 +131,8 @@ func TestRootedLarge(t *testing.T) {
 			}
 			t.Run(c.String()+"/"+name, func(t *testing.T) {
 				t.Parallel()
-				for _, s := range []struct{ P, n, root int }{{4096, 3, 0}, {4096, 1, 1234}, {4097, 3, 4096}, {4097, 1, 1234}} {
+				type spec struct{ P, n, root int }
+				for _, s := range sweep.More([]spec{{4096, 3, 0}, {4097, 1, 1234}}, spec{4096, 1, 1234}, spec{4097, 3, 4096}) {
 					spec := schedule.Spec{Coll: c, Size: s.P, Root: s.root, Count: s.n, InPlace: s.root == 1234}
 					rootedVerify(t, in, Params{Spec: spec, ElemSize: 4})
 				}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/scoll/scoll/internal/errs"
 	"github.com/scoll/scoll/schedule"
+
+	"github.com/scoll/scoll/internal/sweep"
 )
 
 var largeGrids = flag.Bool("scoll.large", false, "verify the grid algorithms at 32,768 ranks too")
@@ -180,8 +182,9 @@ func verifyGrid(t *testing.T, in *Info, s schedule.Spec, grid []int) {
 	verifyBoth(t, in, Params{Spec: s, ElemSize: 4, Grid: grid})
 }
 
-// TestVerifyGridsLarge proves them at 512 (8×8×8) and 4,096 (16×16×16 and
-// 8×16×32) ranks, and with -scoll.large at 32,768 (32×32×32). The linear
+// TestVerifyGridsLarge proves them at 512 (8×8×8) ranks, with -tags long
+// also at 4,096 (16×16×16 and 8×16×32), and with -scoll.large at 32,768
+// (32×32×32). The linear
 // ones (the bucket family: Θ(P^(1/3)) rounds of up to 12 messages) run at
 // 512 ranks only by default, to keep the suite short. With -scoll.large
 // everything runs and is proven exactly (go test ./algorithms -run
@@ -194,7 +197,7 @@ func TestVerifyGridsLarge(t *testing.T) {
 	if testing.Short() {
 		t.Skip("large grids skipped in -short mode")
 	}
-	grids := [][]int{{8, 8, 8}, {16, 16, 16}, {8, 16, 32}}
+	grids := sweep.More([][]int{{8, 8, 8}}, []int{16, 16, 16}, []int{8, 16, 32})
 	if *largeGrids {
 		grids = append(grids, []int{32, 32, 32})
 	}
