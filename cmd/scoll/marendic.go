@@ -132,7 +132,8 @@ func marendicFig10(w io.Writer, dir string, p model.Params, P int, k []int, lo, 
 		}
 		fmt.Fprintln(w)
 	}
-	pl := logXPlot(fmt.Sprintf("Table 3 relative to Clairvoyant (%s, P=%d)", p.Name, P), "problem size (× 4 B)", "runtime / Clairvoyant", plot.LogTicks{})
+	pl := logXPlot(fmt.Sprintf("Table 3 relative to Clairvoyant (%s, P=%d)", p.Name, P), "problem size (× 4 B)", "runtime / Clairvoyant's", pow10Ticks{})
+	pl.Y.Scale, pl.Y.Tick.Marker = plot.LogScale{}, ratioTicks{}
 	return marendicWrite(dir, "marendic-fig10", rows, pl, &lines)
 }
 
@@ -151,7 +152,7 @@ func marendicFig6(w io.Writer, dir string, p model.Params, P int, lo, hi float64
 		for _, n := range segs {
 			a := model.MarendicAbsorption(p, P, 4*m, n)
 			rec = append(rec, g8(a))
-			lines.add(fmt.Sprintf("N=%d", n), m, a)
+			lines.add(fmt.Sprintf("N = %d", n), m, a)
 		}
 		b := model.MarendicMaxAbsorption(p, P, 4*m)
 		if b > peak {
@@ -162,7 +163,9 @@ func marendicFig6(w io.Writer, dir string, p model.Params, P int, lo, hi float64
 	}
 	fmt.Fprintf(w, "Fig. 6 (%s, P=%d): normalised absorption (t(P)−t(2))/t(P) = (⌈lg P⌉−1)/(⌈lg P⌉+N−1) with N segments; Prop. 3.7's bound peaks at %.4f at %.4g × 4 B; the two-way optimum switches to reduce-scatter+gather at %.4g × 4 B\n",
 		p.Name, P, peak, peakAt, 2*p.Alpha/p.Gamma/4)
-	pl := logXPlot(fmt.Sprintf("Clairvoyant's normalised absorption (%s, P=%d)", p.Name, P), "problem size (× 4 B)", "A_N", plot.LogTicks{})
+	pl := logXPlot(fmt.Sprintf("Clairvoyant's normalised absorption (%s, P=%d)", p.Name, P), "problem size (× 4 B)", "A_N = (t(P) − t(2)) / t(P)", pow10Ticks{})
+	scriptLabel(&pl.Y.Label.TextStyle)
+	pl.Y.Tick.Marker = plainTicks{}
 	return marendicWrite(dir, "marendic-fig6", rows, pl, &lines)
 }
 
