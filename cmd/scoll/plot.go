@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/scoll/scoll/bench"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
@@ -56,6 +55,21 @@ func (l *lineSet) add(name string, x, y float64) {
 		l.names = append(l.names, name)
 	}
 	l.xy[name] = append(l.xy[name], plotter.XY{X: x, Y: y})
+}
+
+// logY puts p's y axis on a logarithmic scale marked by ratioTicks when
+// the lines span more than a factor of ten and all their values are
+// positive (a logarithmic axis has no room for zero).
+func logY(p *plot.Plot, l *lineSet) {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, xy := range l.xy {
+		for _, q := range xy {
+			lo, hi = min(lo, q.Y), max(hi, q.Y)
+		}
+	}
+	if lo > 0 && hi > 10*lo {
+		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, ratioTicks{}
+	}
 }
 
 // densePoints is the number of points of a line above which its points
@@ -201,9 +215,9 @@ func sizeLabel(n int) string {
 	return strconv.Itoa(n) + " B"
 }
 
-// pow2Ticks marks the powers of two of a logarithmic axis (labelled 8, 1K,
-// 64K, ..., or 8, 1024, 65536, ... when plain), thinned to at most a dozen
-// labels.
+// pow2Ticks marks the powers of two of a logarithmic axis (labelled 8 B,
+// 1 KiB, 64 KiB, ..., or 8, 1024, 65536, ... when plain), thinned to at
+// most a dozen labels.
 type pow2Ticks struct{ plain bool }
 
 // Ticks implements plot.Ticker.
@@ -217,7 +231,7 @@ func (pt pow2Ticks) Ticks(lo, hi float64) []plot.Tick {
 	for e := int(log2(lo)); float64(int64(1)<<e) <= hi*1.0001 && e < 62; e += step {
 		v := float64(int64(1) << e)
 		if v >= lo*0.9999 {
-			label := bench.FormatSize(int(v))
+			label := sizeLabel(int(v))
 			if pt.plain {
 				label = strconv.FormatInt(int64(v), 10)
 			}
