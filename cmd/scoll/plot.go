@@ -105,8 +105,9 @@ func drawLines(p *plot.Plot, lines ...any) error {
 // wider than the one the layout measured.
 const plotMargin = 4 * vg.Millimeter
 
-// legendGap separates a plot from its legend.
-const legendGap = 3 * vg.Millimeter
+// legendGap separates a plot from its legend; legendPad follows the
+// legend, room for a renderer whose font runs wider than the measured one.
+const legendGap, legendPad = 3 * vg.Millimeter, 6 * vg.Millimeter
 
 // savePlots draws plots stacked in one column into file, an SVG or PNG
 // image (by its extension), on a white background with plotMargin on
@@ -136,7 +137,7 @@ func savePlots(file string, tiles [][]*plot.Plot, w, h vg.Length) error {
 			l.TextStyle.Font.Size = max(l.TextStyle.Font.Size*tileH/tall, 6)
 			r = l.Rectangle(draw.Canvas{})
 		}
-		lw = max(lw, r.Size().X+legendGap)
+		lw = max(lw, r.Size().X+legendGap+legendPad)
 	}
 	w += lw
 	var canvas vg.CanvasWriterTo
