@@ -41,8 +41,8 @@ each file it wrote on stderr:
 It prints, for every row, its least ratio to Clairvoyant and the sizes where
 it is at most 1. The defaults are the paper's: CURIE's α, β, γ, P = 128,
 radix vector {4,4,8}.`,
-		Example: `  scoll marendic                  (marendic-fig10.svg and .csv, marendic-fig6.svg and .csv here)
-  scoll marendic --out docs/figures
+		Example: `  scoll marendic
+  scoll marendic --out figs
   scoll marendic --params infiniband --np 64 --radix-vector 4,4,4`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
