@@ -144,8 +144,8 @@ func TestGOALBarrier(t *testing.T) {
 	}
 }
 
-// TestSVG checks the timeline is well-formed XML with a label per rank and a
-// line per message.
+// TestSVG checks the timeline is well-formed XML with a label per rank and
+// an arrowhead per message.
 func TestSVG(t *testing.T) {
 	const size = 6
 	g := gen(t, schedule.Allgather, "bruck", size, 2)
@@ -175,8 +175,10 @@ func TestSVG(t *testing.T) {
 		}
 		switch e := tok.(type) {
 		case xml.StartElement:
-			if e.Name.Local == "line" {
-				lines++
+			for _, a := range e.Attr {
+				if e.Name.Local == "line" && a.Name.Local == "marker-end" {
+					lines++
+				}
 			}
 		case xml.CharData:
 			if strings.HasPrefix(string(e), "rank ") {

@@ -30,9 +30,16 @@ func svgTextWidth(n int, px float64) int { return int(float64(n)*0.62*px) + 1 }
 // timeline: the title (if any) and a legend on top, then one row per rank,
 // one column per round, a box per round counting its sends (blue "s"),
 // receives (green "r") and local operations (grey "l": reductions and
-// copies), and a grey line from every send to the round of the receive
-// that matches it (messages between two ranks match in order). The image's
-// size and viewBox hold all its text.
+// copies), and a grey arrow for every message (messages between two ranks
+// match in order). A message sent in round k runs in the gap to the right
+// of column k, from its sender's box to its receiver's row, so that it
+// crosses no box and no round label; one received in a later round k'
+// runs along the channel between its receiver's row and the next and ends
+// in the gap after column k'. A message between rows more than half
+// the ranks apart whose other way round is shorter (a ring's P−1 → 0)
+// wraps around: it leaves through the bottom edge of the grid and comes in
+// through the top, within the gap. The image's size and viewBox hold all
+// its text; the output depends only on its arguments.
 func WriteSVGTitle(w io.Writer, size int, gen Generator, title string) error {
 	if size > MaxSVGRanks {
 		return fmt.Errorf("%w: %d ranks: a timeline draws at most %d", ErrSpec, size, MaxSVGRanks)
@@ -50,8 +57,9 @@ func WriteSVGTitle(w io.Writer, size int, gen Generator, title string) error {
 		rounds = max(rounds, len(s.Rounds))
 	}
 	const (
-		colW, rowH = 90, 26
 		boxW, boxH = 70, 18
+		gapW       = 44 // between columns, where the messages run
+		colW, rowH = boxW + gapW, 26
 		margin     = 10
 		titlePx    = 14
 		sendColor  = "#1f5fbf"
@@ -61,7 +69,8 @@ func WriteSVGTitle(w io.Writer, size int, gen Generator, title string) error {
 	)
 	legend := []string{
 		"a rank's round: its sends (s), receives (r) and local operations (l: reductions, copies)",
-		"a message: from its send's round to its receive's round",
+		"a message: from its sender's round to its receiver's row, right of the round",
+		"a message around the end: out at the bottom of the grid, in at the top",
 	}
 	// The legend's first line with s, r and l in their colours.
 	legend0 := strings.NewReplacer("(s)", `(<tspan fill="`+sendColor+`">s</tspan>)`, "(r)", `(<tspan fill="`+recvColor+`">r</tspan>)`,
@@ -75,17 +84,27 @@ func WriteSVGTitle(w io.Writer, size int, gen Generator, title string) error {
 		y = titleY + 8
 	}
 	legendY := y + boxH // the first legend line's box
-	top := legendY + 2*rowH + 20
-	width := left + rounds*colW - (colW - boxW) + margin
+	top := legendY + len(legend)*rowH + 20
+	width := left + rounds*colW + margin // the last gap holds messages too
 	width = max(width, margin+svgTextWidth(len([]rune(title)), titlePx)+margin)
 	for _, l := range legend {
 		width = max(width, margin+boxW+8+svgTextWidth(len(l), svgFontSize)+margin)
 	}
-	height := top + size*rowH - (rowH - boxH) + margin
+	height := top + size*rowH + margin // below the last row: the wrapping messages
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="%d">`+"\n",
 		width, height, width, height, svgFontSize)
 	fmt.Fprintf(bw, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
+	fmt.Fprintf(bw, `<defs><marker id="arrow" viewBox="0 0 6 6" refX="6" refY="3" markerWidth="5" markerHeight="5" orient="auto"><path d="M0 0L6 3L0 6z" fill="%s"/></marker></defs>`+"\n", lineColor)
+	// msg draws one straight piece of a message, with an arrowhead when
+	// it ends at the receiver.
+	msg := func(x1, y1, x2, y2 float64, head bool) {
+		fmt.Fprintf(bw, `<line class="msg" x1="%g" y1="%g" x2="%g" y2="%g" stroke="%s" stroke-width="0.7"`, x1, y1, x2, y2, lineColor)
+		if head {
+			fmt.Fprint(bw, ` marker-end="url(#arrow)"`)
+		}
+		fmt.Fprintln(bw, "/>")
+	}
 	if title != "" {
 		fmt.Fprintf(bw, `<title>%s</title>`+"\n", html.EscapeString(title))
 		fmt.Fprintf(bw, `<text x="%d" y="%d" font-size="%d" font-weight="bold">%s</text>`+"\n", margin, titleY, titlePx, html.EscapeString(title))
@@ -103,14 +122,60 @@ func WriteSVGTitle(w io.Writer, size int, gen Generator, title string) error {
 	ly := legendY - boxH
 	box(margin, ly, 1, 1, 1)
 	fmt.Fprintf(bw, `<text x="%d" y="%d">%s</text>`+"\n", margin+boxW+8, ly+13, legend0)
+	// The legend's sample messages are paths, so that the lines are the
+	// messages.
+	sample := func(x1, y1, x2, y2 int, head bool) {
+		fmt.Fprintf(bw, `<path d="M%d %dL%d %d" stroke="%s" stroke-width="0.7"`, x1, y1, x2, y2, lineColor)
+		if head {
+			fmt.Fprint(bw, ` marker-end="url(#arrow)"`)
+		}
+		fmt.Fprintln(bw, "/>")
+	}
 	ly += rowH
-	fmt.Fprintf(bw, `<path d="M%d %dL%d %d" stroke="%s" stroke-width="0.7"/>`+"\n", margin+4, ly+boxH-2, margin+boxW-4, ly+2, lineColor)
+	sample(margin+4, ly+2, margin+boxW-4, ly+boxH-2, true)
 	fmt.Fprintf(bw, `<text x="%d" y="%d">%s</text>`+"\n", margin+boxW+8, ly+13, legend[1])
+	ly += rowH
+	sample(margin+4, ly+boxH-6, margin+boxW/2, ly+boxH, false)
+	sample(margin+boxW/2, ly, margin+boxW-4, ly+6, true)
+	fmt.Fprintf(bw, `<text x="%d" y="%d">%s</text>`+"\n", margin+boxW+8, ly+13, legend[2])
 	for k := range rounds {
 		fmt.Fprintf(bw, `<text x="%d" y="%d" text-anchor="middle">round %d</text>`+"\n", left+k*colW+boxW/2, top-8, k)
 	}
-	cx := func(k int) int { return left + k*colW + boxW/2 }
-	cy := func(r int) int { return top + r*rowH + boxH/2 }
+	cy := func(r int) float64 { return float64(top + r*rowH + boxH/2) }
+	// The grid's edges, half a row beyond the first and last rows: a
+	// wrapping message crosses them.
+	topEdge, bottomEdge := cy(0)-rowH/2, cy(size-1)+rowH/2
+	// message draws the message from rank a's round s to rank b's round r.
+	message := func(a, s, b, r int) {
+		x1 := float64(left + s*colW + boxW + 2)
+		x2 := float64(left+max(s, r)*colW+boxW+gapW) - 4
+		y1, y2 := cy(a), cy(b)
+		d := b - a
+		switch {
+		case 2*d < -size: // down through the bottom, in at the top
+			y2v := y2 + float64(size*rowH)
+			xm := x1 + (x2-x1)*(bottomEdge-y1)/(y2v-y1)
+			msg(x1, y1, xm, bottomEdge, false)
+			msg(xm, topEdge, x2, y2, true)
+		case 2*d > size: // up through the top, in at the bottom
+			y2v := y2 - float64(size*rowH)
+			xm := x1 + (x2-x1)*(topEdge-y1)/(y2v-y1)
+			msg(x1, y1, xm, topEdge, false)
+			msg(xm, bottomEdge, x2, y2, true)
+		case r > s: // received rounds later: along the channel between rows
+			ch := y2 - rowH/2
+			if a > b {
+				ch = y2 + rowH/2
+			}
+			xs := x1 + float64(gapW)/2
+			xe := float64(left+r*colW+boxW) + 4
+			msg(x1, y1, xs, ch, false)
+			msg(xs, ch, xe, ch, false)
+			msg(xe, ch, x2, y2, true)
+		default:
+			msg(x1, y1, x2, y2, true)
+		}
+	}
 	// Match sends to receives: the i-th send from s to d meets the i-th
 	// receive of d from s.
 	type pair struct{ from, to int }
@@ -127,7 +192,7 @@ func WriteSVGTitle(w io.Writer, size int, gen Generator, title string) error {
 	}
 	seen := map[pair]int{}
 	for _, s := range scheds {
-		fmt.Fprintf(bw, `<text x="%d" y="%d" text-anchor="end">rank %d</text>`+"\n", left-8, cy(s.Rank)+4, s.Rank)
+		fmt.Fprintf(bw, `<text x="%d" y="%g" text-anchor="end">rank %d</text>`+"\n", left-8, cy(s.Rank)+4, s.Rank)
 		for k, rd := range s.Rounds {
 			var ns, nr, nl int
 			for _, o := range rd {
@@ -138,8 +203,7 @@ func WriteSVGTitle(w io.Writer, size int, gen Generator, title string) error {
 					nr++
 					p := pair{o.Peer, s.Rank}
 					if i := seen[p]; i < len(sendRounds[p]) {
-						fmt.Fprintf(bw, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="0.7"/>`+"\n",
-							cx(sendRounds[p][i])+boxW/4, cy(o.Peer), cx(k)-boxW/4, cy(s.Rank), lineColor)
+						message(o.Peer, sendRounds[p][i], s.Rank, k)
 						seen[p] = i + 1
 					}
 				default:

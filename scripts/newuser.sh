@@ -14,7 +14,7 @@ root=$(pwd)
 limit=${NEWUSER_LIMIT:-60}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/bin" "$work/run/docs/figures"
+mkdir -p "$work/bin" "$work/run"
 go build -o "$work/bin/scoll" ./cmd/scoll || exit 1
 go build -o "$work/run/allreduce" ./examples/allreduce || exit 1
 export PATH="$work/bin:$PATH"
@@ -129,6 +129,20 @@ for line in \
 	"SCOLL_ALGORITHM_ALLREDUCE=rign ./allreduce -n 10"; do
 	check fail "bad flags" "$line"
 done
+
+# Figures: the figure commands write into the current directory (or the
+# --out given), never into ./docs/figures, and say where each file went.
+figs="--tori 2x2x2 --shapes 2x2x2 --sizes 8 --node-sizes 8 --progress never"
+expect ok "figures here" "rm -rf docs fig3.* && scoll figures $figs && test -s fig3.3-allgather-single-port-vs-size.svg && test -s fig3.11-reducescatter-vs-nodes.csv && test ! -e docs" \
+	'wrote \./fig3\.3-allgather-single-port-vs-size\.svg' 'wrote \./fig3\.11-reducescatter-vs-nodes\.csv'
+expect ok "figures --out" "rm -rf docs figs && scoll figures $figs --out figs && test -s figs/fig3.5-allgather-multi-port-vs-size.svg && test ! -e docs" \
+	'wrote \./figs/fig3\.5-allgather-multi-port-vs-size\.svg'
+expect ok "marendic here" "rm -rf docs marendic-* && scoll marendic --np 8 --radix-vector 2,4 && test -s marendic-fig6.svg && test -s marendic-fig10.csv && test ! -e docs" \
+	'wrote \./marendic-fig10\.svg' 'wrote \./marendic-fig6\.csv'
+expect ok "marendic --out" "rm -rf docs m && scoll marendic --np 8 --radix-vector 2,4 --out m && test -s m/marendic-fig6.svg && test ! -e docs" \
+	'wrote \./m/marendic-fig6\.svg'
+expect ok "schedule svg" "scoll schedule --op allgather --algorithm ring --np 6 --format svg >ring.svg && grep -c 'class=\"msg\"' ring.svg" \
+	'^[0-9]+$'
 
 echo "newuser: $runs runs, $fails failed"
 [ "$fails" -eq 0 ]

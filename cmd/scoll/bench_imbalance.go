@@ -162,13 +162,14 @@ func plotImbalance(file string, rep *bench.ImbalanceReport) error {
 	var tiles [][]*plot.Plot
 	for _, size := range sizes {
 		rel, abs := plot.New(), plot.New()
-		rel.Title.Text = fmt.Sprintf("reduce %s B, %d ranks, %s: runtime relative to %s", bench.FormatSize(size), rep.NP, rep.Pattern, rep.Reference)
-		abs.Title.Text = fmt.Sprintf("reduce %s B: normalized absorption A/t(π)", bench.FormatSize(size))
-		rel.Y.Label.Text, abs.Y.Label.Text = "median runtime / reference's", "A_N"
+		rel.Title.Text = fmt.Sprintf("reduce, %s per rank, %d ranks: median runtime relative to %s\narrivals %s",
+			sizeLabel(size), rep.NP, rep.Reference, rep.Pattern)
+		abs.Title.Text = fmt.Sprintf("reduce, %s per rank: normalized absorption", sizeLabel(size))
+		rel.Y.Label.Text, abs.Y.Label.Text = "median runtime / "+rep.Reference+"'s", "A_N = A / t(π)"
+		scriptLabel(&abs.Y.Label.TextStyle)
 		for _, p := range []*plot.Plot{rel, abs} {
 			p.X.Label.Text = "absolute imbalance I (µs)"
-			p.X.Tick.Marker = plainTicks{} // y: gonum's default labels (plainTicks prints 0.6000000000000001)
-			p.Legend.Top, p.Legend.Left = true, true
+			p.X.Tick.Marker, p.Y.Tick.Marker = plainTicks{}, plainTicks{}
 		}
 		var ratios, absorption lineSet
 		worst := map[float64]float64{} // imbalance → largest p

@@ -82,7 +82,8 @@ func newFiguresCmd() *cobra.Command {
 		Short: "Predict the performance figures of Sack's thesis with the stage model (SVG and CSV)",
 		Long: `figures writes the allgather and reduce-scatter figures of Sack's thesis (2011,
 sec. 3.5: Figs. 3.3–3.6, 3.10 and 3.11) as predicted by the stage model, one
-SVG (or PNG) and one CSV per figure, into --out:
+SVG (or PNG) and one CSV per figure, into --out (the current directory
+unless given), and names each file it wrote on stderr:
 
   fig3.3, fig3.4   single-port allgather: ring, recursive-doubling, rd-halving,
                    rd-optimal, bucket
@@ -105,7 +106,8 @@ its stage uses, so the stage model charges it exactly (P−1)(α + nδ). The
 command uses that closed form above --ring-sim-max, checks it against every
 ring it does simulate, and marks the rows "closed form" in the CSV.`,
 		Example: `  scoll figures --out figs --tori 4x4x4 --shapes 4x4x4,4x4x8 --sizes 8,1K --node-sizes 1K
-  (the full set, as in docs/figures: scoll figures --out docs/figures, some minutes)`,
+  (the full set, as in docs/figures: scoll figures --out docs/figures, some minutes;
+  go test ./cmd/scoll -run TestCommittedFigures checks them)`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			sizeTori, err := parseTori("--tori", tori)
@@ -189,13 +191,13 @@ ring it does simulate, and marks the rows "closed form" in the CSV.`,
 				if err := fr.write(out, f, sizeTori, nodeTori, sizesOn, nsz); err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%s%s %s.csv\n", filepath.Join(out, f.file), fr.ext, filepath.Join(out, f.file))
+				fmt.Fprintf(stderr, "wrote %s\nwrote %s\n", shownPath(out, f.file+fr.ext), shownPath(out, f.file+".csv"))
 			}
 			return nil
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&out, "out", "docs/figures", "directory for the SVG and CSV files")
+	f.StringVar(&out, "out", ".", "directory for the SVG and CSV files (made if missing)")
 	f.StringVar(&tori, "tori", "8x8x8,32x32x32", "tori of the vs-size figures")
 	f.StringVar(&shapes, "shapes", "8x8x8,8x8x16,8x8x32,8x16x32,8x32x32,16x32x32,32x32x32", "tori of the vs-nodes figures (Sack's partitions)")
 	f.StringVar(&sizes, "sizes", "8:128K", "per-rank sizes of the vs-size figures, as in scoll bench")

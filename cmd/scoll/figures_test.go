@@ -38,7 +38,7 @@ func figCSV(t *testing.T, dir string) map[string][]string {
 func TestFiguresCommand(t *testing.T) {
 	dir := t.TempDir()
 	args := []string{"figures", "--out", dir, "--tori", "4x4x4", "--shapes", "4x4x4,4x4x8", "--sizes", "8,1K", "--node-sizes", "1K", "--progress", "never"}
-	out, _, err := run(t, args...)
+	_, out, err := run(t, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestFiguresCommand(t *testing.T) {
 			t.Errorf("%s.svg: %v", f.file, err)
 		}
 		if !strings.Contains(out, f.file+".svg") {
-			t.Errorf("output does not name %s.svg:\n%s", f.file, out)
+			t.Errorf("stderr does not name %s.svg:\n%s", f.file, out)
 		}
 	}
 	rows := figCSV(t, dir)
@@ -129,6 +129,68 @@ func TestFiguresBadFlags(t *testing.T) {
 	} {
 		if _, _, err := run(t, append(base(), args...)...); err == nil {
 			t.Errorf("figures %v: no error", args)
+		}
+	}
+}
+
+// TestFigureCommandsWriteHere: without --out, the figure commands write
+// into the current directory (not docs/figures) and name on stderr every
+// file they wrote; with --out, into that directory.
+func TestFigureCommandsWriteHere(t *testing.T) {
+	small := map[string][]string{
+		"figures":  {"figures", "--tori", "2x2x2", "--shapes", "2x2x2", "--sizes", "8", "--node-sizes", "8", "--progress", "never"},
+		"marendic": {"marendic", "--np", "8", "--radix-vector", "2,4"},
+	}
+	want := map[string][]string{"marendic": {"marendic-fig10.csv", "marendic-fig10.svg", "marendic-fig6.csv", "marendic-fig6.svg"}}
+	for _, f := range sackFigures {
+		want["figures"] = append(want["figures"], f.file+".svg", f.file+".csv")
+	}
+	for name, args := range small {
+		t.Run(name, func(t *testing.T) {
+			here := t.TempDir()
+			t.Chdir(here)
+			_, stderr, err := run(t, args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat("docs"); err == nil {
+				t.Error("made ./docs")
+			}
+			for _, f := range want[name] {
+				if _, err := os.Stat(f); err != nil {
+					t.Errorf("%s: %v", f, err)
+				}
+				if !strings.Contains(stderr, "wrote ./"+f+"\n") {
+					t.Errorf("stderr does not say wrote ./%s:\n%s", f, stderr)
+				}
+			}
+			_, stderr, err = run(t, append(args, "--out", "figs")...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range want[name] {
+				if _, err := os.Stat(filepath.Join("figs", f)); err != nil {
+					t.Errorf("--out figs: %v", err)
+				}
+				if !strings.Contains(stderr, "wrote ./"+filepath.Join("figs", f)+"\n") {
+					t.Errorf("--out figs: stderr does not say wrote ./figs/%s:\n%s", f, stderr)
+				}
+			}
+		})
+	}
+}
+
+func TestShownPath(t *testing.T) {
+	for _, tc := range []struct{ dir, name, want string }{
+		{".", "a.svg", "./a.svg"},
+		{"", "a.svg", "./a.svg"},
+		{"figs", "a.svg", "./figs/a.svg"},
+		{"./figs/", "a.svg", "./figs/a.svg"},
+		{"../figs", "a.svg", "../figs/a.svg"},
+		{"/tmp/figs", "a.svg", "/tmp/figs/a.svg"},
+	} {
+		if got := shownPath(tc.dir, tc.name); got != tc.want {
+			t.Errorf("shownPath(%q, %q) = %q, want %q", tc.dir, tc.name, got, tc.want)
 		}
 	}
 }

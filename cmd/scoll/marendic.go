@@ -28,7 +28,8 @@ func newMarendicCmd() *cobra.Command {
 		Short: "Marendic et al.'s Figs. 10 and 6 from Table 3 (CSV and SVG)",
 		Long: `marendic evaluates the Table 3 rows of Marendic et al. (reduction algorithms in
 the linear α-β-γ model, balanced arrivals) and writes two figures, each as
-CSV and SVG, into --out:
+CSV and SVG, into --out (the current directory unless given), and names
+each file it wrote on stderr:
 
   marendic-fig10  every row's runtime relative to Clairvoyant's against the
                   problem size (multiples of 4 bytes, as the paper plots),
@@ -40,7 +41,8 @@ CSV and SVG, into --out:
 It prints, for every row, its least ratio to Clairvoyant and the sizes where
 it is at most 1. The defaults are the paper's: CURIE's α, β, γ, P = 128,
 radix vector {4,4,8}.`,
-		Example: `  scoll marendic --out docs/figures
+		Example: `  scoll marendic
+  scoll marendic --out figs
   scoll marendic --params infiniband --np 64 --radix-vector 4,4,4`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -66,14 +68,20 @@ radix vector {4,4,8}.`,
 				return err
 			}
 			w := cmd.OutOrStdout()
-			if err := marendicFig10(w, out, p, np, k, lo, hi); err != nil {
-				return err
+			files, err := marendicFig10(w, out, p, np, k, lo, hi)
+			if err == nil {
+				var more []string
+				more, err = marendicFig6(w, out, p, np, lo, hi)
+				files = append(files, more...)
 			}
-			return marendicFig6(w, out, p, np, lo, hi)
+			for _, f := range files {
+				fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", f)
+			}
+			return err
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&out, "out", "docs/figures", "directory for the CSV and SVG files")
+	f.StringVar(&out, "out", ".", "directory for the CSV and SVG files (made if missing)")
 	f.StringVar(&params, "params", "curie", "machine parameters: a preset name or a JSON file")
 	f.IntVar(&np, "np", 128, "processes P")
 	f.StringVar(&kv, "radix-vector", "4,4,8", "Radix-k's radix vector (product P)")
@@ -93,7 +101,9 @@ func marendicSizes(lo, hi float64) []float64 {
 	return out
 }
 
-func marendicFig10(w io.Writer, dir string, p model.Params, P int, k []int, lo, hi float64) error {
+// marendicFig10 prints Fig. 10's summary to w and writes its files into
+// dir; it returns the files' paths as shownPath gives them.
+func marendicFig10(w io.Writer, dir string, p model.Params, P int, k []int, lo, hi float64) ([]string, error) {
 	names := slices.Sorted(func(yield func(string) bool) {
 		for n := range model.MarendicRows(p, P, 4, k) {
 			if n != "Clairvoyant" && !yield(n) {
@@ -122,11 +132,13 @@ func marendicFig10(w io.Writer, dir string, p model.Params, P int, k []int, lo, 
 		}
 		fmt.Fprintln(w)
 	}
-	pl := logXPlot(fmt.Sprintf("Table 3 relative to Clairvoyant (%s, P=%d)", p.Name, P), "problem size (× 4 B)", "runtime / Clairvoyant", plot.LogTicks{})
-	return marendicWrite(w, dir, "marendic-fig10", rows, pl, &lines)
+	pl := logXPlot(fmt.Sprintf("Table 3 relative to Clairvoyant (%s, P=%d)", p.Name, P), "problem size (× 4 B)", "runtime / Clairvoyant's", pow10Ticks{})
+	pl.Y.Scale, pl.Y.Tick.Marker = plot.LogScale{}, ratioTicks{}
+	return marendicWrite(dir, "marendic-fig10", rows, pl, &lines)
 }
 
-func marendicFig6(w io.Writer, dir string, p model.Params, P int, lo, hi float64) error {
+// marendicFig6 is marendicFig10 for Fig. 6.
+func marendicFig6(w io.Writer, dir string, p model.Params, P int, lo, hi float64) ([]string, error) {
 	segs := []int{1, 2, 4, 8, 16, 32, 64}
 	var lines lineSet
 	head := []string{"size_x4B"}
@@ -140,7 +152,7 @@ func marendicFig6(w io.Writer, dir string, p model.Params, P int, lo, hi float64
 		for _, n := range segs {
 			a := model.MarendicAbsorption(p, P, 4*m, n)
 			rec = append(rec, g8(a))
-			lines.add(fmt.Sprintf("N=%d", n), m, a)
+			lines.add(fmt.Sprintf("N = %d", n), m, a)
 		}
 		b := model.MarendicMaxAbsorption(p, P, 4*m)
 		if b > peak {
@@ -151,28 +163,28 @@ func marendicFig6(w io.Writer, dir string, p model.Params, P int, lo, hi float64
 	}
 	fmt.Fprintf(w, "Fig. 6 (%s, P=%d): normalised absorption (t(P)−t(2))/t(P) = (⌈lg P⌉−1)/(⌈lg P⌉+N−1) with N segments; Prop. 3.7's bound peaks at %.4f at %.4g × 4 B; the two-way optimum switches to reduce-scatter+gather at %.4g × 4 B\n",
 		p.Name, P, peak, peakAt, 2*p.Alpha/p.Gamma/4)
-	pl := logXPlot(fmt.Sprintf("Clairvoyant's normalised absorption (%s, P=%d)", p.Name, P), "problem size (× 4 B)", "A_N", plot.LogTicks{})
-	return marendicWrite(w, dir, "marendic-fig6", rows, pl, &lines)
+	pl := logXPlot(fmt.Sprintf("Clairvoyant's normalised absorption (%s, P=%d)", p.Name, P), "problem size (× 4 B)", "A_N = (t(P) − t(2)) / t(P)", pow10Ticks{})
+	scriptLabel(&pl.Y.Label.TextStyle)
+	pl.Y.Tick.Marker = plainTicks{}
+	return marendicWrite(dir, "marendic-fig6", rows, pl, &lines)
 }
 
-// marendicWrite saves a figure's CSV and SVG.
-func marendicWrite(w io.Writer, dir, name string, rows [][]string, pl *plot.Plot, lines *lineSet) error {
-	csvFile := filepath.Join(dir, name+".csv")
-	err := createFile(csvFile, func(f io.Writer) error {
+// marendicWrite saves a figure's CSV and SVG into dir and returns their
+// paths as shownPath gives them.
+func marendicWrite(dir, name string, rows [][]string, pl *plot.Plot, lines *lineSet) ([]string, error) {
+	err := createFile(filepath.Join(dir, name+".csv"), func(f io.Writer) error {
 		cw := csv.NewWriter(f)
 		cw.WriteAll(rows)
 		return cw.Error()
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := lines.draw(pl); err != nil {
-		return err
+		return nil, err
 	}
-	svg := filepath.Join(dir, name+".svg")
-	if err := savePlots(svg, [][]*plot.Plot{{pl}}, 18*vg.Centimeter, 11*vg.Centimeter); err != nil {
-		return err
+	if err := savePlots(filepath.Join(dir, name+".svg"), [][]*plot.Plot{{pl}}, 18*vg.Centimeter, 11*vg.Centimeter); err != nil {
+		return nil, err
 	}
-	fmt.Fprintf(w, "  wrote %s, %s\n", csvFile, svg)
-	return nil
+	return []string{shownPath(dir, name+".csv"), shownPath(dir, name+".svg")}, nil
 }

@@ -345,10 +345,11 @@ func plotBcastBounds(file string, rows []modelRow, np int, params string) error 
 			lines.add("notes' reference", float64(r.Bytes), r.NotesBoundS/r.RoundOptS)
 		}
 	}
-	p := logXPlot(fmt.Sprintf("bcast on %d ranks (%s): time / round-optimal bound", np, params), "bytes", "critical path / bound", pow2Ticks{})
+	p := logXPlot(fmt.Sprintf("bcast on %d ranks (%s): time / round-optimal bound", np, params), "size", "critical path / bound", pow2Ticks{})
 	if err := lines.draw(p); err != nil {
 		return err
 	}
+	logY(p, &lines)
 	return savePlots(file, [][]*plot.Plot{{p}}, 20*vg.Centimeter, 14*vg.Centimeter)
 }
 
@@ -377,17 +378,19 @@ func plotModel(file string, rows []modelRow, n int, params string) error {
 		label string
 		get   func(modelRow) float64
 	}{
-		{"runtime (s, LogGP critical path)", func(r modelRow) float64 { return r.LogGPS }},
+		{"runtime (µs, LogGP critical path)", func(r modelRow) float64 { return r.LogGPS * 1e6 }},
 		{"energy (J)", func(r modelRow) float64 { return r.EnergyJ }},
 		{"memory per process (B)", func(r modelRow) float64 { return r.MemoryB }},
 	}
 	var tiles [][]*plot.Plot
-	for i, m := range metrics {
-		title := ""
-		if i == 0 && len(rows) > 0 {
-			title = fmt.Sprintf("%s, %d B per rank, %s parameters", rows[0].Op, n, params)
+	for _, m := range metrics {
+		// Every panel has a title: plot.Align would leave the others a
+		// title's height of blank above their data.
+		title := m.label
+		if len(rows) > 0 {
+			title = fmt.Sprintf("%s, %s per rank, %s parameters: %s", rows[0].Op, sizeLabel(n), params, strings.SplitN(m.label, " ", 2)[0])
 		}
-		p := logXPlot(title, "processes", m.label, pow2Ticks{})
+		p := logXPlot(title, "processes", m.label, pow2Ticks{plain: true})
 		var ls lineSet
 		for _, r := range rows {
 			if r.Bytes == n {
@@ -397,6 +400,7 @@ func plotModel(file string, rows []modelRow, n int, params string) error {
 		if err := ls.draw(p); err != nil {
 			return err
 		}
+		logY(p, &ls)
 		tiles = append(tiles, []*plot.Plot{p})
 	}
 	return savePlots(file, tiles, 8*vg.Inch, 12*vg.Inch)

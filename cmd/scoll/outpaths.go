@@ -59,3 +59,14 @@ func checkOutputFlag(name, path string) error {
 	}
 	return nil
 }
+
+// shownPath is the path of file name in directory dir as the commands
+// report it: relative paths start with ./ or ../, so that a file written
+// to the current directory reads as one.
+func shownPath(dir, name string) string {
+	p := filepath.Join(dir, name)
+	if filepath.IsAbs(p) || p == ".." || strings.HasPrefix(p, "../") || strings.HasPrefix(p, "."+string(filepath.Separator)) {
+		return p
+	}
+	return "." + string(filepath.Separator) + p
+}

@@ -449,7 +449,7 @@ type mbpsAxis struct {
 }
 
 var (
-	bySize  = mbpsAxis{"bytes per rank", func(r simRow) float64 { return float64(r.Bytes) }, pow2Ticks{}}
+	bySize  = mbpsAxis{"size per rank", func(r simRow) float64 { return float64(r.Bytes) }, pow2Ticks{}}
 	byRanks = mbpsAxis{"nodes", func(r simRow) float64 { return float64(r.Ranks) }, pow2Ticks{plain: true}}
 )
 
@@ -467,9 +467,7 @@ func mbpsPlot(title string, rows []simRow, ax mbpsAxis) (*plot.Plot, error) {
 	if err := ls.draw(p); err != nil {
 		return nil, err
 	}
-	// From zero, with room above the lines for the legend (top left,
-	// where rate-against-size curves are low).
-	p.Y.Min, p.Y.Max = 0, p.Y.Max*(1+0.06*float64(len(ls.names)))
+	p.Y.Min = 0 // the legend stands beside the plot (savePlots)
 	p.Y.Tick.Marker = plainTicks{}
 	return p, nil
 }

@@ -48,7 +48,7 @@ func plotMoody(file string, fig bench.SplitFigure, rows []bench.SplitResult) err
 	}
 	newPlot := func(title, ylabel string) *plot.Plot {
 		p := logXPlot(title, "ranks n", ylabel, pow2Ticks{plain: true})
-		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{}
+		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, ratioTicks{}
 		return p
 	}
 	// add draws every algorithm of the variants vs as lines of p.
