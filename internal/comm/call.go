@@ -218,8 +218,8 @@ func (cl *Call) runOn(ctx context.Context, seq uint64) error {
 // and the chain take blocking calls only, so a started call runs messages
 // or a meeting.)
 //
-// The request's error is that of call name on this rank (errs.At).
-func (cl *Call) launch(ctx context.Context, name string) (*Request, error) {
+// The request's error is that of the call in form f on this rank (errs.At).
+func (cl *Call) launch(ctx context.Context, f Form) (*Request, error) {
 	if cl.c.isClosed() {
 		return nil, errs.Closed
 	}
@@ -227,9 +227,9 @@ func (cl *Call) launch(ctx context.Context, name string) (*Request, error) {
 		return nil, fmt.Errorf("%w: algorithm %q runs blocking calls only", errs.InvalidArgument, cl.info.Name)
 	}
 	seq := cl.c.seq.Add(1)
-	r := &Request{done: make(chan struct{}), rank: cl.c.rank, name: name}
+	r := &Request{done: make(chan struct{}), rank: cl.c.rank, name: CallName(cl.coll, f)}
 	go func() {
-		r.err = errs.At(r.rank, name, cl.runOn(ctx, seq))
+		r.err = cl.errAt(cl.c, f, cl.runOn(ctx, seq))
 		close(r.done)
 	}()
 	return r, nil
@@ -239,7 +239,7 @@ func (cl *Call) launch(ctx context.Context, name string) (*Request, error) {
 // telling the other ranks that this one gives the call up). Its error is
 // that of the call on this rank (errs.At).
 func Blocking(ctx context.Context, c *Comm, cl *Call, err error) error {
-	return errs.At(RankOf(c), CallName(cl.coll, FormBlocking), blocking(ctx, c, cl, err))
+	return cl.errAt(c, FormBlocking, blocking(ctx, c, cl, err))
 }
 
 // blocking is Blocking without naming the call in errors.
@@ -265,7 +265,7 @@ func Nonblocking(ctx context.Context, c *Comm, cl *Call, err error) (*Request, e
 		c.Abandon(err)
 		return nil, errs.At(RankOf(c), name, err)
 	}
-	r, err := cl.launch(ctx, name)
+	r, err := cl.launch(ctx, FormStarted)
 	return r, errs.At(c.rank, name, err)
 }
 

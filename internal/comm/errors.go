@@ -51,6 +51,18 @@ func CallName(coll schedule.Collective, f Form) string {
 	return n
 }
 
+// errAt returns err as the error of cl on c's rank in form f (errs.At),
+// with the entry and path it ran on for debugging.
+func (cl *Call) errAt(c *Comm, f Form, err error) error {
+	err = errs.At(RankOf(c), CallName(cl.coll, f), err)
+	if ce, ok := err.(*errs.CallError); ok && ce.Path == "" && cl.info != nil {
+		d := *ce // err may be another's: do not write to it
+		d.Path = cl.info.Name + "/" + cl.path.String()
+		return &d
+	}
+	return err
+}
+
 // RankOf returns c's rank, or -1 for a nil communicator.
 func RankOf(c *Comm) int {
 	if c == nil {

@@ -116,7 +116,7 @@ func (p *Persistent) start(ctx context.Context) error {
 			return err
 		}
 	}
-	r, err := p.cl.launch(ctx, p.name())
+	r, err := p.cl.launch(ctx, FormPersistent)
 	if err != nil {
 		return err
 	}

@@ -42,6 +42,10 @@ type CallError struct {
 	Call string
 	// Err is what went wrong; it wraps a sentinel.
 	Err error
+	// Path is, for debugging, the registry entry and the path the call
+	// ran on ("exchange/transport exchange", "ring/messages"; "" when not
+	// known). It is not part of the text.
+	Path string
 }
 
 func (e *CallError) Error() string {
