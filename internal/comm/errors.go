@@ -75,8 +75,15 @@ func RankOf(c *Comm) int {
 // one that says what the other rank called: its collective's public name,
 // and whether it is this call's collective with other arguments.
 func (cl *Call) explain(err error) error {
+	if err == nil {
+		return nil // before errors.As's target, which goes to the heap
+	}
+	return cl.explainErr(err)
+}
+
+func (cl *Call) explainErr(err error) error {
 	var me *errs.MismatchError
-	if err == nil || !errors.As(err, &me) || me.Theirs != "" {
+	if !errors.As(err, &me) || me.Theirs != "" {
 		return err
 	}
 	d := *me
