@@ -17,9 +17,31 @@
 // Collectives are generic over the element types in Number. Every rank of a
 // communicator must call the same collectives in the same order with matching
 // arguments; when they do not, the calls fail with ErrMismatch instead of
-// hanging. Errors are values to test with errors.Is: ErrInvalidArgument,
+// hanging.
+//
+// # Errors
+//
+// Errors are values to test with errors.Is: ErrInvalidArgument,
 // ErrUnsupported, ErrPeerFailed, ErrCanceled (which context errors also
-// match), ErrMismatch and ErrClosed.
+// match), ErrMismatch and ErrClosed. Every error of the API reads
+//
+//	rank R: Call: scoll: kind: what and why
+//
+// the caller's rank first (left out where no rank is known: Run's and
+// Init's own checks, a nil request), the public name of the call
+// (Allreduce, IAllreduce, AllreduceInit, Split, Send, Init, ...), then the
+// sentinel's text, "scoll:" once, and the details:
+//
+//	rank 2: Allreduce: scoll: invalid argument: len(send)=4 != len(recv)=5
+//	rank 1: Allreduce: scoll: ranks called mismatched collectives: rank 0 called Bcast
+//	rank 0: Allreduce: scoll: invalid argument: unknown algorithm "rign" for allreduce; did you mean "ring"? (valid: ...)
+//	rank 0: Allreduce: scoll: canceled: peer failed: rank 3: Allreduce: invalid argument: ...
+//
+// An error caused by another rank's names that rank and its call after
+// the sentinel. How a call ran (its algorithm and path) is not in the
+// text; errors.As with the internal CallError type gives it to scoll's own
+// tests. Run returns the first failing rank's error as it is (the
+// function's own errors get "rank R: " in front).
 package scoll
 
 //go:generate go run ./internal/genapi
