@@ -19,7 +19,7 @@ type Request struct {
 // the collective's error.
 func (r *Request) Wait(ctx context.Context) error {
 	if r == nil {
-		return fmt.Errorf("%w: nil request", ErrInvalidArgument)
+		return at(nil, "Wait", fmt.Errorf("%w: nil request", ErrInvalidArgument))
 	}
 	return r.r.Wait(ctx)
 }
@@ -27,7 +27,7 @@ func (r *Request) Wait(ctx context.Context) error {
 // Test reports whether the collective has completed, and its error if so.
 func (r *Request) Test() (bool, error) {
 	if r == nil {
-		return false, fmt.Errorf("%w: nil request", ErrInvalidArgument)
+		return false, at(nil, "Test", fmt.Errorf("%w: nil request", ErrInvalidArgument))
 	}
 	return r.r.Test()
 }
@@ -40,7 +40,7 @@ func (r *Request) Test() (bool, error) {
 func WaitAll(ctx context.Context, reqs ...*Request) error {
 	rs, err := requests(reqs)
 	if err != nil {
-		return err
+		return at(nil, "WaitAll", err)
 	}
 	return comm.WaitAll(ctx, rs)
 }
@@ -52,7 +52,7 @@ func WaitAll(ctx context.Context, reqs ...*Request) error {
 func TestAll(reqs ...*Request) (bool, error) {
 	rs, err := requests(reqs)
 	if err != nil {
-		return false, err
+		return false, at(nil, "TestAll", err)
 	}
 	return comm.TestAll(rs)
 }
@@ -80,7 +80,7 @@ type Persistent struct {
 // previous one has not been waited for.
 func (p *Persistent) Start(ctx context.Context) error {
 	if p == nil || p.p == nil {
-		return fmt.Errorf("%w: nil persistent request", ErrInvalidArgument)
+		return at(nil, "Start", fmt.Errorf("%w: nil persistent request", ErrInvalidArgument))
 	}
 	return p.p.Start(ctx)
 }
@@ -88,7 +88,7 @@ func (p *Persistent) Start(ctx context.Context) error {
 // Wait waits for the execution started last.
 func (p *Persistent) Wait(ctx context.Context) error {
 	if p == nil || p.p == nil {
-		return fmt.Errorf("%w: Wait without Start", ErrInvalidArgument)
+		return at(nil, "Wait", fmt.Errorf("%w: nil persistent request", ErrInvalidArgument))
 	}
 	return p.p.Wait(ctx)
 }
@@ -96,7 +96,7 @@ func (p *Persistent) Wait(ctx context.Context) error {
 // Test reports whether the execution started last has completed.
 func (p *Persistent) Test() (bool, error) {
 	if p == nil || p.p == nil {
-		return false, fmt.Errorf("%w: Test without Start", ErrInvalidArgument)
+		return false, at(nil, "Test", fmt.Errorf("%w: nil persistent request", ErrInvalidArgument))
 	}
 	return p.p.Test()
 }

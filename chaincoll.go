@@ -129,5 +129,9 @@ func DoubleExscan[T Element](ctx context.Context, c *Comm, send, fromLeft, fromR
 func doubleScan[T Element](ctx context.Context, c *Comm, send, fromLeft, fromRight []T, op Op, exclusive bool, opts []CallOption) error {
 	o := parseOptions(opts)
 	k := opFor[T](op)
-	return c.core().DoubleScan(ctx, kernels.Bytes(send), kernels.Bytes(fromLeft), kernels.Bytes(fromRight), &k, exclusive, &o)
+	name := "DoubleScan"
+	if exclusive {
+		name = "DoubleExscan"
+	}
+	return at(c, name, c.core().DoubleScan(ctx, kernels.Bytes(send), kernels.Bytes(fromLeft), kernels.Bytes(fromRight), &k, exclusive, &o))
 }

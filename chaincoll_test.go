@@ -629,8 +629,10 @@ func TestChainBadInput(t *testing.T) {
 			t.Errorf("%s: chain errors %v, usual %v", tc.name, got, want)
 			continue
 		}
+		// The same error but for the rank it names first.
+		rankless := func(err error) string { _, s, _ := strings.Cut(err.Error(), ": "); return s }
 		for _, err := range append(got, want...) {
-			if !errors.Is(err, scoll.ErrInvalidArgument) || err.Error() != want[0].Error() {
+			if !errors.Is(err, scoll.ErrInvalidArgument) || rankless(err) != rankless(want[0]) {
 				t.Errorf("%s: error %v, usual %v", tc.name, err, want[0])
 			}
 		}
@@ -662,7 +664,7 @@ func TestChainBadInput(t *testing.T) {
 				t.Errorf("%s (chain %v): no rank failed", tc.name, chain)
 			}
 			for _, err := range errs {
-				if !errors.Is(err, scoll.ErrInvalidArgument) || !strings.Contains(err.Error(), "scan") {
+				if !errors.Is(err, scoll.ErrInvalidArgument) || !strings.Contains(err.Error(), ": Double") {
 					t.Errorf("%s (chain %v): %v", tc.name, chain, err)
 				}
 			}

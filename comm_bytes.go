@@ -51,7 +51,7 @@ func WithChainGroup() SplitOption { return func(c *splitConfig) { c.opts.Chain =
 func (c *Comm) SplitBytes(ctx context.Context, color, key []byte, opts ...SplitOption) (*Comm, error) {
 	cfg := splitOptions(opts)
 	d, err := c.core().SplitItem(ctx, split.Item{Color: color, Key: key}, &cfg.opts, cfg.report(), plan.NewHash())
-	return cfg.done(d, err)
+	return cfg.done(d, at(c, "SplitBytes", err))
 }
 
 // HostnameEnv names the environment variable that overrides the host name
@@ -67,5 +67,5 @@ func Hostname() (string, error) { return comm.Hostname() }
 // same node (same Hostname), in the order of c. It is collective over c.
 func (c *Comm) SplitByNode(ctx context.Context) (*Comm, error) {
 	d, err := c.core().SplitByNode(ctx)
-	return wrap(d), err
+	return wrap(d), at(c, "SplitByNode", err)
 }

@@ -97,7 +97,7 @@ func SplitAlgorithms() []SplitAlgorithmInfo {
 func (c *Comm) Split(ctx context.Context, color, key int, opts ...SplitOption) (*Comm, error) {
 	cfg := splitOptions(opts)
 	d, err := c.core().Split(ctx, color, key, &cfg.opts, cfg.report(), plan.NewHash())
-	return cfg.done(d, err)
+	return cfg.done(d, at(c, "Split", err))
 }
 
 // splitOptions applies opts.
@@ -137,7 +137,7 @@ func (cfg *splitConfig) done(d *comm.Comm, err error) (*Comm, error) {
 // message space of its own. It is collective over c.
 func (c *Comm) Dup(ctx context.Context) (*Comm, error) {
 	d, err := c.core().Dup(ctx)
-	return wrap(d), err
+	return wrap(d), at(c, "Dup", err)
 }
 
 // Create returns the communicator of the ranks of c listed in ranks: rank i
@@ -148,7 +148,7 @@ func (c *Comm) Dup(ctx context.Context) (*Comm, error) {
 // ErrMismatch.
 func (c *Comm) Create(ctx context.Context, ranks []int) (*Comm, error) {
 	d, err := c.core().Create(ctx, ranks)
-	return wrap(d), err
+	return wrap(d), at(c, "Create", err)
 }
 
 // TranslateRanks returns the ranks in other of the ranks of c listed in
@@ -159,7 +159,8 @@ func (c *Comm) Create(ctx context.Context, ranks []int) (*Comm, error) {
 // (WithChainGroup) is walked: a request per hop for c's ranks, n − 1 in
 // sequence for other's, remembered afterwards.
 func (c *Comm) TranslateRanks(ranks []int, other *Comm) ([]int, error) {
-	return c.core().TranslateRanks(ranks, other.core())
+	r, err := c.core().TranslateRanks(ranks, other.core())
+	return r, at(c, "TranslateRanks", err)
 }
 
 // SplitGrid splits c, seen as a row-major process grid of the sizes dims
@@ -172,5 +173,5 @@ func (c *Comm) TranslateRanks(ranks []int, other *Comm) ([]int, error) {
 // collective over c.
 func (c *Comm) SplitGrid(ctx context.Context, dims []int, keep []bool) (*Comm, error) {
 	d, err := c.core().SplitGrid(ctx, dims, keep)
-	return wrap(d), err
+	return wrap(d), at(c, "SplitGrid", err)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/scoll/scoll/internal/comm"
+	"github.com/scoll/scoll/internal/errs"
 	"github.com/scoll/scoll/internal/jobenv"
 	"github.com/scoll/scoll/internal/join"
 	"github.com/scoll/scoll/transport"
@@ -109,6 +110,13 @@ const EnvEagerSends = "SCOLL_EAGER_SENDS"
 //
 // ctx bounds the start-up only. Close releases the communicator.
 func Init(ctx context.Context, opts ...Option) (*Comm, error) {
+	rank := -1 // not known until the environment is read
+	c, err := initComm(ctx, &rank, opts)
+	return c, errs.At(rank, "Init", err)
+}
+
+// initComm is Init; it sets *rankp to the rank once it is known.
+func initComm(ctx context.Context, rankp *int, opts []Option) (*Comm, error) {
 	if ctx == nil {
 		return nil, fmt.Errorf("%w: nil context", ErrInvalidArgument)
 	}
@@ -146,6 +154,9 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 	if err != nil {
 		return nil, err
 	}
+	if found {
+		*rankp = rank
+	}
 	if !found || size == 1 {
 		w := inproc.NewWorld(1)
 		release := func() error { w.Exit(0); w.Close(); return nil }
@@ -158,7 +169,7 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 	job := jobenv.JobFromEnv(os.Getenv)
 	if spec == "" {
 		if job == "" {
-			return nil, fmt.Errorf("%w: rank %d of %d: no rendezvous; set %s to tcp:host:port or file:/shared/dir", ErrInvalidArgument, rank, size, EnvRendezvous)
+			return nil, fmt.Errorf("%w: no rendezvous for %d ranks; set %s to tcp:host:port or file:/shared/dir", ErrInvalidArgument, size, EnvRendezvous)
 		}
 		spec = "file:" + filepath.Join(os.TempDir(), "scoll-"+jobenv.Sanitize(job))
 	}
@@ -171,14 +182,14 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 	if secret == nil {
 		dir, ok := strings.CutPrefix(spec, "file:")
 		if !ok {
-			return nil, fmt.Errorf("%w: rank %d: a tcp rendezvous needs the job's secret in %s (the same on every rank)", ErrInvalidArgument, rank, EnvSecret)
+			return nil, fmt.Errorf("%w: a tcp rendezvous needs the job's secret in %s (the same on every rank)", ErrInvalidArgument, EnvSecret)
 		}
 		if secret, err = jobenv.SharedSecret(dir); err != nil {
 			return nil, err
 		}
 	}
 	if len(secret) < 16 {
-		return nil, fmt.Errorf("%w: rank %d: the job secret has %d bytes, want at least 16 (%s)", ErrInvalidArgument, rank, len(secret), EnvSecret)
+		return nil, fmt.Errorf("%w: the job secret has %d bytes, want at least 16 (%s)", ErrInvalidArgument, len(secret), EnvSecret)
 	}
 	rv, err := tcp.ParseRendezvous(spec, secret, job)
 	if err != nil {
@@ -197,7 +208,7 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 	defer cancel()
 	t, err := tcp.Start(sctx, tc, rv)
 	if err != nil {
-		return nil, fmt.Errorf("rank %d of %d: %w", rank, size, err)
+		return nil, fmt.Errorf("starting %d ranks: %w", size, err)
 	}
 	if mode == "tcp" {
 		return NewComm(t, opts...), nil
@@ -205,7 +216,7 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 	mt, err := join.Host(sctx, t, join.Config{Secret: secret, Job: job, Required: mode == "shm"})
 	if err != nil {
 		t.Close()
-		return nil, fmt.Errorf("rank %d of %d: %w", rank, size, err)
+		return nil, fmt.Errorf("joining the host's ranks: %w", err)
 	}
 	return NewComm(mt, opts...), nil
 }
@@ -251,4 +262,4 @@ func NewComm(t transport.Transport, opts ...Option) *Comm {
 // a distributed table stops answering its members' lookups when closed, so
 // close it when no member will make new calls on it any more (MPI_Comm_free
 // is collective for the same reason).
-func (c *Comm) Close() error { return c.core().Close() }
+func (c *Comm) Close() error { return at(c, "Close", c.core().Close()) }

@@ -341,7 +341,9 @@ func TestPrepareGolden(t *testing.T) {
 		err := scoll.Run(ctx, pc.p, func(ctx context.Context, c *scoll.Comm) error {
 			p, err := pc.init(ctx, c)
 			if err != nil {
-				res[c.Rank()] = "error " + err.Error()
+				// Without the rank the error starts with, so that ranks
+				// with the same error read as one.
+				res[c.Rank()] = "error " + strings.TrimPrefix(err.Error(), fmt.Sprintf("rank %d: ", c.Rank()))
 			} else {
 				res[c.Rank()] = p.Algorithm()
 			}

@@ -17,9 +17,31 @@
 // Collectives are generic over the element types in Number. Every rank of a
 // communicator must call the same collectives in the same order with matching
 // arguments; when they do not, the calls fail with ErrMismatch instead of
-// hanging. Errors are values to test with errors.Is: ErrInvalidArgument,
+// hanging.
+//
+// # Errors
+//
+// Errors are values to test with errors.Is: ErrInvalidArgument,
 // ErrUnsupported, ErrPeerFailed, ErrCanceled (which context errors also
-// match), ErrMismatch and ErrClosed.
+// match), ErrMismatch and ErrClosed. Every error of the API reads
+//
+//	rank R: Call: scoll: kind: what and why
+//
+// the caller's rank first (left out where no rank is known: Run's and
+// Init's own checks, a nil request), the public name of the call
+// (Allreduce, IAllreduce, AllreduceInit, Split, Send, Init, ...), then the
+// sentinel's text, "scoll:" once, and the details:
+//
+//	rank 2: Allreduce: scoll: invalid argument: len(send)=4 != len(recv)=5
+//	rank 1: Allreduce: scoll: ranks called mismatched collectives: rank 0 called Bcast
+//	rank 0: Allreduce: scoll: invalid argument: unknown algorithm "rign" for allreduce; did you mean "ring"? (valid: ...)
+//	rank 0: Allreduce: scoll: canceled: peer failed: rank 3: Allreduce: invalid argument: ...
+//
+// An error caused by another rank's names that rank and its call after
+// the sentinel. How a call ran (its algorithm and path) is not in the
+// text; errors.As with the internal CallError type gives it to scoll's own
+// tests. Run returns the first failing rank's error as it is (the
+// function's own errors get "rank R: " in front).
 package scoll
 
 //go:generate go run ./internal/genapi
@@ -124,6 +146,12 @@ func wrap(c *comm.Comm) *Comm {
 	return &Comm{c: c}
 }
 
+// at returns err as the error of the call name on c's rank (errs.At; no
+// rank for a nil c): "rank 2: Split: scoll: invalid argument: ...".
+func at(c *Comm, name string, err error) error {
+	return errs.At(comm.RankOf(c.core()), name, err)
+}
+
 // core returns the communicator behind c (nil for a nil c).
 func (c *Comm) core() *comm.Comm {
 	if c == nil {
@@ -145,10 +173,10 @@ func (c *Comm) Size() int { return c.c.Size() }
 // must not be used after Run returns: calls then fail with ErrClosed.
 func Run(ctx context.Context, p int, fn func(ctx context.Context, c *Comm) error, opts ...Option) error {
 	if p < 1 {
-		return fmt.Errorf("%w: Run with %d ranks", ErrInvalidArgument, p)
+		return at(nil, "Run", fmt.Errorf("%w: %d ranks", ErrInvalidArgument, p))
 	}
 	if fn == nil {
-		return fmt.Errorf("%w: Run with nil function", ErrInvalidArgument)
+		return at(nil, "Run", fmt.Errorf("%w: nil function", ErrInvalidArgument))
 	}
 	cfg := runConfig{spin: -1}
 	for _, o := range opts {
@@ -156,7 +184,7 @@ func Run(ctx context.Context, p int, fn func(ctx context.Context, c *Comm) error
 	}
 	set := cfg.settings()
 	if set.Err != nil {
-		return set.Err
+		return at(nil, "Run", set.Err)
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -182,13 +210,17 @@ func Run(ctx context.Context, p int, fn func(ctx context.Context, c *Comm) error
 			c := comm.New(cfg.endpoint(w.Endpoint(r)), comm.Config{Spin: cfg.spin, Settings: set})
 			defer func() {
 				if v := recover(); v != nil {
-					fail(fmt.Errorf("%w: rank %d panicked: %v\n%s", ErrPeerFailed, r, v, debug.Stack()))
+					fail(errs.At(r, "", fmt.Errorf("%w: panic: %v\n%s", ErrPeerFailed, v, debug.Stack())))
 				}
 				c.Exit()
 				w.Exit(r)
 			}()
 			if err := fn(ctx, wrap(c)); err != nil {
-				fail(fmt.Errorf("rank %d: %w", r, err))
+				// The library's errors name their rank first already.
+				if ce, ok := err.(*errs.CallError); !ok || ce.Rank != r {
+					err = fmt.Errorf("rank %d: %w", r, err)
+				}
+				fail(err)
 			}
 		}()
 	}
@@ -200,14 +232,15 @@ func Run(ctx context.Context, p int, fn func(ctx context.Context, c *Comm) error
 // Send sends buf to rank dst with a tag ≥ 0 and returns when buf may be reused.
 // Messages between a pair of ranks with the same tag arrive in order.
 func (c *Comm) Send(ctx context.Context, dst, tag int, buf []byte) error {
-	return c.core().Send(ctx, dst, tag, buf)
+	return at(c, "Send", c.core().Send(ctx, dst, tag, buf))
 }
 
 // Recv receives a message from rank src with the given tag into buf and
 // returns its length. A message longer than buf fails with
 // ErrInvalidArgument (its first len(buf) bytes are kept).
 func (c *Comm) Recv(ctx context.Context, src, tag int, buf []byte) (int, error) {
-	return c.core().Recv(ctx, src, tag, buf)
+	n, err := c.core().Recv(ctx, src, tag, buf)
+	return n, at(c, "Recv", err)
 }
 
 // Barrier returns once every rank has entered it (the default algorithm;

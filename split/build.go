@@ -69,7 +69,7 @@ func buildDistributed(ctx context.Context, c Conn, st *Stats, p int, me Entry, l
 	}
 	j, m, zero := int(rec[0]), int(rec[1]), rec[2]
 	if m < 1 || j < 0 || j >= m {
-		return nil, fmt.Errorf("%w: split: record of rank %d says rank %d of %d", errs.Mismatch, r, j, m)
+		return nil, fmt.Errorf("%w: record of rank %d says rank %d of %d", errs.Mismatch, r, j, m)
 	}
 	lay := layout{m: m, g: min(p, m)}
 	k := lay.block(j)
@@ -225,13 +225,13 @@ func (s *sorter) records(ctx context.Context, p, rl int, lo []int, slots []byte)
 	recBytes := 4 * (rl + 1)
 	for _, in := range got {
 		if len(in)%recBytes != 0 {
-			return fmt.Errorf("%w: split: %d bytes of records", errs.Mismatch, len(in))
+			return fmt.Errorf("%w: %d bytes of records", errs.Mismatch, len(in))
 		}
 		for off := 0; off < len(in); off += recBytes {
 			pr := int(int32(binary.LittleEndian.Uint32(in[off:])))
 			i := pr - lo[s.t.me]
 			if i < 0 || i >= lo[s.t.me+1]-lo[s.t.me] {
-				return fmt.Errorf("%w: split: record of rank %d sent to the sorter of another group", errs.Mismatch, pr)
+				return fmt.Errorf("%w: record of rank %d sent to the sorter of another group", errs.Mismatch, pr)
 			}
 			copy(slots[4*rl*i:4*rl*(i+1)], in[off+4:off+recBytes])
 		}
@@ -258,7 +258,7 @@ func (s *sorter) fetch(ctx context.Context, want []int64) ([]int32, error) {
 		for off := 0; off+8 <= len(in); off += 8 {
 			q := getI64(in[off:]) - s.first
 			if q < 0 || q >= int64(len(s.list)) {
-				return nil, fmt.Errorf("%w: split: sorter %d asks for position %d not held here", errs.Mismatch, d, q+s.first)
+				return nil, fmt.Errorf("%w: sorter %d asks for position %d not held here", errs.Mismatch, d, q+s.first)
 			}
 			replies[d] = binary.LittleEndian.AppendUint32(replies[d], uint32(s.list[q].Addr))
 		}
@@ -270,7 +270,7 @@ func (s *sorter) fetch(ctx context.Context, want []int64) ([]int32, error) {
 	out := make([]int32, 0, len(want))
 	for d := range np {
 		if len(answers[d]) != len(reqs[d])/2 {
-			return nil, fmt.Errorf("%w: split: sorter %d answered %d of %d positions", errs.Mismatch, d, len(answers[d])/4, len(reqs[d])/8)
+			return nil, fmt.Errorf("%w: sorter %d answered %d of %d positions", errs.Mismatch, d, len(answers[d])/4, len(reqs[d])/8)
 		}
 		for off := 0; off < len(answers[d]); off += 4 {
 			out = append(out, int32(binary.LittleEndian.Uint32(answers[d][off:])))
@@ -290,7 +290,7 @@ func (s *sorter) alltoallv(ctx context.Context, out [][]byte, tag int, recvBuf f
 	if recvBuf == nil {
 		recvBuf = func(d int, n int64) ([]byte, error) {
 			if n < 0 || n > 1<<40 {
-				return nil, fmt.Errorf("%w: split: sorter %d announces %d bytes", errs.Mismatch, d, n)
+				return nil, fmt.Errorf("%w: sorter %d announces %d bytes", errs.Mismatch, d, n)
 			}
 			return make([]byte, n), nil
 		}

@@ -170,7 +170,7 @@ func (s *sorter) sort(ctx context.Context, t time.Time) error {
 	s.list = mergeAll(parts)
 	s.first = s.target(s.t.me)
 	if int64(len(s.list)) != s.target(s.t.me+1)-s.first {
-		return fmt.Errorf("%w: split: sorter %d holds %d entries, expected %d", errs.Mismatch, s.t.me, len(s.list), s.target(s.t.me+1)-s.first)
+		return fmt.Errorf("%w: sorter %d holds %d entries, expected %d", errs.Mismatch, s.t.me, len(s.list), s.target(s.t.me+1)-s.first)
 	}
 	s.st.phase("merge", &t)
 	return nil
@@ -217,7 +217,7 @@ func (s *sorter) splitters(ctx context.Context) ([]int64, error) {
 	tag := tagSplitters
 	for iter := 0; open > 0; iter++ {
 		if iter > 64*64 {
-			return nil, fmt.Errorf("%w: split: splitter search does not converge", errs.Mismatch)
+			return nil, fmt.Errorf("%w: splitter search does not converge", errs.Mismatch)
 		}
 		// 1. Proposals to the coordinators.
 		var sends []Send
@@ -363,13 +363,13 @@ func (s *sorter) splitters(ctx context.Context) ([]int64, error) {
 				hi[j] = min(hi[j], lt[j])
 			}
 			if lo[j] > hi[j] {
-				return nil, fmt.Errorf("%w: split: splitter %d window [%d,%d] (sorters disagree)", errs.Mismatch, j, lo[j], hi[j])
+				return nil, fmt.Errorf("%w: splitter %d window [%d,%d] (sorters disagree)", errs.Mismatch, j, lo[j], hi[j])
 			}
 		}
 	}
 	for j := 1; j <= p; j++ {
 		if x[j] < x[j-1] {
-			return nil, fmt.Errorf("%w: split: splitters out of order", errs.Mismatch)
+			return nil, fmt.Errorf("%w: splitters out of order", errs.Mismatch)
 		}
 	}
 	return x, nil
@@ -478,7 +478,7 @@ func (s *sorter) exchange(ctx context.Context, x []int64) ([][]Entry, error) {
 	_, err := s.alltoallv(ctx, out, tagExchange, func(d int, n int64) ([]byte, error) {
 		const w = int64(entryBytes)
 		if n < 0 || n%w != 0 || n/w > s.m {
-			return nil, fmt.Errorf("%w: split: sorter %d announces %d bytes of entries", errs.Mismatch, d, n)
+			return nil, fmt.Errorf("%w: sorter %d announces %d bytes of entries", errs.Mismatch, d, n)
 		}
 		parts[d] = make([]Entry, n/w)
 		return entryBytesOf(parts[d]), nil
@@ -547,7 +547,7 @@ func buildTables(ctx context.Context, c Conn, st *Stats, me Entry, lo []int, grp
 	}
 	total = int(getI64(lenb))
 	if total < 0 || total%12 != 0 || total > 12*c.Size() {
-		return nil, fmt.Errorf("%w: split: table of %d bytes", errs.Mismatch, total)
+		return nil, fmt.Errorf("%w: table of %d bytes", errs.Mismatch, total)
 	}
 	table, err = bcast(ctx, c, st, g, total, table)
 	if err != nil {
@@ -584,7 +584,7 @@ func sortedFromPieces(me Entry, table []byte, m int64, p int) (*Sorted, error) {
 		off += 12 * k
 	}
 	if rank < 0 {
-		return nil, fmt.Errorf("%w: split: this rank is missing from its color's table", errs.Mismatch)
+		return nil, fmt.Errorf("%w: this rank is missing from its color's table", errs.Mismatch)
 	}
 	return &Sorted{Rank: rank, Size: len(addrs), table: addrs}, nil
 }

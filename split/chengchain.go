@@ -88,7 +88,7 @@ func chainLinks(ctx context.Context, c Conn, st *Stats, me Entry, lo []int, grp 
 		return nil, err
 	}
 	if l.Size < 1 || l.Rank < 0 || l.Rank >= l.Size {
-		return nil, fmt.Errorf("%w: split: rank %d's links say rank %d of %d", errs.Mismatch, c.Rank(), l.Rank, l.Size)
+		return nil, fmt.Errorf("%w: rank %d's links say rank %d of %d", errs.Mismatch, c.Rank(), l.Rank, l.Size)
 	}
 	return &Sorted{Rank: l.Rank, Size: l.Size, links: &l}, nil
 }
@@ -115,12 +115,12 @@ func (s *sorter) routeLinks(ctx context.Context, lo []int, slots []byte) error {
 	first, n := lo[s.t.me], lo[s.t.me+1]-lo[s.t.me]
 	for d, b := range in {
 		if len(b)%(4+replyLen) != 0 {
-			return fmt.Errorf("%w: split: sorter %d sent %d bytes of links", errs.Mismatch, d, len(b))
+			return fmt.Errorf("%w: sorter %d sent %d bytes of links", errs.Mismatch, d, len(b))
 		}
 		for ; len(b) > 0; b = b[4+replyLen:] {
 			k := int(binary.LittleEndian.Uint32(b)) - first
 			if k < 0 || k >= n {
-				return fmt.Errorf("%w: split: sorter %d sent the links of rank %d, not of this group", errs.Mismatch, d, k+first)
+				return fmt.Errorf("%w: sorter %d sent the links of rank %d, not of this group", errs.Mismatch, d, k+first)
 			}
 			copy(slots[k*replyLen:], b[4:4+replyLen])
 		}

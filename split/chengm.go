@@ -24,7 +24,7 @@ func init() {
 			},
 			Refuse: func(o *Options) error {
 				if o.Sorters != 0 {
-					return fmt.Errorf("%w: split: cheng-%d sets its own number of sorters", errs.InvalidArgument, m)
+					return fmt.Errorf("%w: cheng-%d sets its own number of sorters", errs.InvalidArgument, m)
 				}
 				return nil
 			},

@@ -36,7 +36,7 @@ func putReply(l *Links) []byte {
 
 func getReply(b []byte, self int32) (Links, error) {
 	if len(b) != replyLen {
-		return Links{}, fmt.Errorf("%w: split: reply of %d bytes", errs.Mismatch, len(b))
+		return Links{}, fmt.Errorf("%w: reply of %d bytes", errs.Mismatch, len(b))
 	}
 	v := func(i int) int32 { return int32(binary.LittleEndian.Uint32(b[4*i:])) }
 	return Links{Rank: int(v(0)), Size: int(v(1)), Self: self, Left: v(2), Right: v(3), First: v(4)}, nil
@@ -46,7 +46,7 @@ func getReply(b []byte, self int32) (Links, error) {
 func poster(c Conn, alg string) (Poster, error) {
 	p, ok := c.(Poster)
 	if !ok {
-		return nil, fmt.Errorf("%w: split: %s needs a transport that answers requests (transport.Responder)", errs.Unsupported, alg)
+		return nil, fmt.Errorf("%w: %s needs a transport that answers requests (transport.Responder)", errs.Unsupported, alg)
 	}
 	return p, nil
 }

@@ -38,7 +38,7 @@ func round(ctx context.Context, c Conn, st *Stats, sends []Send, recvs []Recv) e
 // expect checks that a receive got exactly want bytes.
 func expect(r *Recv, want int) error {
 	if r.N != want {
-		return fmt.Errorf("%w: split: %d bytes from rank %d, expected %d", errs.Mismatch, r.N, r.From, want)
+		return fmt.Errorf("%w: %d bytes from rank %d, expected %d", errs.Mismatch, r.N, r.From, want)
 	}
 	return nil
 }

@@ -167,7 +167,7 @@ func gsReplies(or *order, sorted []Item, n int) ([]byte, error) {
 		for i := s; i < e; i++ {
 			it := &sorted[i]
 			if it.Rank < 0 || int(it.Rank) >= n {
-				return nil, fmt.Errorf("%w: split: item of rank %d in a parent of %d", errs.Mismatch, it.Rank, n)
+				return nil, fmt.Errorf("%w: item of rank %d in a parent of %d", errs.Mismatch, it.Rank, n)
 			}
 			l := Links{Rank: i - s, Size: e - s, Left: None, Right: None, First: sorted[s].Addr}
 			if i > s {

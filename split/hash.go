@@ -270,7 +270,7 @@ const noAddr = ^uint32(0)
 func refuseColorCompare(name string) func(o *Options) error {
 	return func(o *Options) error {
 		if o.ColorCompare != nil && !o.NoSplit {
-			return fmt.Errorf("%w: split: %s cannot respect a custom color comparator (colors it calls equal may hash apart)", errs.Unsupported, name)
+			return fmt.Errorf("%w: %s cannot respect a custom color comparator (colors it calls equal may hash apart)", errs.Unsupported, name)
 		}
 		return nil
 	}

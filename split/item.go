@@ -130,13 +130,13 @@ func (s Shape) put(b []byte, it *Item) {
 // get decodes b into it; the color and key alias b.
 func (s Shape) get(b []byte, it *Item) error {
 	if len(b) < s.Len() {
-		return fmt.Errorf("%w: split: item of %d bytes, expected %d", errs.Mismatch, len(b), s.Len())
+		return fmt.Errorf("%w: item of %d bytes, expected %d", errs.Mismatch, len(b), s.Len())
 	}
 	cl := int32(binary.LittleEndian.Uint32(b))
 	k := b[4+s.ColorLen:]
 	kl := int(binary.LittleEndian.Uint32(k))
 	if cl > int32(s.ColorLen) || kl > s.KeyLen || cl < -1 {
-		return fmt.Errorf("%w: split: item with a color of %d and a key of %d bytes in a split of %d and %d", errs.Mismatch, cl, kl, s.ColorLen, s.KeyLen)
+		return fmt.Errorf("%w: item with a color of %d and a key of %d bytes in a split of %d and %d", errs.Mismatch, cl, kl, s.ColorLen, s.KeyLen)
 	}
 	it.Color = nil
 	if cl >= 0 {
@@ -160,7 +160,7 @@ func (s Shape) encode(it *Item) []byte {
 func (s Shape) decodeAll(b []byte) ([]Item, error) {
 	l := s.Len()
 	if len(b)%l != 0 {
-		return nil, fmt.Errorf("%w: split: %d bytes of items of %d", errs.Mismatch, len(b), l)
+		return nil, fmt.Errorf("%w: %d bytes of items of %d", errs.Mismatch, len(b), l)
 	}
 	out := make([]Item, len(b)/l)
 	for i := range out {
@@ -175,7 +175,7 @@ func (s Shape) decodeAll(b []byte) ([]Item, error) {
 // must fit (a rank's own item always does once the shape is agreed).
 func (s Shape) Check(it *Item) error {
 	if len(it.Color) > s.ColorLen || len(it.Key) > s.KeyLen {
-		return fmt.Errorf("%w: split: color of %d and key of %d bytes exceed the agreed %d and %d", errs.InvalidArgument, len(it.Color), len(it.Key), s.ColorLen, s.KeyLen)
+		return fmt.Errorf("%w: color of %d and key of %d bytes exceed the agreed %d and %d", errs.InvalidArgument, len(it.Color), len(it.Key), s.ColorLen, s.KeyLen)
 	}
 	return nil
 }

@@ -83,10 +83,10 @@ const radixBits = 4
 func runRadix(ctx context.Context, c Conn, j *Job, st *Stats) (*Sorted, error) {
 	o := j.Options
 	if !o.Ints {
-		return nil, fmt.Errorf("%w: split: radix sorts integer colors and keys (Options.Ints) only", errs.Unsupported)
+		return nil, fmt.Errorf("%w: radix sorts integer colors and keys (Options.Ints) only", errs.Unsupported)
 	}
 	if o.ColorCompare != nil || o.KeyCompare != nil {
-		return nil, fmt.Errorf("%w: split: radix sorts by the integers' bits and cannot follow a custom comparator", errs.Unsupported)
+		return nil, fmt.Errorf("%w: radix sorts by the integers' bits and cannot follow a custom comparator", errs.Unsupported)
 	}
 	t := time.Now()
 	or := &j.order
@@ -99,13 +99,13 @@ func runRadix(ctx context.Context, c Conn, j *Job, st *Stats) (*Sorted, error) {
 	if def && splitting {
 		var ok bool
 		if color, ok = radixWord(j.Me.Color); !ok {
-			bad = fmt.Errorf("%w: split: radix: color of %d bytes is no integer", errs.InvalidArgument, len(j.Me.Color))
+			bad = fmt.Errorf("%w: radix: color of %d bytes is no integer", errs.InvalidArgument, len(j.Me.Color))
 		}
 	}
 	if def && reordering {
 		var ok bool
 		if key, ok = radixWord(j.Me.Key); !ok && bad == nil {
-			bad = fmt.Errorf("%w: split: radix: key of %d bytes is no integer", errs.InvalidArgument, len(j.Me.Key))
+			bad = fmt.Errorf("%w: radix: key of %d bytes is no integer", errs.InvalidArgument, len(j.Me.Key))
 		}
 	}
 	b, err := radixBounds(ctx, c, st, j.Parent, def, color, key)

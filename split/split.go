@@ -55,6 +55,7 @@ import (
 	"unsafe"
 
 	"github.com/scoll/scoll/internal/errs"
+	"github.com/scoll/scoll/internal/names"
 )
 
 // Undefined is the color of a rank that joins no new communicator (any
@@ -231,7 +232,7 @@ func Refusal(name string, o *Options) error {
 		return nil // Check reports it
 	}
 	if in.Items == nil && (!o.Ints || o.ColorCompare != nil || o.KeyCompare != nil) {
-		return fmt.Errorf("%w: split: %s sorts integer colors and keys with their natural order only", errs.Unsupported, name)
+		return fmt.Errorf("%w: %s sorts integer colors and keys with their natural order only", errs.Unsupported, name)
 	}
 	if in.Refuse != nil {
 		return in.Refuse(o)
@@ -297,14 +298,14 @@ func DefaultAlgorithm(n int) string {
 func (o *Options) Check(n int) error {
 	if o.Algorithm != "" {
 		if _, ok := Lookup(o.Algorithm); !ok {
-			return fmt.Errorf("%w: split: unknown algorithm %q (have %s)", errs.InvalidArgument, o.Algorithm, strings.Join(Names(), ", "))
+			return fmt.Errorf("%w: %w", errs.InvalidArgument, names.Unknown("split algorithm", o.Algorithm, "", Names()))
 		}
 	}
 	if o.Sorters < 0 {
-		return fmt.Errorf("%w: split: %d sorters", errs.InvalidArgument, o.Sorters)
+		return fmt.Errorf("%w: %d sorters", errs.InvalidArgument, o.Sorters)
 	}
 	if o.GroupSize < 0 {
-		return fmt.Errorf("%w: split: distributed group of %d ranks", errs.InvalidArgument, o.GroupSize)
+		return fmt.Errorf("%w: distributed group of %d ranks", errs.InvalidArgument, o.GroupSize)
 	}
 	return nil
 }

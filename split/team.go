@@ -85,7 +85,7 @@ func collect(ctx context.Context, c Conn, st *Stats, t team, me Entry) ([]Entry,
 				return nil, err
 			}
 			if recvs[0].N%entryBytes != 0 {
-				return nil, fmt.Errorf("%w: split: %d bytes of entries from rank %d", errs.Mismatch, recvs[0].N, recvs[0].From)
+				return nil, fmt.Errorf("%w: %d bytes of entries from rank %d", errs.Mismatch, recvs[0].N, recvs[0].From)
 			}
 			have = mergeInto(make([]Entry, 0, len(have)+recvs[0].N/entryBytes), have, in[:recvs[0].N/entryBytes])
 		}

@@ -42,6 +42,7 @@ import (
 
 	"github.com/scoll/scoll/algorithms"
 	"github.com/scoll/scoll/internal/errs"
+	"github.com/scoll/scoll/internal/names"
 	"github.com/scoll/scoll/schedule"
 )
 
@@ -107,18 +108,22 @@ func (f *File) Check() error {
 		c, ok := schedule.ParseCollective(r.Collective)
 		switch {
 		case !ok:
-			return fmt.Errorf("%w: rule %d: unknown collective %q", errs.InvalidArgument, i, r.Collective)
+			var colls []string
+			for c := range schedule.NumCollectives {
+				colls = append(colls, c.String())
+			}
+			return fmt.Errorf("%w: rule %d: %w", errs.InvalidArgument, i, names.Unknown("collective", r.Collective, "", colls))
 		case r.Ranks < 1:
 			return fmt.Errorf("%w: rule %d: %d ranks", errs.InvalidArgument, i, r.Ranks)
 		case r.MinBytes < 0:
 			return fmt.Errorf("%w: rule %d: min_bytes %d", errs.InvalidArgument, i, r.MinBytes)
 		}
 		if _, ok := algorithms.Lookup(c, r.Algorithm); !ok {
-			var names []string
+			var valid []string
 			for _, in := range algorithms.List(c) {
-				names = append(names, in.Name)
+				valid = append(valid, in.Name)
 			}
-			return fmt.Errorf("%w: rule %d: %s has no algorithm %q (have %s)", errs.InvalidArgument, i, c, r.Algorithm, strings.Join(names, ", "))
+			return fmt.Errorf("%w: rule %d: %w", errs.InvalidArgument, i, names.Unknown("algorithm", r.Algorithm, c.String(), valid))
 		}
 		k := Rule{Collective: c.String(), Ranks: r.Ranks, MinBytes: r.MinBytes}
 		if seen[k] {

@@ -76,6 +76,7 @@ func checkArgs(ctx context.Context, c *Comm, a *plan.Args, spec *schedule.Spec) 
 // cache or chooses and builds them.
 func Prepare(cl *Call, ctx context.Context, c *Comm, a *plan.Args, send, recv []byte, elemSize int, op *Op, o *plan.Options, blocking bool) error {
 	var pc plan.Call
+	cl.coll = a.Coll // for the error's name, should a check fail
 	use, err := checkArgs(ctx, c, a, &pc.Spec)
 	if err != nil {
 		return err
@@ -92,7 +93,7 @@ func Prepare(cl *Call, ctx context.Context, c *Comm, a *plan.Args, send, recv []
 	kernel, exact := exec.Kernel{ElemSize: elemSize}, true
 	if coll.Reduces() {
 		if op.Err != nil {
-			return fmt.Errorf("%s: %w", coll, op.Err)
+			return op.Err
 		}
 		kernel, exact, pc.Commutative, pc.OpID = op.Kernel, op.Exact, op.Commutative, op.ID
 	}
@@ -178,7 +179,7 @@ func (c *Comm) newPlan(ctx context.Context, pc *plan.Call, o *plan.Options) (*pl
 	ranks := e.Plan.Peers()
 	e.Peers = make([]int32, len(ranks))
 	if err := c.mem.grp.Resolve(ctx, ranks, e.Peers); err != nil {
-		return nil, fmt.Errorf("%s/%s: %w", pc.Spec.Coll, e.Info.Name, err)
+		return nil, err
 	}
 	return e, nil
 }
@@ -189,7 +190,7 @@ func (cl *Call) run(ctx context.Context) error {
 		return errs.Closed
 	}
 	if cl.path == algorithms.ChainPath {
-		return cl.runChain(ctx) // its connection claims the sequence number
+		return cl.explain(cl.runChain(ctx)) // its connection claims the sequence number
 	}
 	return cl.runOn(ctx, cl.c.seq.Add(1))
 }
@@ -209,35 +210,40 @@ func (cl *Call) runOn(ctx context.Context, seq uint64) error {
 			Kernel: cl.kernel, Spin: c.spin, Sig: cl.sig, Peers: cl.peers, Checker: c.paths.checker, Caps: &c.rs.tc}
 		err = exec.Run(ctx, &ec)
 	}
-	if err != nil {
-		return fmt.Errorf("%s/%s: %w", cl.coll, cl.info.Name, err)
-	}
-	return nil
+	return cl.explain(err)
 }
 
 // launch starts the call without waiting for it. Every rank claims the
 // call's sequence number here, in call order. (The rules of the exchange
 // and the chain take blocking calls only, so a started call runs messages
 // or a meeting.)
-func (cl *Call) launch(ctx context.Context) (*Request, error) {
+//
+// The request's error is that of the call in form f on this rank (errs.At).
+func (cl *Call) launch(ctx context.Context, f Form) (*Request, error) {
 	if cl.c.isClosed() {
 		return nil, errs.Closed
 	}
 	if cl.path == algorithms.ChainPath || cl.path == algorithms.ExchangePath {
-		return nil, fmt.Errorf("%w: %s/%s: the %s runs blocking calls only", errs.InvalidArgument, cl.coll, cl.info.Name, cl.path)
+		return nil, fmt.Errorf("%w: algorithm %q runs blocking calls only", errs.InvalidArgument, cl.info.Name)
 	}
 	seq := cl.c.seq.Add(1)
-	r := &Request{done: make(chan struct{})}
+	r := &Request{done: make(chan struct{}), rank: cl.c.rank, name: CallName(cl.coll, f)}
 	go func() {
-		r.err = cl.runOn(ctx, seq)
+		r.err = cl.errAt(cl.c, f, cl.runOn(ctx, seq))
 		close(r.done)
 	}()
 	return r, nil
 }
 
 // Blocking runs call cl prepared with error err (which it returns, after
-// telling the other ranks that this one gives the call up).
+// telling the other ranks that this one gives the call up). Its error is
+// that of the call on this rank (errs.At).
 func Blocking(ctx context.Context, c *Comm, cl *Call, err error) error {
+	return cl.errAt(c, FormBlocking, blocking(ctx, c, cl, err))
+}
+
+// blocking is Blocking without naming the call in errors.
+func blocking(ctx context.Context, c *Comm, cl *Call, err error) error {
 	if err != nil {
 		if cl.site != nil {
 			cl.site.Failed()
@@ -254,11 +260,13 @@ func Blocking(ctx context.Context, c *Comm, cl *Call, err error) error {
 
 // Nonblocking starts call cl prepared with error err.
 func Nonblocking(ctx context.Context, c *Comm, cl *Call, err error) (*Request, error) {
+	name := CallName(cl.coll, FormStarted)
 	if err != nil {
 		c.Abandon(err)
-		return nil, err
+		return nil, errs.At(RankOf(c), name, err)
 	}
-	return cl.launch(ctx)
+	r, err := cl.launch(ctx, FormStarted)
+	return r, errs.At(c.rank, name, err)
 }
 
 // Abandon tells the other ranks, on transports whose ranks cannot see each

@@ -28,7 +28,7 @@ func (cl *Call) runChain(ctx context.Context) error {
 	m := cl.countBytes()
 	switch coll {
 	case schedule.Bcast:
-		return c.chainCall(ctx, coll, cl.sig, k, func(ctx context.Context, x *chain.Call) error {
+		return c.chainCall(ctx, cl.sig, k, func(ctx context.Context, x *chain.Call) error {
 			return x.Bcast(ctx, cl.root, cl.recv)
 		})
 	case schedule.Reduce:
@@ -46,7 +46,7 @@ func (cl *Call) runChain(ctx context.Context) error {
 			if err := cl.chainReduce(ctx, 0, in, cl.recv, subSig(cl.sig, 1)); err != nil {
 				return err
 			}
-			return c.chainCall(ctx, coll, subSig(cl.sig, 2), k, func(ctx context.Context, x *chain.Call) error {
+			return c.chainCall(ctx, subSig(cl.sig, 2), k, func(ctx context.Context, x *chain.Call) error {
 				return x.Bcast(ctx, 0, cl.recv)
 			})
 		}
@@ -65,7 +65,7 @@ func (cl *Call) runChain(ctx context.Context) error {
 		default: // (send_0 ⊕ … ⊕ send_r) ⊕ (send_r+1 ⊕ … ⊕ send_n−1)
 			w = chain.Want{LR: true, RL: true, ExR: true}
 		}
-		return c.chainCall(ctx, coll, cl.sig, k, func(ctx context.Context, x *chain.Call) error {
+		return c.chainCall(ctx, cl.sig, k, func(ctx context.Context, x *chain.Call) error {
 			accL, _, exL, exR, err := x.Scan(ctx, in, w)
 			if err != nil {
 				return err
@@ -87,18 +87,18 @@ func (cl *Call) runChain(ctx context.Context) error {
 		if c.rank == cl.root && cl.send != nil {
 			copy(out[cl.root*m:(cl.root+1)*m], cl.send)
 		}
-		return c.chainCall(ctx, coll, cl.sig, k, func(ctx context.Context, x *chain.Call) error {
+		return c.chainCall(ctx, cl.sig, k, func(ctx context.Context, x *chain.Call) error {
 			return x.Gather(ctx, cl.root, m, cl.send, out)
 		})
 	case schedule.Scatter:
 		if c.rank == cl.root && cl.recv != nil {
 			copy(cl.recv, cl.send[cl.root*m:(cl.root+1)*m])
 		}
-		return c.chainCall(ctx, coll, cl.sig, k, func(ctx context.Context, x *chain.Call) error {
+		return c.chainCall(ctx, cl.sig, k, func(ctx context.Context, x *chain.Call) error {
 			return x.Scatter(ctx, cl.root, m, cl.send, cl.recv)
 		})
 	}
-	return fmt.Errorf("%w: %s has no chain form", errs.Unsupported, coll)
+	return fmt.Errorf("%w: no chain form", errs.Unsupported)
 }
 
 // countBytes returns the bytes of one rank's block (its count).
@@ -125,7 +125,7 @@ func (cl *Call) chainReduce(ctx context.Context, root int, in, recv []byte, sig 
 	n := len(in)
 	acc := chain.Msg(n)
 	copy(acc[chain.Hdr:], in)
-	if err := c.chainCall(ctx, schedule.Reduce, sig, cl.kernel, func(ctx context.Context, x *chain.Call) error {
+	if err := c.chainCall(ctx, sig, cl.kernel, func(ctx context.Context, x *chain.Call) error {
 		return x.Reduce(ctx, root, acc)
 	}); err != nil {
 		return err
@@ -140,17 +140,17 @@ func (cl *Call) chainReduce(ctx context.Context, root int, in, recv []byte, sig 
 func subSig(sig uint64, i uint64) uint64 {
 	h := plan.Hash(sig)
 	h.Add(i)
-	return uint64(h)
+	return h.Sig(plan.SigKind(sig))
 }
 
-// chainCall runs f as one chain collective (named name in errors) with
-// signature sig and kernel k on c.
-func (c *Comm) chainCall(ctx context.Context, name fmt.Stringer, sig uint64, k exec.Kernel, f func(context.Context, *chain.Call) error) error {
+// chainCall runs f as one chain collective with signature sig and kernel k
+// on c.
+func (c *Comm) chainCall(ctx context.Context, sig uint64, k exec.Kernel, f func(context.Context, *chain.Call) error) error {
 	x, ctx, err := c.chainStart(ctx, sig, k)
 	if err != nil {
 		return err
 	}
-	return x.end(name, f(ctx, x.Call))
+	return x.end(f(ctx, x.Call))
 }
 
 // chainStart begins a chain call on c: c's place in its chain and a
@@ -235,8 +235,8 @@ func (x *chainX) check(full bool) error {
 
 // end finishes a chain call: it stops the watch of chainStart and returns
 // err (nil or not) as the call's error, a mismatch the Checker knows of
-// first, named as the other paths name theirs.
-func (x *chainX) end(name fmt.Stringer, err error) error {
+// first.
+func (x *chainX) end(err error) error {
 	if x.cancel != nil {
 		x.mu.Lock()
 		x.timer.Stop()
@@ -249,10 +249,7 @@ func (x *chainX) end(name fmt.Stringer, err error) error {
 			}
 		}
 	}
-	if err == nil {
-		return nil
-	}
-	return fmt.Errorf("%s/%s: %w", name, algorithms.Chain, err)
+	return err
 }
 
 // Pseudo-collectives of the signatures of the double scans.
@@ -279,10 +276,10 @@ func (c *Comm) DoubleScan(ctx context.Context, send, fromLeft, fromRight []byte,
 	err := c.Usable(ctx)
 	if err == nil && (len(fromLeft) != len(send) || len(fromRight) != len(send)) {
 		es := max(op.Kernel.ElemSize, 1)
-		err = plan.Invalid(name, "len(send)=%d, len(fromLeft)=%d, len(fromRight)=%d: want equal lengths", len(send)/es, len(fromLeft)/es, len(fromRight)/es)
+		err = plan.Invalid("len(send)=%d, len(fromLeft)=%d, len(fromRight)=%d: want equal lengths", len(send)/es, len(fromLeft)/es, len(fromRight)/es)
 	}
 	if err == nil && op.Err != nil {
-		err = fmt.Errorf("%s: %w", name, op.Err)
+		err = op.Err
 	}
 	if err == nil {
 		err = o.CheckOnly(name, c.size, algorithms.Chain)
@@ -300,7 +297,7 @@ func (c *Comm) DoubleScan(ctx context.Context, send, fromLeft, fromRight []byte,
 	h := plan.NewHash()
 	h.Add(coll, uint64(len(send)), uint64(op.Kernel.ElemSize), op.ID)
 	w := chain.Want{LR: true, RL: true, ExL: exclusive, ExR: exclusive}
-	return c.chainCall(ctx, name, uint64(h), op.Kernel, func(ctx context.Context, x *chain.Call) error {
+	return c.chainCall(ctx, h.Sig(0), op.Kernel, func(ctx context.Context, x *chain.Call) error {
 		accL, accR, exL, exR, err := x.Scan(ctx, send, w)
 		if err != nil {
 			return err

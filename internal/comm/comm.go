@@ -242,7 +242,7 @@ func (c *Comm) allreduceInts(ctx context.Context, v []int64, least bool) error {
 	if least {
 		op = kernels.Min
 	}
-	return c.Int64s(ctx, plan.Args{Coll: schedule.Allreduce}, nil, v, op, algorithms.RecursiveDoubling)
+	return own(ctx, c, plan.Args{Coll: schedule.Allreduce}, nil, v, op, algorithms.RecursiveDoubling, plan.SigConstructor)
 }
 
 // unlearntChain reports whether c keeps its members as a chain it has not

@@ -42,7 +42,7 @@ func (cl *Call) runMeet(ctx context.Context, seq uint64) error {
 	}
 	fn := exec.MeetFunc(cl.coll, cl.root, cl.kernel)
 	if fn == nil {
-		return fmt.Errorf("%w: %s has no shared-memory form", errs.Unsupported, cl.coll)
+		return fmt.Errorf("%w: no shared-memory form", errs.Unsupported)
 	}
 	key := transport.Key{Comm: cl.c.id, Seq: seq}
 	// Ranks that took a message schedule for this call (a mismatch) find

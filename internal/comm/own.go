@@ -16,17 +16,20 @@ import (
 // collectives that do not reduce) and algorithm alg ("": the default
 // choice).
 func (c *Comm) Int64s(ctx context.Context, a plan.Args, send, recv []int64, op kernels.Op, alg string) error {
-	return own(ctx, c, a, send, recv, op, alg)
+	return own(ctx, c, a, send, recv, op, alg, 0)
 }
 
 // Float64s is Int64s for float64 buffers.
 func (c *Comm) Float64s(ctx context.Context, a plan.Args, send, recv []float64, op kernels.Op, alg string) error {
-	return own(ctx, c, a, send, recv, op, alg)
+	return own(ctx, c, a, send, recv, op, alg, 0)
 }
 
-func own[T int64 | float64](ctx context.Context, c *Comm, a plan.Args, send, recv []T, op kernels.Op, alg string) error {
+// own runs a collective of the library's own, with signature kind kind
+// (plan.Options.SigKind). Its errors are not wrapped as a public call's:
+// the public call that made it does that.
+func own[T int64 | float64](ctx context.Context, c *Comm, a plan.Args, send, recv []T, op kernels.Op, alg string, kind uint8) error {
 	a.Send, a.Recv = plan.Buf{Len: len(send), Nil: send == nil}, plan.Buf{Len: len(recv), Nil: recv == nil}
-	o := plan.Options{Alg: alg}
+	o := plan.Options{Alg: alg, SigKind: kind}
 	k := Op{Kernel: exec.Kernel{ElemSize: 8}, ID: uint64(op), Commutative: true, Exact: true}
 	if op != 0 {
 		f := kernels.Get(kernels.KindOf[T](), op)
@@ -35,5 +38,5 @@ func own[T int64 | float64](ctx context.Context, c *Comm, a plan.Args, send, rec
 	}
 	var cl Call
 	err := Prepare(&cl, ctx, c, &a, kernels.Bytes(send), kernels.Bytes(recv), 8, &k, &o, true)
-	return Blocking(ctx, c, &cl, err)
+	return blocking(ctx, c, &cl, err)
 }

@@ -13,6 +13,10 @@ import (
 type Request struct {
 	done chan struct{}
 	err  error
+	// rank and name are the caller's rank and the call's public name, for
+	// errors (errs.At).
+	rank int
+	name string
 }
 
 // Wait blocks until the collective completes and returns its error, or
@@ -28,7 +32,7 @@ func (r *Request) Wait(ctx context.Context) error {
 	case <-r.done:
 		return r.err
 	case <-ctx.Done():
-		return transport.CtxErr(ctx)
+		return errs.At(r.rank, r.name, transport.CtxErr(ctx))
 	}
 }
 
@@ -54,7 +58,7 @@ func WaitAll(ctx context.Context, reqs []*Request) error {
 			return transport.CtxErr(ctx)
 		}
 		if r.err != nil {
-			all = append(all, fmt.Errorf("request %d: %w", i, r.err))
+			all = append(all, errs.At(r.rank, fmt.Sprintf("%s (request %d)", r.name, i), errors.Unwrap(r.err)))
 		}
 	}
 	return errors.Join(all...)
@@ -85,14 +89,21 @@ type Persistent struct {
 func NewPersistent(c *Comm, cl *Call, err error) (*Persistent, error) {
 	if err != nil {
 		c.Abandon(err)
-		return nil, err
+		return nil, errs.At(RankOf(c), CallName(cl.coll, FormPersistent), err)
 	}
 	return &Persistent{cl: cl}, nil
 }
 
+// name is the public name of p's call.
+func (p *Persistent) name() string { return CallName(p.cl.coll, FormPersistent) }
+
 // Start starts one execution; it fails with errs.InvalidArgument while the
 // previous one has not been waited for.
 func (p *Persistent) Start(ctx context.Context) error {
+	return errs.At(p.cl.c.rank, p.name(), p.start(ctx))
+}
+
+func (p *Persistent) start(ctx context.Context) error {
 	if p.req != nil {
 		return fmt.Errorf("%w: Start while the previous execution is active", errs.InvalidArgument)
 	}
@@ -105,7 +116,7 @@ func (p *Persistent) Start(ctx context.Context) error {
 			return err
 		}
 	}
-	r, err := p.cl.launch(ctx)
+	r, err := p.cl.launch(ctx, FormPersistent)
 	if err != nil {
 		return err
 	}
@@ -116,7 +127,7 @@ func (p *Persistent) Start(ctx context.Context) error {
 // Wait waits for the execution started last.
 func (p *Persistent) Wait(ctx context.Context) error {
 	if p.req == nil {
-		return fmt.Errorf("%w: Wait without Start", errs.InvalidArgument)
+		return errs.At(p.cl.c.rank, p.name(), fmt.Errorf("%w: Wait without Start", errs.InvalidArgument))
 	}
 	err := p.req.Wait(ctx)
 	done, _ := p.req.Test()
@@ -126,13 +137,13 @@ func (p *Persistent) Wait(ctx context.Context) error {
 	if done && p.cl.site != nil {
 		err = p.cl.c.arrived(ctx, p.cl.site, p.cl.at, err)
 	}
-	return err
+	return errs.At(p.cl.c.rank, p.name(), err)
 }
 
 // Test reports whether the execution started last has completed.
 func (p *Persistent) Test() (bool, error) {
 	if p.req == nil {
-		return false, fmt.Errorf("%w: Test without Start", errs.InvalidArgument)
+		return false, errs.At(p.cl.c.rank, p.name(), fmt.Errorf("%w: Test without Start", errs.InvalidArgument))
 	}
 	done, err := p.req.Test()
 	if done {

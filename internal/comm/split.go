@@ -85,7 +85,7 @@ func (c *Comm) SplitItem(ctx context.Context, it split.Item, o *split.Options, r
 	}
 	bad := o.Check(c.size)
 	if bad == nil && o.Sorters > c.size {
-		bad = fmt.Errorf("%w: split: %d sorters for %d ranks", errs.InvalidArgument, o.Sorters, c.size)
+		bad = fmt.Errorf("%w: %d sorters for %d ranks", errs.InvalidArgument, o.Sorters, c.size)
 	}
 	name := o.Algorithm
 	if name == "" {
@@ -95,7 +95,7 @@ func (c *Comm) SplitItem(ctx context.Context, it split.Item, o *split.Options, r
 		bad = split.Refusal(name, o)
 	}
 	if bad == nil && c.rs.tc.Responder == nil && o.GroupFor(c.size) > 1 && !o.Chain {
-		bad = fmt.Errorf("%w: split: distributed tables need a transport that answers lookups (transport.Responder)", errs.Unsupported)
+		bad = fmt.Errorf("%w: distributed tables need a transport that answers lookups (transport.Responder)", errs.Unsupported)
 	}
 	// Take replies to contributors (sorting algorithms) from here on:
 	// every rank does before the agreement, so before anyone posts.
@@ -104,13 +104,13 @@ func (c *Comm) SplitItem(ctx context.Context, it split.Item, o *split.Options, r
 	if it.Color != nil {
 		lens[0] = int64(len(it.Color))
 	}
-	id, err := c.agree(ctx, cid.Agreement{Sig: uint64(h), Bad: bad, Max: lens})
+	id, err := c.agree(ctx, cid.Agreement{Sig: h.Sig(plan.SigConstructor), Bad: bad, Max: lens})
 	if err != nil {
-		return nil, fmt.Errorf("split: %w", err)
+		return nil, err
 	}
 	fail := func(err error) (*Comm, error) {
 		c.rs.cids.Release(id)
-		return nil, fmt.Errorf("split: %w", err)
+		return nil, err
 	}
 	if in, _ := split.Lookup(name); in.Items == nil {
 		// A table algorithm addresses the parent's ranks: a chain parent
@@ -125,7 +125,7 @@ func (c *Comm) SplitItem(ctx context.Context, it split.Item, o *split.Options, r
 	}
 	it.Rank, it.Addr = int32(c.rank), l.Self
 	sh := split.Shape{ColorLen: int(max(lens[0], 0)), KeyLen: int(lens[1])}
-	sc := c.conn(uint64(h))
+	sc := c.conn(h.Sig(plan.SigConstructor))
 	var conn split.Conn = sc
 	if posting {
 		conn = wire.PostConn{Conn: sc, Box: c.mem.posts}
@@ -199,7 +199,7 @@ func (c *Comm) Dup(ctx context.Context) (*Comm, error) {
 	}
 	id, err := c.agree(ctx, cid.Agreement{Sig: sigDup})
 	if err != nil {
-		return nil, fmt.Errorf("dup: %w", err)
+		return nil, err
 	}
 	g := c.mem.grp
 	leader := c.mem.leader
@@ -253,9 +253,9 @@ func (c *Comm) Create(ctx context.Context, ranks []int) (*Comm, error) {
 	for i, r := range ranks {
 		switch {
 		case r < 0 || r >= c.size:
-			bad = fmt.Errorf("%w: create: rank %d out of range [0,%d)", errs.InvalidArgument, r, c.size)
+			bad = fmt.Errorf("%w: rank %d out of range [0,%d)", errs.InvalidArgument, r, c.size)
 		case seen[r]:
-			bad = fmt.Errorf("%w: create: rank %d listed twice", errs.InvalidArgument, r)
+			bad = fmt.Errorf("%w: rank %d listed twice", errs.InvalidArgument, r)
 		}
 		if bad != nil {
 			break
@@ -265,9 +265,9 @@ func (c *Comm) Create(ctx context.Context, ranks []int) (*Comm, error) {
 			me = i
 		}
 	}
-	id, err := c.agree(ctx, cid.Agreement{Sig: uint64(h), Bad: bad})
+	id, err := c.agree(ctx, cid.Agreement{Sig: h.Sig(plan.SigConstructor), Bad: bad})
 	if err != nil {
-		return nil, fmt.Errorf("create: %w", err)
+		return nil, err
 	}
 	if me < 0 {
 		c.rs.cids.Release(id)
@@ -280,7 +280,7 @@ func (c *Comm) Create(ctx context.Context, ranks []int) (*Comm, error) {
 		}
 	} else if err := c.mem.grp.Resolve(ctx, ranks, addrs); err != nil {
 		c.rs.cids.Release(id)
-		return nil, fmt.Errorf("create: %w", err)
+		return nil, err
 	}
 	return c.derive(id, addrs[0], split.NewTable(me, addrs)), nil
 }
@@ -294,14 +294,14 @@ func (c *Comm) Create(ctx context.Context, ranks []int) (*Comm, error) {
 // sequence for other's, remembered afterwards.
 func (c *Comm) TranslateRanks(ranks []int, other *Comm) ([]int, error) {
 	if c == nil || other == nil {
-		return nil, fmt.Errorf("%w: translate ranks: nil communicator", errs.InvalidArgument)
+		return nil, fmt.Errorf("%w: nil communicator", errs.InvalidArgument)
 	}
 	if c.rs != other.rs {
-		return nil, fmt.Errorf("%w: translate ranks: communicators of different worlds", errs.InvalidArgument)
+		return nil, fmt.Errorf("%w: communicators of different worlds", errs.InvalidArgument)
 	}
 	for _, r := range ranks {
 		if r < 0 || r >= c.size {
-			return nil, fmt.Errorf("%w: translate ranks: rank %d out of range [0,%d)", errs.InvalidArgument, r, c.size)
+			return nil, fmt.Errorf("%w: rank %d out of range [0,%d)", errs.InvalidArgument, r, c.size)
 		}
 	}
 	addrs := make([]int32, len(ranks))
@@ -310,7 +310,7 @@ func (c *Comm) TranslateRanks(ranks []int, other *Comm) ([]int, error) {
 			addrs[i] = int32(r)
 		}
 	} else if err := c.mem.grp.Resolve(context.Background(), ranks, addrs); err != nil {
-		return nil, fmt.Errorf("translate ranks: %w", err)
+		return nil, err
 	}
 	out := make([]int, len(ranks))
 	if other.mem.grp == nil {
@@ -325,17 +325,17 @@ func (c *Comm) TranslateRanks(ranks []int, other *Comm) ([]int, error) {
 		// requests, kept for later calls).
 		var err error
 		if members, err = ch.Walk(context.Background()); err != nil {
-			return nil, fmt.Errorf("translate ranks: %w", err)
+			return nil, err
 		}
 	}
 	if members == nil {
 		dg, ok := other.mem.grp.(*split.Distributed)
 		if !ok {
-			return nil, fmt.Errorf("%w: translate ranks into a communicator whose members are not known here", errs.Unsupported)
+			return nil, fmt.Errorf("%w: the other communicator's members are not known here", errs.Unsupported)
 		}
 		found, err := dg.Find(context.Background(), addrs)
 		if err != nil {
-			return nil, fmt.Errorf("translate ranks: %w", err)
+			return nil, err
 		}
 		for i, r := range found {
 			out[i] = max(r, Undefined)
@@ -374,21 +374,21 @@ func (c *Comm) SplitGrid(ctx context.Context, dims []int, keep []bool) (*Comm, e
 	prod := 1
 	for _, d := range dims {
 		if d < 1 {
-			bad = fmt.Errorf("%w: split grid: dimension %d", errs.InvalidArgument, d)
+			bad = fmt.Errorf("%w: dimension %d", errs.InvalidArgument, d)
 			break
 		}
 		prod *= d
 	}
 	if bad == nil && prod != c.size {
-		bad = fmt.Errorf("%w: split grid: dimensions %v hold %d ranks, the communicator %d", errs.InvalidArgument, dims, prod, c.size)
+		bad = fmt.Errorf("%w: dimensions %v hold %d ranks, the communicator %d", errs.InvalidArgument, dims, prod, c.size)
 	}
 	if bad == nil && len(keep) != len(dims) {
-		bad = fmt.Errorf("%w: split grid: %d dimensions, %d keep flags", errs.InvalidArgument, len(dims), len(keep))
+		bad = fmt.Errorf("%w: %d dimensions, %d keep flags", errs.InvalidArgument, len(dims), len(keep))
 	}
 	if bad != nil {
 		// Fail on every rank: the agreement carries the error.
 		_, err := c.agree(ctx, cid.Agreement{Sig: sigSplit, Bad: bad})
-		return nil, fmt.Errorf("split grid: %w", err)
+		return nil, err
 	}
 	// Row-major coordinates of this rank; color from the dropped
 	// dimensions, key from the kept ones.
@@ -441,12 +441,12 @@ func (c *Comm) SplitByNode(ctx context.Context) (*Comm, error) {
 	h, err := c.hostname()
 	if err != nil || strings.TrimSpace(h) == "" {
 		// Fail on every rank: the agreement carries the error.
-		bad := fmt.Errorf("%w: split by node: no host name (%v); set %s", errs.Unsupported, err, join.HostnameEnv)
+		bad := fmt.Errorf("%w: no host name (%v); set %s", errs.Unsupported, err, join.HostnameEnv)
 		if c.startable(ctx) != nil {
 			return nil, bad
 		}
 		_, err := c.agree(ctx, cid.Agreement{Sig: sigSplit, Bad: bad})
-		return nil, fmt.Errorf("split by node: %w", err)
+		return nil, err
 	}
 	hs := plan.NewHash()
 	hs.Add(0x6e6f6465) // "node"

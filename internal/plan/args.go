@@ -1,6 +1,11 @@
 package plan
 
-import "github.com/scoll/scoll/schedule"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/scoll/scoll/schedule"
+)
 
 // Buf is a buffer as the argument checks see it.
 type Buf struct {
@@ -51,7 +56,7 @@ func (a *Args) Check(spec *schedule.Spec) (Use, error) {
 	use := Use{true, true}
 	isRoot := a.Rank == a.Root
 	if coll.Rooted() && (a.Root < 0 || a.Root >= p) {
-		return use, Invalid(coll, "root %d out of range [0,%d)", a.Root, p)
+		return use, Invalid("root %d out of range [0,%d)", a.Root, p)
 	}
 	*spec = schedule.Spec{Coll: coll, Size: p, Root: a.Root}
 	var err error
@@ -61,7 +66,7 @@ func (a *Args) Check(spec *schedule.Spec) (Use, error) {
 	case schedule.Allreduce, schedule.Scan, schedule.Exscan:
 		spec.Count, spec.InPlace = recv.Len, send.Nil
 		if !send.Nil && send.Len != recv.Len {
-			err = Invalid(coll, "len(send)=%d != len(recv)=%d", send.Len, recv.Len)
+			err = Invalid("len(send)=%d != len(recv)=%d", send.Len, recv.Len)
 		}
 	case schedule.Reduce:
 		spec.Count = send.Len
@@ -71,7 +76,7 @@ func (a *Args) Check(spec *schedule.Spec) (Use, error) {
 		case send.Nil:
 			spec.InPlace, spec.Count = true, recv.Len
 		case recv.Len != send.Len:
-			err = Invalid(coll, "len(send)=%d != len(recv)=%d at root", send.Len, recv.Len)
+			err = Invalid("len(send)=%d != len(recv)=%d at root", send.Len, recv.Len)
 		}
 	// Gather and Scatter mirror each other. A shared helper for the two
 	// (e800ef7) was reverted: it slowed the meeting path, which never runs
@@ -96,9 +101,9 @@ func (a *Args) Check(spec *schedule.Spec) (Use, error) {
 	case schedule.Alltoall:
 		switch {
 		case recv.Len%p != 0:
-			err = Invalid(coll, "len(recv)=%d is not a multiple of %d ranks", recv.Len, p)
+			err = Invalid("len(recv)=%d is not a multiple of %d ranks", recv.Len, p)
 		case !send.Nil && send.Len != recv.Len:
-			err = Invalid(coll, "len(send)=%d != len(recv)=%d", send.Len, recv.Len)
+			err = Invalid("len(send)=%d != len(recv)=%d", send.Len, recv.Len)
 		}
 		spec.Count, spec.InPlace = recv.Len/p, send.Nil
 	case schedule.ReduceScatterBlock:
@@ -106,7 +111,7 @@ func (a *Args) Check(spec *schedule.Spec) (Use, error) {
 		if send.Nil {
 			err = blocks(spec, send, recv, p, "recv", "send")
 		} else if send.Len != p*recv.Len {
-			err = Invalid(coll, "len(send)=%d, want %d ranks × len(recv)=%d", send.Len, p, recv.Len)
+			err = Invalid("len(send)=%d, want %d ranks × len(recv)=%d", send.Len, p, recv.Len)
 		}
 		spec.InPlace = send.Nil
 	case schedule.Gatherv, schedule.Allgatherv, schedule.Scatterv:
@@ -128,34 +133,36 @@ func blocks(spec *schedule.Spec, one, all Buf, p int, allName, oneName string) e
 	if one.Nil {
 		spec.InPlace, spec.Count = true, all.Len/p
 		if all.Len%p != 0 {
-			return Invalid(spec.Coll, "in place: len(%s)=%d is not a multiple of %d ranks", allName, all.Len, p)
+			return Invalid("in place: len(%s)=%d is not a multiple of %d ranks", allName, all.Len, p)
 		}
 		return nil
 	}
 	if all.Len != p*one.Len {
-		return Invalid(spec.Coll, "len(%s)=%d, want %d ranks × len(%s)=%d", allName, all.Len, p, oneName, one.Len)
+		return Invalid("len(%s)=%d, want %d ranks × len(%s)=%d", allName, all.Len, p, oneName, one.Len)
 	}
 	return nil
 }
 
 // counts checks per-rank counts and, when not nil, displacements.
 func (a *Args) counts(counts, displs []int) error {
-	coll, p := a.Coll, a.Size
+	p := a.Size
 	if len(counts) != p {
-		return Invalid(coll, "%d counts for %d ranks", len(counts), p)
+		return Invalid("%d counts for %d ranks", len(counts), p)
 	}
 	for i, n := range counts {
 		if n < 0 {
-			return Invalid(coll, "negative count %d for rank %d", n, i)
+			return Invalid("negative count %d for rank %d", n, i)
 		}
 	}
 	if displs != nil {
 		if len(displs) != p {
-			return Invalid(coll, "%d displacements for %d ranks", len(displs), p)
+			return Invalid("%d displacements for %d ranks", len(displs), p)
 		}
 		s := schedule.Spec{Coll: schedule.Allgatherv, Size: p, Counts: counts, Displs: displs}
 		if err := s.Check(); err != nil {
-			return Invalid(coll, "%v", err)
+			// The spec's error names its package and collective: keep
+			// what it says of the displacements only.
+			return Invalid("%s", strings.TrimPrefix(err.Error(), fmt.Sprintf("%v: %v: ", schedule.ErrSpec, s.Coll)))
 		}
 	}
 	return nil
@@ -180,13 +187,13 @@ func (a *Args) checkV(spec *schedule.Spec, use *Use) error {
 	if isRoot {
 		spec.InPlace = one.Nil
 		if all.Len < ext {
-			return Invalid(coll, "len(%s)=%d, blocks need %d", allName, all.Len, ext)
+			return Invalid("len(%s)=%d, blocks need %d", allName, all.Len, ext)
 		}
 	} else {
 		*useAll = false
 	}
 	if !spec.InPlace && one.Len != mine {
-		return Invalid(coll, "len(%s)=%d, counts[%d]=%d", oneName, one.Len, a.Rank, mine)
+		return Invalid("len(%s)=%d, counts[%d]=%d", oneName, one.Len, a.Rank, mine)
 	}
 	return nil
 }
@@ -194,10 +201,9 @@ func (a *Args) checkV(spec *schedule.Spec, use *Use) error {
 // checkAlltoallv checks Alltoallv and fills in the rank's row and column
 // of the count matrix.
 func (a *Args) checkAlltoallv(spec *schedule.Spec) error {
-	coll := a.Coll
 	sendCounts, sendDispls, recvCounts, recvDispls := a.Counts, a.Displs, a.RecvCounts, a.RecvDispls
 	if a.Send.Nil && len(sendCounts) > 0 {
-		return unsupported(coll, "in-place alltoallv is not supported")
+		return unsupported("in-place alltoallv is not supported")
 	}
 	if err := a.counts(sendCounts, sendDispls); err != nil {
 		return err
@@ -212,10 +218,10 @@ func (a *Args) checkAlltoallv(spec *schedule.Spec) error {
 		recvDispls = schedule.Packed(recvCounts)
 	}
 	if e := schedule.Extent(sendCounts, sendDispls); a.Send.Len < e {
-		return Invalid(coll, "len(send)=%d, blocks need %d", a.Send.Len, e)
+		return Invalid("len(send)=%d, blocks need %d", a.Send.Len, e)
 	}
 	if e := schedule.Extent(recvCounts, recvDispls); a.Recv.Len < e {
-		return Invalid(coll, "len(recv)=%d, blocks need %d", a.Recv.Len, e)
+		return Invalid("len(recv)=%d, blocks need %d", a.Recv.Len, e)
 	}
 	// Only this rank's row and column of the count matrix are known here;
 	// the others stay zero.
@@ -237,7 +243,7 @@ func (a *Args) checkAlltoallv(spec *schedule.Spec) error {
 	}
 	spec.Matrix[r][r] = recvCounts[r]
 	if sendCounts[r] != recvCounts[r] {
-		return Invalid(coll, "rank %d sends %d elements to itself but receives %d", r, sendCounts[r], recvCounts[r])
+		return Invalid("rank %d sends %d elements to itself but receives %d", r, sendCounts[r], recvCounts[r])
 	}
 	spec.SDispls[r], spec.RDispls[r] = sendDispls, recvDispls
 	return nil
@@ -245,7 +251,7 @@ func (a *Args) checkAlltoallv(spec *schedule.Spec) error {
 
 // checkReduceScatter checks ReduceScatter.
 func (a *Args) checkReduceScatter(spec *schedule.Spec) error {
-	coll, counts := a.Coll, a.Counts
+	counts := a.Counts
 	if err := a.counts(counts, nil); err != nil {
 		return err
 	}
@@ -257,12 +263,12 @@ func (a *Args) checkReduceScatter(spec *schedule.Spec) error {
 	switch {
 	case a.Send.Nil:
 		if a.Recv.Len != total {
-			return Invalid(coll, "in place: len(recv)=%d, want sum(counts)=%d", a.Recv.Len, total)
+			return Invalid("in place: len(recv)=%d, want sum(counts)=%d", a.Recv.Len, total)
 		}
 	case a.Send.Len != total:
-		return Invalid(coll, "len(send)=%d, want sum(counts)=%d", a.Send.Len, total)
+		return Invalid("len(send)=%d, want sum(counts)=%d", a.Send.Len, total)
 	case a.Recv.Len != counts[a.Rank]:
-		return Invalid(coll, "len(recv)=%d, counts[%d]=%d", a.Recv.Len, a.Rank, counts[a.Rank])
+		return Invalid("len(recv)=%d, counts[%d]=%d", a.Recv.Len, a.Rank, counts[a.Rank])
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 // life. Keys are comparable.
 type Key struct {
 	coll        schedule.Collective
+	sigKind     uint8
 	alg         string
 	inner       string
 	root, count int
@@ -36,7 +37,7 @@ type Key struct {
 // KeyOf returns the key of call c with options o.
 func KeyOf(c *Call, o *Options) Key {
 	s := &c.Spec
-	k := Key{coll: s.Coll, alg: o.Alg, inner: o.Inner, root: s.Root, count: s.Count, inPlace: s.InPlaceAt(c.Rank),
+	k := Key{coll: s.Coll, sigKind: o.SigKind, alg: o.Alg, inner: o.Inner, root: s.Root, count: s.Count, inPlace: s.InPlaceAt(c.Rank),
 		commutative: c.Commutative, knobs: o.Knobs, caps: c.Caps, radixVector: gridKey(o.RadixVector), elemSize: c.ElemSize,
 		opID: c.OpID, grid: gridKey(o.Grid), place: placeKey(o.Place), exclude: excludeKey(o.Exclude),
 		segments: o.segmentCount(), arrivals: arrivalsKey(o)}

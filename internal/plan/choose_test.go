@@ -36,7 +36,7 @@ func TestChooseUnknown(t *testing.T) {
 	for _, in := range algorithms.List(schedule.Barrier) {
 		names = append(names, in.Name)
 	}
-	want := `scoll: invalid argument: barrier: unknown algorithm "no-such" (have ` + strings.Join(names, ", ") + ")"
+	want := `scoll: invalid argument: unknown algorithm "no-such" for barrier (valid: ` + strings.Join(names, ", ") + ")"
 	if err.Error() != want {
 		t.Errorf("error\n %q, want\n %q", err, want)
 	}

@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -14,13 +13,13 @@ import (
 // name a registered algorithm of some collective (a typo is an error, a
 // name this collective lacks is not), and the algorithm the call names
 // must not be among them.
-func (o *Options) checkExclude(coll fmt.Stringer) error {
+func (o *Options) checkExclude() error {
 	for _, name := range o.Exclude {
 		if !registered(name) {
-			return Invalid(coll, "WithoutAlgorithm: no algorithm is called %q", name)
+			return Invalid("WithoutAlgorithm: no algorithm is called %q", name)
 		}
 		if name == o.Alg {
-			return Invalid(coll, "algorithm %q both chosen and excluded", name)
+			return Invalid("algorithm %q both chosen and excluded", name)
 		}
 	}
 	return nil
@@ -60,7 +59,7 @@ func choose(p *algorithms.Params, o *Options, m algorithms.Machine, c algorithms
 	sel.InPlace = false
 	info := algorithms.SelectExcept(&sel, m, c, o.Excludes)
 	if info == nil {
-		return nil, unsupported(p.Coll, "no registered algorithm fits (excluded: %s)", strings.Join(o.Exclude, ", "))
+		return nil, unsupported("no registered algorithm fits (excluded: %s)", strings.Join(o.Exclude, ", "))
 	}
 	return info, nil
 }

@@ -30,3 +30,21 @@ func (h *Hash) Ints(xs []int) {
 		h.Add(uint64(x))
 	}
 }
+
+// A signature's top byte says what was called, so that a rank that finds
+// another rank's signature differing from its own can say what that rank
+// called (SigCollective): a collective c is c+1, a communicator
+// constructor (Split, Dup, Create, ...) SigConstructor; 0 is nothing known.
+const (
+	sigShift       = 56
+	SigConstructor = 0xff
+)
+
+// Sig returns the signature of a call of kind (a collective's
+// schedule.Collective+1, or SigConstructor): h with its top byte kind.
+func (h Hash) Sig(kind uint8) uint64 {
+	return uint64(h)&(1<<sigShift-1) | uint64(kind)<<sigShift
+}
+
+// SigKind returns the kind of signature sig (Hash.Sig).
+func SigKind(sig uint64) uint8 { return uint8(sig >> sigShift) }

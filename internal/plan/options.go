@@ -7,6 +7,7 @@ import (
 	"github.com/scoll/scoll/algorithms"
 	"github.com/scoll/scoll/internal/arrival"
 	"github.com/scoll/scoll/internal/errs"
+	"github.com/scoll/scoll/internal/names"
 	"github.com/scoll/scoll/schedule"
 )
 
@@ -59,6 +60,11 @@ type Options struct {
 	Grid []int
 	// Place is the call's own placement (nil: the communicator's).
 	Place *algorithms.Placement
+	// SigKind is the kind of the call's signature (Hash.Sig; 0: the
+	// collective's): the library's own calls on behalf of another (a
+	// constructor's agreement: SigConstructor) say so to ranks that
+	// called something else.
+	SigKind uint8
 }
 
 // Check checks the options of a call of coll on size ranks, all but the
@@ -71,76 +77,80 @@ type Options struct {
 // grid and placement are checked; a communicator's were checked when it
 // was made.
 func (o *Options) Check(coll fmt.Stringer, size int) error {
-	if err := o.checkExclude(coll); err != nil {
+	if err := o.checkExclude(); err != nil {
 		return err
 	}
 	if o.UnknownKnob != "" {
-		return Invalid(coll, "WithKnob: no knob %q (have %s)", o.UnknownKnob, algorithms.KnobNames())
+		var valid []string
+		for _, k := range algorithms.Knobs() {
+			valid = append(valid, k.Name)
+		}
+		return fmt.Errorf("%w: WithKnob: %w", errs.InvalidArgument, names.Unknown("knob", o.UnknownKnob, "", valid))
 	}
 	for _, k := range algorithms.Knobs() {
 		if err := k.Check(o.Knobs[k.Index()]); err != nil {
-			return Invalid(coll, "%v", err)
+			return Invalid("%v", err)
 		}
 	}
 	if o.Inner != "" {
 		if c, ok := coll.(schedule.Collective); ok {
 			if _, known := algorithms.Lookup(c, o.Inner); !known {
-				return Invalid(coll, "unknown algorithm %q for the node leaders", o.Inner)
+				return fmt.Errorf("%w: WithInner: %w", errs.InvalidArgument, names.Unknown("algorithm", o.Inner, c.String()+"'s node leaders", AlgorithmNames(c)))
 			}
 		}
 	}
 	if o.RadixVector != nil {
 		if r := o.Knobs[algorithms.RadixKnob.Index()]; r != 0 {
-			return Invalid(coll, "radix %d together with radix vector %v (give one)", r, o.RadixVector)
+			return Invalid("radix %d together with radix vector %v (give one)", r, o.RadixVector)
 		}
 		if err := algorithms.CheckRadixVector(o.RadixVector, size); err != nil {
-			return fmt.Errorf("%s: %w", coll, err)
+			return err
 		}
 	}
-	if err := o.checkArrivals(coll, size); err != nil {
+	if err := o.checkArrivals(size); err != nil {
 		return err
 	}
 	if o.LogP != nil {
 		if err := algorithms.CheckLogP(*o.LogP); err != nil {
-			return fmt.Errorf("%s: %w", coll, err)
+			return err
 		}
 	}
 	if o.Grid != nil {
 		if err := algorithms.CheckGrid(o.Grid, size); err != nil {
-			return fmt.Errorf("%s: %w", coll, err)
+			return err
 		}
 	}
 	if o.Place != nil {
 		if err := algorithms.CheckPlacement(o.Place, size); err != nil {
-			return fmt.Errorf("%s: %w", coll, err)
+			return err
 		}
 	}
 	return nil
 }
 
 // checkArrivals checks the options of the arrival-aware algorithms.
-func (o *Options) checkArrivals(coll fmt.Stringer, size int) error {
+func (o *Options) checkArrivals(size int) error {
 	if o.SegmentsSet {
 		if o.Segments < 1 {
-			return Invalid(coll, "%d segments (want ≥ 1)", o.Segments)
+			return Invalid("%d segments (want ≥ 1)", o.Segments)
 		}
 		if b := o.Knobs[algorithms.SegmentKnob.Index()]; b != 0 {
-			return Invalid(coll, "a segment count (%d) together with a segment size (%d B): give one", o.Segments, b)
+			return Invalid("a segment count (%d) together with a segment size (%d B): give one", o.Segments, b)
 		}
 	}
 	if o.ShareEvery < 0 {
-		return Invalid(coll, "arrivals shared every %d calls (want ≥ 1)", o.ShareEvery)
+		return Invalid("arrivals shared every %d calls (want ≥ 1)", o.ShareEvery)
 	}
 	if o.RoundTimeSet && o.RoundTime <= 0 {
-		return Invalid(coll, "round time %v (want > 0)", o.RoundTime)
+		return Invalid("round time %v (want > 0)", o.RoundTime)
 	}
 	if o.Arrivals != nil {
 		if len(o.Arrivals) != size {
-			return Invalid(coll, "%d arrival times for %d ranks", len(o.Arrivals), size)
+			return Invalid("%d arrival times for %d ranks", len(o.Arrivals), size)
 		}
 		for r, a := range o.Arrivals {
 			if a < 0 {
-				return Invalid(coll, "negative arrival time %v of rank %d", a, r)
+				return Invalid("negative arrival time %v of rank %d", a, r)
 			}
 		}
 	}
@@ -152,20 +162,21 @@ func (o *Options) checkArrivals(coll fmt.Stringer, size int) error {
 // empty or only, and the rest is checked as Check does.
 func (o *Options) CheckOnly(coll fmt.Stringer, size int, only string) error {
 	if o.Alg != "" && o.Alg != only {
-		return Invalid(coll, "unknown algorithm %q (have %s)", o.Alg, only)
+		return fmt.Errorf("%w: %w", errs.InvalidArgument, names.Unknown("algorithm", o.Alg, coll.String(), []string{only}))
 	}
 	return o.Check(coll, size)
 }
 
-// Invalid returns an error of the call coll wrapping errs.InvalidArgument:
-// "scoll: invalid argument: coll: " and the message.
-func Invalid(coll fmt.Stringer, format string, args ...any) error {
-	return fmt.Errorf("%w: %s: %s", errs.InvalidArgument, coll, fmt.Sprintf(format, args...))
+// Invalid returns an error wrapping errs.InvalidArgument: "scoll: invalid
+// argument: " and the message. It does not name the call: the public API
+// adds the caller's rank and the call's name (errs.At).
+func Invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", errs.InvalidArgument, fmt.Sprintf(format, args...))
 }
 
 // unsupported is Invalid for errs.Unsupported.
-func unsupported(coll fmt.Stringer, format string, args ...any) error {
-	return fmt.Errorf("%w: %s: %s", errs.Unsupported, coll, fmt.Sprintf(format, args...))
+func unsupported(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", errs.Unsupported, fmt.Sprintf(format, args...))
 }
 
 // NeedsMachineModel reports whether a call with options o takes anything

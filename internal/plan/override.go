@@ -6,6 +6,7 @@ import (
 
 	"github.com/scoll/scoll/algorithms"
 	"github.com/scoll/scoll/internal/errs"
+	"github.com/scoll/scoll/internal/names"
 	"github.com/scoll/scoll/schedule"
 	"github.com/scoll/scoll/tuning"
 )
@@ -51,7 +52,7 @@ func OverridesFromEnv(environ []string, getenv func(string) string) (*Overrides,
 			}
 			c, ok := schedule.ParseCollective(strings.ToLower(suffix))
 			if !ok {
-				return nil, fmt.Errorf("%w: %s: no collective %q (have %s)", errs.InvalidArgument, name, strings.ToLower(suffix), collNames())
+				return nil, fmt.Errorf("%w: %s: %w", errs.InvalidArgument, name, names.Unknown("collective", strings.ToLower(suffix), "", collNames()))
 			}
 			var err error
 			if i == 0 {
@@ -82,23 +83,20 @@ func OverridesFromEnv(environ []string, getenv func(string) string) (*Overrides,
 // setAlg records the algorithm of collective c.
 func (ov *Overrides) setAlg(c schedule.Collective, val string) error {
 	if _, ok := algorithms.Lookup(c, val); !ok {
-		var names []string
-		for _, in := range algorithms.List(c) {
-			names = append(names, in.Name)
-		}
-		return fmt.Errorf("%s has no algorithm %q (have %s)", c, val, strings.Join(names, ", "))
+		return names.Unknown("algorithm", val, c.String(), AlgorithmNames(c))
 	}
 	ov.Alg[c] = val
 	return nil
 }
 
-// collNames lists the collectives' names as the variables take them.
-func collNames() string {
-	var names []string
+// collNames lists the collectives' names (lower case, as names.Unknown
+// compares them).
+func collNames() []string {
+	var list []string
 	for c := range schedule.NumCollectives {
-		names = append(names, strings.ToUpper(c.String()))
+		list = append(list, c.String())
 	}
-	return strings.Join(names, ", ")
+	return list
 }
 
 // overrideAlg returns the algorithm the overrides choose for call p with

@@ -5,19 +5,21 @@
 // element size and an operator's identity (Call).
 //
 // Errors wrap the sentinels of package internal/errs, which package scoll
-// exports (ErrInvalidArgument, ErrUnsupported), and name the collective:
-// "scoll: invalid argument: allreduce: len(send)=2 != len(recv)=3".
+// exports (ErrInvalidArgument, ErrUnsupported), with the details only:
+// "scoll: invalid argument: len(send)=2 != len(recv)=3"; the public API
+// adds the rank and the call's name (errs.At). Unknown names read as
+// package internal/names words them.
 package plan
 
 import (
 	"fmt"
 	"math"
-	"strings"
 	"time"
 
 	"github.com/scoll/scoll/algorithms"
 	"github.com/scoll/scoll/exec"
 	"github.com/scoll/scoll/internal/errs"
+	"github.com/scoll/scoll/internal/names"
 	"github.com/scoll/scoll/schedule"
 )
 
@@ -171,16 +173,50 @@ func New(c *Call, o *Options, d *Defaults) (*Entry, error) {
 		h.Ints(c.Spec.Counts)
 		h.Ints(c.Spec.Displs)
 	}
-	e := &Entry{Info: info, Path: path, Sig: uint64(h), By: by}
+	kind := o.SigKind
+	if kind == 0 {
+		kind = CollKind(coll)
+	}
+	e := &Entry{Info: info, Path: path, Sig: h.Sig(kind), By: by}
 	if path != algorithms.Messages {
 		return e, nil
 	}
 	s, err := info.Schedule(&p)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s/%s: %w", errs.InvalidArgument, coll, info.Name, err)
+		return nil, fmt.Errorf("%w: algorithm %q: %w", errs.InvalidArgument, info.Name, err)
 	}
 	e.Plan = exec.NewPlan(s)
 	return e, nil
+}
+
+// CollKind is the signature kind of collective c (Hash.Sig).
+func CollKind(c schedule.Collective) uint8 { return uint8(c) + 1 }
+
+// SigCollective returns the collective whose call has signature sig, when
+// its kind is a collective's.
+func SigCollective(sig uint64) (schedule.Collective, bool) {
+	k := SigKind(sig)
+	if k == 0 || int(k) > int(schedule.NumCollectives) {
+		return 0, false
+	}
+	return schedule.Collective(k - 1), true
+}
+
+// UnknownAlgorithm is the error for an algorithm name that collective coll
+// has not registered: errs.InvalidArgument and names.Unknown's sentence,
+// with suggestions and the valid names.
+func UnknownAlgorithm(coll schedule.Collective, name string) error {
+	return fmt.Errorf("%w: %w", errs.InvalidArgument, names.Unknown("algorithm", name, coll.String(), AlgorithmNames(coll)))
+}
+
+// AlgorithmNames lists the names of collective coll's registered
+// algorithms, in the registry's order.
+func AlgorithmNames(coll schedule.Collective) []string {
+	var list []string
+	for _, a := range algorithms.List(coll) {
+		list = append(list, a.Name)
+	}
+	return list
 }
 
 // RoundTime returns the clairvoyant reduce's round time for call c with
@@ -244,11 +280,7 @@ func Choose(p *algorithms.Params, name string, m algorithms.Machine, c algorithm
 	if name != "" {
 		in, ok := algorithms.Lookup(coll, name)
 		if !ok {
-			var names []string
-			for _, a := range algorithms.List(coll) {
-				names = append(names, a.Name)
-			}
-			return nil, Invalid(coll, "unknown algorithm %q (have %s)", name, strings.Join(names, ", "))
+			return nil, UnknownAlgorithm(coll, name)
 		}
 		if err := in.Check(p); err != nil {
 			return nil, err
@@ -259,7 +291,7 @@ func Choose(p *algorithms.Params, name string, m algorithms.Machine, c algorithm
 	sel.InPlace = false
 	info := algorithms.Select(&sel, m, c)
 	if info == nil {
-		return nil, unsupported(coll, "no registered algorithm fits")
+		return nil, unsupported("no registered algorithm fits")
 	}
 	return info, nil
 }

@@ -1,7 +1,6 @@
 package inproc
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"sync"
@@ -187,7 +186,7 @@ func (m member) checkCall(seq, sig uint64, full bool) error {
 		}
 		other := sl.sig.Load()
 		if sl.seq.Load() == seq && other != sig {
-			return fmt.Errorf("%w: collective #%d: rank %d called it with other arguments than rank %d", errs.Mismatch, seq, r, m.rank)
+			return &errs.MismatchError{Seq: seq, Rank: m.rank, Other: r, Sig: sig, OtherSig: other}
 		}
 	}
 	return nil

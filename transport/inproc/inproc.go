@@ -338,7 +338,8 @@ func (e *Endpoint) checkPeer(m *transport.Msg) error {
 // sig (send may be nil for an eager copy). A signature mismatch fails both.
 func deliver(r *transport.Msg, src []byte, sig uint64, send *transport.Msg) {
 	if sig != r.Sig {
-		err := fmt.Errorf("%w: message signatures differ (collective calls do not match)", errs.Mismatch)
+		// The sender's rank in the communicator is not known here.
+		err := &errs.MismatchError{Rank: -1, Other: -1, Sig: r.Sig, OtherSig: sig}
 		r.Err = err
 		if send != nil {
 			send.Err = err

@@ -90,7 +90,7 @@ func (mb member) meet(ctx context.Context, key transport.Key, sig uint64, val an
 		}
 		for r, s := range m.sigs {
 			if s != sig {
-				m.err = fmt.Errorf("%w: collective #%d: rank %d called it with other arguments than rank %d", errs.Mismatch, key.Seq, r, mb.rank)
+				m.err = &errs.MismatchError{Seq: key.Seq, Rank: mb.rank, Other: r, Sig: sig, OtherSig: s}
 				break
 			}
 		}

@@ -158,8 +158,8 @@ func (t *Transport) Exchange(ctx context.Context, x *transport.Exchange) error {
 	// Everyone has published: compare signatures and expose the payloads.
 	for r := range t.size {
 		ps := t.exchSlot(r, b)
-		if u64(ps, 8).Load() != x.Sig {
-			return fmt.Errorf("%w: collective #%d: rank %d called it with other arguments than rank %d", errs.Mismatch, x.Seq, t.global[r], t.Rank())
+		if other := u64(ps, 8).Load(); other != x.Sig {
+			return &errs.MismatchError{Seq: x.Seq, Rank: t.Rank(), Other: t.global[r], Sig: x.Sig, OtherSig: other}
 		}
 		n := min(int(u64(ps, 16).Load()), exchBytes)
 		x.Data[t.global[r]] = ps[24 : 24+n : 24+n]
