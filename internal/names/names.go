@@ -9,6 +9,7 @@ package names
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -50,9 +51,9 @@ func (e *UnknownError) Error() string {
 }
 
 // Suggest returns the valid names closest to name: those that differ from
-// it by at most a third of its length in edits (at least 1, at most 3), or
-// that it is a prefix of (at least 3 letters), case ignored; the closest
-// first, at most three; none when name is valid but for its case.
+// it by at most a third of its length in edits (at least 1, at most 3),
+// closest first, then those it is a prefix of (at least 3 letters), case
+// ignored; at most three, and none when name is valid but for its case.
 func Suggest(name string, valid []string) []string {
 	n := strings.ToLower(name)
 	if n == "" {
@@ -64,22 +65,29 @@ func Suggest(name string, valid []string) []string {
 		}
 	}
 	limit := min(max(len(n)/3, 1), 3)
-	best := make([]string, 0, 3)
-	for d := 0; d <= limit && len(best) < 3; d++ {
-		for _, v := range valid {
-			lv := strings.ToLower(v)
-			if lv == n {
-				continue
-			}
-			dist := Distance(n, lv)
-			if dist == d || d == 0 && dist > limit && len(n) >= 3 && strings.HasPrefix(lv, n) {
-				if len(best) < 3 {
-					best = append(best, v)
-				}
-			}
+	type cand struct {
+		score int
+		name  string
+	}
+	var cs []cand
+	for _, v := range valid {
+		lv := strings.ToLower(v)
+		switch d := Distance(n, lv); {
+		case d <= limit:
+			cs = append(cs, cand{d, v})
+		case len(n) >= 3 && strings.HasPrefix(lv, n):
+			cs = append(cs, cand{limit + 1, v})
 		}
 	}
-	return best
+	slices.SortStableFunc(cs, func(a, b cand) int { return a.score - b.score })
+	out := make([]string, 0, 3)
+	for _, c := range cs[:min(len(cs), 3)] {
+		out = append(out, c.name)
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // Distance is the optimal-string-alignment edit distance between a and b:

@@ -34,11 +34,21 @@ func TestSuggest(t *testing.T) {
 		{"bcats", []string{"bcast"}},
 		{"reduce-scat", []string{"reduce-scatter"}},
 		{"xyzzy", nil},
+		{"red", []string{"reduce", "reduce-scatter"}}, // prefixes after edits
 		{"", nil},
 	} {
 		if got := Suggest(c.name, colls); !slices.Equal(got, c.want) {
 			t.Errorf("Suggest(%q) = %q, want %q", c.name, got, c.want)
 		}
+	}
+}
+
+// TestSuggestCloserFirst: a name one edit away comes before the names it
+// is a prefix of.
+func TestSuggestCloserFirst(t *testing.T) {
+	valid := []string{"cheng-128", "cheng-2048", "cheng-4096", "cheng-8192", "cheng"}
+	if got := Suggest("chen", valid); len(got) == 0 || got[0] != "cheng" {
+		t.Errorf("Suggest(chen) = %q, want cheng first", got)
 	}
 }
 
