@@ -128,7 +128,7 @@ The table shows times, energies and sizes with their units (12.34 µs,
 			if err != nil {
 				return err
 			}
-			show, err := showProgress(progress, cmd.ErrOrStderr())
+			st, err := newStatus(cmd.ErrOrStderr(), progress)
 			if err != nil {
 				return err
 			}
@@ -155,9 +155,7 @@ The table shows times, energies and sizes with their units (12.34 µs,
 					if err != nil {
 						return err
 					}
-					if show {
-						fmt.Fprintf(cmd.ErrOrStderr(), "\r\x1b[K%s [%d/%d] np=%d %s B", progressBar(done, total, 20), done+1, total, p, bench.FormatSize(n))
-					}
+					st.Progress("%s [%d/%d] np=%d %s", progressBar(done, total, 20), done+1, total, p, fmtBytes(float64(n)))
 					done++
 					res, err := workload.EvaluateArrivals(coll, p, n, par, arr)
 					if err != nil {
@@ -192,9 +190,7 @@ The table shows times, energies and sizes with their units (12.34 µs,
 					}
 				}
 			}
-			if show {
-				fmt.Fprintf(cmd.ErrOrStderr(), "\r\x1b[Kscoll model: %d configurations in %.1fs\n", total, time.Since(start).Seconds())
-			}
+			st.Done("scoll model: %d configurations in %.1fs\n", total, time.Since(start).Seconds())
 			rf := modelFormat(roundSync)
 			if coll == schedule.Bcast {
 				rf = modelBcastFormat(rf)

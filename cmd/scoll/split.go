@@ -186,11 +186,13 @@ and scoll model --trace.`,
 				fmt.Fprintf(stdout, "recorded %d ranks, %d rounds at most, %d messages, %s into %s\n", tr.Size, tr.Rounds(), tr.Messages(), bench.FormatSize(int(tr.Bytes())), recordTo)
 				return nil
 			}
-			show := progress == "on" || progress == "auto" && isTerminal(os.Stderr)
-			clear := func() {}
-			if show {
-				cfg.Progress = progressPrinter(stderr)
-				clear = func() { fmt.Fprint(stderr, "\r\x1b[K") }
+			st, err := newStatus(stderr, progress)
+			if err != nil {
+				return err
+			}
+			clear := st.Clear
+			if st.Shown() {
+				cfg.Progress = progressPrinter(st)
 			}
 			// Rows stream as they are measured (CSV, JSON lines); the
 			// table is written at the end.
