@@ -191,12 +191,18 @@ The table shows times, energies and sizes with their units (12.34 µs,
 				}
 			}
 			st.Done("scoll model: %d configurations in %.1fs\n", total, time.Since(start).Seconds())
-			rf := modelFormat(roundSync)
+			notes := modelNotes(rows)
+			rf := modelFormat(roundSync, len(notes) > 0)
 			if coll == schedule.Bcast {
 				rf = modelBcastFormat(rf)
 			}
 			if err := writeRows(cmd.OutOrStdout(), format, rows, rf); err != nil {
 				return err
+			}
+			if strings.EqualFold(format, "table") {
+				for _, n := range notes {
+					fmt.Fprintln(cmd.OutOrStdout(), n)
+				}
 			}
 			if plotFile != "" {
 				return plotModel(plotFile, rows, sz[0], par.Name)
@@ -261,8 +267,10 @@ func parseRanks(s string) ([]int, error) {
 }
 
 // modelFormat is how scoll model writes its rows: with roundSync the
-// round-synchronous times follow the critical-path ones.
-func modelFormat(roundSync bool) rowFormat[modelRow] {
+// round-synchronous times follow the critical-path ones; with marked the
+// table's cost cells carry the marks of costNote (and a blank in its place
+// where they have none, to keep the units in line).
+func modelFormat(roundSync, marked bool) rowFormat[modelRow] {
 	sync := func(r modelRow) []float64 {
 		if !roundSync {
 			return nil
@@ -286,7 +294,11 @@ func modelFormat(roundSync bool) rowFormat[modelRow] {
 			return append(f, r.Form, g8(r.FormS), g8(r.EnergyJ), g8(r.MemoryB), g8(r.ArrivalS), strconv.FormatBool(r.Default))
 		},
 		cells: func(r modelRow) string {
-			c := fmt.Sprintf("%s\t%s\t%d\t%s\t%s\t%s\t%s\t", r.Op, r.Algorithm, r.NP, fmtBytes(float64(r.Bytes)), fmtTime(r.CostS), fmtTime(r.CriticalS), fmtTime(r.LogGPS))
+			cost := fmtTime(r.CostS)
+			if marked {
+				cost += cmp.Or(costNote(r).mark, " ")
+			}
+			c := fmt.Sprintf("%s\t%s\t%d\t%s\t%s\t%s\t%s\t", r.Op, r.Algorithm, r.NP, fmtBytes(float64(r.Bytes)), cost, fmtTime(r.CriticalS), fmtTime(r.LogGPS))
 			for _, x := range sync(r) {
 				c += fmtTime(x) + "\t"
 			}
@@ -301,6 +313,60 @@ func modelFormat(roundSync bool) rowFormat[modelRow] {
 			return c + fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t", cmp.Or(r.Form, "-"), form, fmtEnergy(r.EnergyJ), fmtBytes(r.MemoryB), fmtTime(r.ArrivalS), def)
 		},
 	}
+}
+
+// A modelFootnote explains a disagreement between a row's cost and
+// critical times: its mark follows the cost in the table, its text is
+// printed once under the table.
+type modelFootnote struct{ mark, text string }
+
+var (
+	// costAbove: the registered closed forms of the multi-lane algorithms
+	// (bucket3, bucket6, rd-paths and the bcasts and reduces built on
+	// them) charge the start-ups of every lane in every round, k·rounds·α
+	// (algorithms.bucketCost, lanesCost), whatever the count; their
+	// schedules leave out the messages of empty blocks, and a count
+	// smaller than the lanes' blocks leaves most lanes empty.
+	costAbove = modelFootnote{"†", "† cost > 2× critical: cost is the registered formula, round-synchronous over all k buckets or lanes (k × rounds × α); critical is the critical path through the messages sent, and at this size most buckets are empty and send none."}
+	// costBelow: the registered form is an approximation that leaves out
+	// waits along the schedule's chains (model package, "Evaluations
+	// against the registered costs").
+	costBelow = modelFootnote{"‡", "‡ critical > 2× cost: cost is the registered formula, an approximation of this schedule; critical is the critical path through its messages, every wait for data included."}
+)
+
+// costNote returns the footnote of a row whose cost and critical times
+// differ by more than 2×, and none (an empty mark) otherwise.
+func costNote(r modelRow) modelFootnote {
+	switch {
+	case r.CostS <= 0 || r.CriticalS <= 0:
+	case r.CostS > 2*r.CriticalS:
+		return costAbove
+	case r.CriticalS > 2*r.CostS:
+		return costBelow
+	}
+	return modelFootnote{}
+}
+
+// modelNotes returns the texts of the footnotes that rows need, each once,
+// in the order of costAbove, costBelow.
+func modelNotes(rows []modelRow) []string {
+	var above, below bool
+	for _, r := range rows {
+		switch costNote(r) {
+		case costAbove:
+			above = true
+		case costBelow:
+			below = true
+		}
+	}
+	var notes []string
+	if above {
+		notes = append(notes, costAbove.text)
+	}
+	if below {
+		notes = append(notes, costBelow.text)
+	}
+	return notes
 }
 
 // modelElem is the element size workload.EvaluateArrivals takes for n
