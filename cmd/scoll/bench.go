@@ -40,10 +40,14 @@ goroutines of this process.
 
 Each configuration is first run once on known inputs and its result checked
 against a naive reference (a mismatch fails the command). Then, on every rank:
-warm-up calls, a barrier, and back-to-back timed calls. avg is the mean over
-ranks of each rank's average latency per call, min and max the extremes over
-ranks, in µs. GB/s is bytes / avg, where bytes is the message size per rank as
-in the OSU micro-benchmarks: the buffer for bcast, reduce, allreduce, scan and
+warm-up calls, a barrier, and back-to-back timed calls.
+
+Columns, as the table names them, then as CSV columns and JSON keys (with
+the unit): algorithm; bytes; iters (the timed calls); avg (avg_us), the mean
+over ranks of each rank's average latency per call; min and max (min_us,
+max_us), the extremes over ranks; rate (gb_per_s), bytes / avg. CSV and
+JSON add op, type, np, count (elements), warmup and chosen. bytes is the
+message size per rank as in the OSU micro-benchmarks: the buffer for bcast, reduce, allreduce, scan and
 exscan; each rank's contribution for allgather and gather; each rank's block
 for scatter; the block sent to each peer for alltoall; each rank's whole send
 buffer for reducescatter. Reductions use sum.

@@ -55,36 +55,50 @@ func newModelCmd() *cobra.Command {
 		Use:   "model",
 		Short: "Runtime, energy and memory of each algorithm under analytic models",
 		Long: `model evaluates every algorithm registered for a collective at each rank count
-and size, by counting its schedules (scoll's model package):
+and size, by counting its schedules (scoll's model package). Columns, as the
+table names them, then as CSV columns and JSON keys (with the unit: seconds
+for _s, joules for _j, bytes for _bytes):
 
-  cost_s     the algorithm's registered α-β-γ closed form
-  critical_s the α-β-γ time of its schedules along their dependencies (the
-             critical path: a rank's round starts when its previous round
-             has ended and a message completes when both its ends have
-             carried it; model.CriticalPath)
-  loggp_s    the LogGP time of its schedules along their dependencies (one
-             CPU per rank paying o per send and receive, g + (s-1)G between
-             messages, L per message, γ per byte reduced, copies free):
-             what LogGOPSim gives for scoll schedule --format goal with the
-             same parameters
-  counted_s, loggp_sync_s (with --round-sync) the round-synchronous α-β-γ
-             and LogGP times: round i of every rank taken as one step, the
+  op, algorithm, np, bytes  the configuration (bytes per rank)
+  cost (cost_s)  the algorithm's registered α-β-γ closed form
+  critical (critical_s)  the α-β-γ time of its schedules along their
+             dependencies (the critical path: a rank's round starts when its
+             previous round has ended and a message completes when both its
+             ends have carried it; model.CriticalPath)
+  loggp (loggp_s)  the LogGP time of its schedules along their dependencies
+             (one CPU per rank paying o per send and receive, g + (s-1)G
+             between messages, L per message, γ per byte reduced, copies
+             free): what LogGOPSim gives for scoll schedule --format goal
+             with the same parameters
+  counted, loggp_sync (counted_s, loggp_sync_s; with --round-sync) the
+             round-synchronous α-β-γ and LogGP times: round i of every rank taken as one step, the
              busiest rank's messages per step. They hold only for schedules
              whose ranks all communicate in every round (butterflies,
              rings); pipelines and trees, whose ranks idle in rounds the
              schedule leaves out, come out too fast (up to 250× for a
              pipelined bcast on 512 ranks)
-  form, form_s  the Hoefler–Moor LogGP closed form that models it, if any
-  energy_j   e per message + E per byte + static power × P × time (Hoefler–Moor)
-  memory_bytes  d bytes per sent-message descriptor, maximum over processes
-  round_opt_s, notes_bound_s (bcast only, with each algorithm's arrival_s
-             as a multiple of them): the round-optimal pipelined bound
+  form, form_time (form, form_s)  the Hoefler–Moor LogGP closed form that
+             models it, if any, and its time
+  energy (energy_j)  e per message + E per byte + static power × P × time
+             (Hoefler–Moor)
+  memory (memory_bytes)  d bytes per sent-message descriptor, maximum over
+             processes
+  round_opt, notes_bound (round_opt_s, notes_bound_s; bcast only, with each
+             algorithm's arrival as a multiple of them, ratio_round_opt and
+             ratio_notes): the round-optimal pipelined bound
              min over n of (n + ⌈lg p⌉ − 1)(α + βs/n), and the notes'
              reference (√(α lg(p−1)) + √(βs))², which binomial beats at small s
-  arrival_s  the α-β-γ time along the schedules' dependencies (critical
-             path) from the earliest arrival to the last rank's end, the
+  arrival (arrival_s)  the α-β-γ time along the schedules' dependencies
+             (critical path) from the earliest arrival to the last rank's end, the
              ranks arriving at the --arrivals times (default: together);
              the clairvoyant reduce is scheduled for those arrivals
+  default    * (true in CSV and JSON) on the algorithm the library's default
+             choice takes for the call under these parameters and --caps
+
+Where cost and critical differ by more than 2×, the table marks the cost (†
+or ‡) and a line under it says why: the registered formula is
+round-synchronous over every bucket or lane, empty or not (†), or an
+approximation that leaves out waits of the schedule (‡).
 
 --params names a preset (` + "PRESETS" + `) or a JSON file (as written by
 scoll calibrate). --plot draws runtime, energy and memory against the rank

@@ -86,12 +86,18 @@ Switching (--switching; a message of s bytes over D links, alone, costs):
 
 Topologies: ` + topologyHelp + `
 
-Columns: time_s is the simulated time, alpha_count and delta_bytes the α and δ
-terms of the stage model (time = α·alpha_count + δ·delta_bytes, plus the
-per-hop times of the switching mode; the flow model has no such terms: n/a in
-the table, empty in CSV, null in JSON), mbps is
-n(P−1)/time in MB/s for per-rank size n (the allgather rate of Sack's figures),
-max_congestion the largest link load of any stage.
+Columns, as the table names them (CSV columns and JSON keys add the unit):
+  topology, ranks, op, algorithm, bytes (the per-rank size n)
+  time (time_s)   the simulated time
+  alpha_count, delta_bytes  the α and δ terms of the stage model: time =
+                  α·alpha_count + δ·delta_bytes, plus the per-hop times of the
+                  switching mode; the flow model has no such terms: n/a in
+                  the table, empty in CSV, null in JSON
+  rate (mbps)     n(P−1)/time in MB/s (the allgather rate of Sack's figures)
+  max_congestion  the largest link load of any stage
+  model           (CSV and JSON only) stage or flow
+  bcast adds round_opt (round_opt_s), ratio_round_opt, notes_bound
+  (notes_bound_s) and ratio_notes, the bounds of scoll model.
 
 ` + simTraceHelp,
 		Example: `  scoll sim --topology torus:8x8x8 --op allgather --algorithm ring,recursive-doubling --sizes 64,4K,32K
