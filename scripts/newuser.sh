@@ -142,7 +142,7 @@ expect ok "bench to a file" "scoll bench --np 2 --sizes 8,4K --algorithm ring --
 expect ok "model to a file" "scoll model --np 8 --sizes 8 --progress always >o.txt 2>&1; cat o.txt" \
 	"!$esc" "!$cr" 'bucket3 +8 +8 B +180\.0 µs†' '^† cost > 2× critical: .*round-synchronous.*critical path'
 expect ok "split to a file" "scoll split --np 16 --reps 1 --algorithm cheng --progress always >o.txt 2>&1; cat o.txt" \
-	"!$esc" "!$cr" ' ms ' ' KiB ' '![0-9]K( |$)'
+	"!$esc" "!$cr" ' [mµ]s ' ' KiB ' '![0-9]K( |$)'
 expect ok "split --record" "scoll split --np 8 --record s.trace" 'B into s\.trace$' '![0-9]K '
 expect ok "csv units" "scoll sim --topology torus:2x2 --algorithm ring --sizes 64 --format csv; scoll model --np 8 --sizes 8 --format csv; scoll bench --np 2 --sizes 8 --algorithm ring --format csv" \
 	'^topology,ranks,op,algorithm,bytes,model,time_s,alpha_count,delta_bytes,mbps,max_congestion$' \
