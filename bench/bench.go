@@ -59,6 +59,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/scoll/scoll/algorithms"
+	"github.com/scoll/scoll/internal/human"
 	"io"
 	"log/slog"
 	"math/bits"
@@ -251,7 +252,7 @@ func NewStream(w io.Writer, format string, h Heading) (*Writer[Result], error) {
 // the rows h announces when h is not nil.
 func resultLayout(h *Heading) *Layout[Result] {
 	us := func(f func(Result) float64) (csv, table func(Result) string) {
-		return func(r Result) string { return fixed(f(r), 3) }, func(r Result) string { return fixed(f(r), 2) }
+		return func(r Result) string { return fixed(f(r), 3) }, func(r Result) string { return human.Time(f(r) * 1e-6) }
 	}
 	avg, avgCell := us(func(r Result) float64 { return r.AvgUs })
 	lo, loCell := us(func(r Result) float64 { return r.MinUs })
@@ -264,15 +265,16 @@ func resultLayout(h *Heading) *Layout[Result] {
 			{Name: "algorithm", Text: func(r Result) string { return r.Algorithm }},
 			{Name: "type", Text: func(r Result) string { return r.Type }},
 			{Name: "np", Text: func(r Result) string { return strconv.Itoa(r.NP) }},
-			{Name: "bytes", Unit: "B", Text: func(r Result) string { return strconv.Itoa(r.Bytes) }, Head: "bytes"},
+			{Name: "bytes", Unit: "B", Text: func(r Result) string { return strconv.Itoa(r.Bytes) }, Head: "bytes",
+				Cell: func(r Result) string { return human.Bytes(float64(r.Bytes)) }},
 			{Name: "count", Text: func(r Result) string { return strconv.Itoa(r.Count) }},
 			{Name: "warmup", Text: func(r Result) string { return strconv.Itoa(r.Warmup) }},
 			{Name: "iters", Text: func(r Result) string { return strconv.Itoa(r.Iters) }, Head: "iters"},
-			{Name: "avg_us", Unit: "us", Text: avg, Head: "avg(us)", Cell: avgCell},
-			{Name: "min_us", Unit: "us", Text: lo, Head: "min(us)", Cell: loCell},
-			{Name: "max_us", Unit: "us", Text: hi, Head: "max(us)", Cell: hiCell},
-			{Name: "gb_per_s", Unit: "GB/s", Text: func(r Result) string { return fixed(r.GBps, 4) }, Head: "GB/s",
-				Cell: func(r Result) string { return fixed(r.GBps, 3) }},
+			{Name: "avg_us", Unit: "us", Text: avg, Head: "avg", Cell: avgCell},
+			{Name: "min_us", Unit: "us", Text: lo, Head: "min", Cell: loCell},
+			{Name: "max_us", Unit: "us", Text: hi, Head: "max", Cell: hiCell},
+			{Name: "gb_per_s", Unit: "GB/s", Text: func(r Result) string { return fixed(r.GBps, 4) }, Head: "rate",
+				Cell: func(r Result) string { return human.Rate(r.GBps * 1e3) }},
 			{Name: "chosen", Text: func(r Result) string { return r.Chosen }},
 		},
 		Comment: tableComment,
@@ -294,8 +296,8 @@ func resultLayout(h *Heading) *Layout[Result] {
 		}
 		name = max(name, n)
 	}
-	widths := map[string]int{"algorithm": name, "bytes": len(strconv.Itoa(h.MaxBytes)), "iters": len("1000000"),
-		"avg(us)": len("1000000.00"), "min(us)": len("1000000.00"), "max(us)": len("1000000.00"), "GB/s": len("999.999")}
+	widths := map[string]int{"algorithm": name, "bytes": len("1.465 KiB"), "iters": len("1000000"),
+		"avg": len("999.9 ms"), "min": len("999.9 ms"), "max": len("999.9 ms"), "rate": len("999.99 MB/s")}
 	for i := range l.Columns {
 		l.Columns[i].Width = widths[l.Columns[i].Head]
 	}
@@ -308,7 +310,7 @@ func tableComment(r Result) string {
 	if reduces(r.Op) {
 		sum = " (sum)"
 	}
-	return fmt.Sprintf("scoll bench: %s%s%s, np=%d; latency per call in µs (avg, min, max over ranks); GB/s = bytes/avg", r.Op, sum, typeOfRow(r), r.NP)
+	return fmt.Sprintf("scoll bench: %s%s%s, np=%d; latency per call (avg, min, max over ranks); rate = bytes/avg", r.Op, sum, typeOfRow(r), r.NP)
 }
 
 // typeOfRow is ", type" of a row's titles, nothing for barrier.

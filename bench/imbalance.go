@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"github.com/scoll/scoll/internal/human"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -223,6 +224,8 @@ var imbalanceRows = func() *Layout[ImbalancePoint] {
 	cell := func(format string, f func(P) float64) func(P) string {
 		return func(p P) string { return fmt.Sprintf(format, f(p)) }
 	}
+	// usCell is a table's cell of a time in µs: with its unit.
+	usCell := func(f func(P) float64) func(P) string { return func(p P) string { return human.Time(f(p) / 1e6) } }
 	imb, ach := func(p P) float64 { return p.ImbalanceUs }, func(p P) float64 { return p.AchievedUs }
 	med, ratio, pv := func(p P) float64 { return p.MedianUs }, func(p P) float64 { return p.Ratio }, func(p P) float64 { return p.P }
 	runsP, abs := func(p P) float64 { return p.RunsP }, func(p P) float64 { return p.AbsorptionUs }
@@ -230,15 +233,15 @@ var imbalanceRows = func() *Layout[ImbalancePoint] {
 	return &Layout[ImbalancePoint]{
 		Rows: "imbalance points",
 		Columns: []Column[P]{
-			{Name: "bytes", Unit: "B", Text: func(p P) string { return strconv.Itoa(p.Bytes) }, Head: "size", Cell: func(p P) string { return FormatSize(p.Bytes) }},
+			{Name: "bytes", Unit: "B", Text: func(p P) string { return strconv.Itoa(p.Bytes) }, Head: "size", Cell: func(p P) string { return human.Bytes(float64(p.Bytes)) }},
 			{Name: "level", Text: func(p P) string { return p.Level }, Head: "level"},
 			{Name: "level_us", Unit: "us", Text: g(func(p P) float64 { return p.LevelUs })},
-			{Name: "imbalance_us", Unit: "us", Text: g(imb), Head: "I(us)", Cell: cell("%.0f", imb)},
-			{Name: "achieved_imbalance_us", Unit: "us", Text: g(ach), Head: "achieved", Cell: cell("%.0f", ach)},
+			{Name: "imbalance_us", Unit: "us", Text: g(imb), Head: "I", Cell: usCell(imb)},
+			{Name: "achieved_imbalance_us", Unit: "us", Text: g(ach), Head: "achieved", Cell: usCell(ach)},
 			{Name: "algorithm", Text: func(p P) string { return p.Algorithm }, Head: "algorithm"},
 			{Name: "n", Text: func(p P) string { return strconv.Itoa(p.N) }},
-			{Name: "median_us", Unit: "us", Text: g(med), Head: "median(us)", Cell: cell("%.1f", med)},
-			{Head: "95% CI", Cell: func(p P) string { return fmt.Sprintf("[%.1f, %.1f]", p.CILoUs, p.CIHiUs) }},
+			{Name: "median_us", Unit: "us", Text: g(med), Head: "median", Cell: usCell(med)},
+			{Head: "95% CI", Cell: func(p P) string { return "[" + human.Time(p.CILoUs/1e6) + ", " + human.Time(p.CIHiUs/1e6) + "]" }},
 			{Name: "ci_lo_us", Unit: "us", Text: g(func(p P) float64 { return p.CILoUs })},
 			{Name: "ci_hi_us", Unit: "us", Text: g(func(p P) float64 { return p.CIHiUs })},
 			{Name: "min_us", Unit: "us", Text: g(func(p P) float64 { return p.MinUs })},
@@ -247,7 +250,7 @@ var imbalanceRows = func() *Layout[ImbalancePoint] {
 			{Head: "sig", Cell: func(p P) string { return stars(p.P) }},
 			{Name: "runs_z", Text: g(func(p P) float64 { return p.RunsZ })},
 			{Name: "runs_p", Text: g(runsP), Head: "runs p", Cell: cell("%.2f", runsP)},
-			{Name: "absorption_us", Unit: "us", Text: g(abs), Head: "A(us)", Cell: cell("%.1f", abs)},
+			{Name: "absorption_us", Unit: "us", Text: g(abs), Head: "A", Cell: usCell(abs)},
 			{Name: "absorption_norm", Text: g(absN), Head: "A_N", Cell: cell("%.3f", absN)},
 			{Name: "imbalance_norm", Text: g(imbN), Head: "I_N", Cell: cell("%.3f", imbN)},
 			{Name: "window_us", Unit: "us", Text: g(func(p P) float64 { return p.WindowUs })},

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"github.com/scoll/scoll/internal/human"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -85,14 +86,20 @@ var predictedRows = &Layout[PredictedRow]{
 	Rows: "predicted-arrival runs",
 	Columns: []Column[PredictedRow]{
 		{Name: "bytes", Unit: "B", Text: func(r PredictedRow) string { return strconv.Itoa(r.Bytes) }, Head: "bytes",
-			Cell: func(r PredictedRow) string { return FormatSize(r.Bytes) }},
+			Cell: func(r PredictedRow) string { return human.Bytes(float64(r.Bytes)) }},
 		{Name: "variant", Text: func(r PredictedRow) string { return r.Variant }, Head: "variant", Left: true},
-		{Name: "median_s", Unit: "s", Text: func(r PredictedRow) string { return sig6(r.MedianS) }, Head: "median s",
-			Cell: func(r PredictedRow) string { return fixed(r.MedianS, 4) }},
+		{Name: "median_s", Unit: "s", Text: func(r PredictedRow) string { return sig6(r.MedianS) }, Head: "median",
+			Cell: func(r PredictedRow) string { return human.Time(r.MedianS) }},
 		{Name: "relative", Text: func(r PredictedRow) string { return sig6(r.Relative) }, Head: "of binomial",
 			Cell: func(r PredictedRow) string { return fixed(r.Relative, 3) }},
-		{Name: "runs_s", Unit: "s", Text: func(r PredictedRow) string { return joinFloats(r.RunsS, sig6) }, Head: "runs s",
-			Cell: func(r PredictedRow) string { return joinFloats(r.RunsS, func(x float64) string { return fixed(x, 4) }) }, Left: true},
+		{Name: "runs_s", Unit: "s", Text: func(r PredictedRow) string { return joinFloats(r.RunsS, sig6) }, Head: "runs",
+			Cell: func(r PredictedRow) string {
+				ts := make([]string, len(r.RunsS))
+				for i, x := range r.RunsS {
+					ts[i] = human.Time(x)
+				}
+				return strings.Join(ts, ", ")
+			}, Left: true},
 	},
 }
 

@@ -5,7 +5,9 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"github.com/scoll/scoll/internal/human"
 	"io"
+	"math"
 	"math/bits"
 	"math/rand/v2"
 	"runtime"
@@ -728,6 +730,13 @@ var splitRows = func() *Layout[SplitResult] {
 		}
 	}
 	ms := func(f func(S) float64) func(S) string { return func(r S) string { return fixed(f(r), 3) } }
+	// msCell and bytesCell are a table's cells: with their units.
+	msCell := func(f func(S) float64) func(S) string {
+		return measured(func(r S) string { return human.Time(f(r) / 1e3) })
+	}
+	bytesCell := func(f func(S) float64) func(S) string {
+		return measured(func(r S) string { return human.Bytes(math.Round(f(r))) })
+	}
 	median, least, most := ms(func(r S) float64 { return r.MedianMs }), ms(func(r S) float64 { return r.MinMs }), ms(func(r S) float64 { return r.MaxMs })
 	phases := func(r S) string {
 		var ph []string
@@ -735,6 +744,13 @@ var splitRows = func() *Layout[SplitResult] {
 			ph = append(ph, p.Name+"="+fixed(p.Ms, 3))
 		}
 		return strings.Join(ph, " ")
+	}
+	phaseCells := func(r S) string {
+		var ph []string
+		for _, p := range r.Phases {
+			ph = append(ph, p.Name+" "+human.Time(p.Ms/1e3))
+		}
+		return strings.Join(ph, ", ")
 	}
 	return &Layout[SplitResult]{
 		Rows: "split results",
@@ -750,29 +766,29 @@ var splitRows = func() *Layout[SplitResult] {
 			{Name: "sorters", Text: func(r S) string { return i(r.Sorters) }},
 			{Name: "group", Text: func(r S) string { return r.Group }},
 			{Name: "reps", Text: func(r S) string { return i(r.Reps) }},
-			{Name: "median_ms", Unit: "ms", Text: median, Head: "median ms", Cell: measured(median)},
-			{Name: "min_ms", Unit: "ms", Text: least, Head: "min ms", Cell: measured(least)},
-			{Name: "max_ms", Unit: "ms", Text: most, Head: "max ms", Cell: measured(most)},
-			{Name: "group_bytes_mean", Unit: "B", Text: func(r S) string { return fixed(r.GroupBytesMean, 1) }, Head: "group B/rank",
-				Cell: measured(func(r S) string { return fixed(r.GroupBytesMean, 0) })},
-			{Name: "group_bytes_max", Unit: "B", Text: func(r S) string { return i(r.GroupBytesMax) }, Head: "max B",
-				Cell: measured(func(r S) string { return i(r.GroupBytesMax) })},
-			{Head: "alloc B/rank", Cell: measured(func(r S) string { return fixed(r.AllocBytesPerRank, 0) })},
-			{Head: "peak B/rank", Cell: measured(func(r S) string {
+			{Name: "median_ms", Unit: "ms", Text: median, Head: "median", Cell: msCell(func(r S) float64 { return r.MedianMs })},
+			{Name: "min_ms", Unit: "ms", Text: least, Head: "min", Cell: msCell(func(r S) float64 { return r.MinMs })},
+			{Name: "max_ms", Unit: "ms", Text: most, Head: "max", Cell: msCell(func(r S) float64 { return r.MaxMs })},
+			{Name: "group_bytes_mean", Unit: "B", Text: func(r S) string { return fixed(r.GroupBytesMean, 1) }, Head: "group/rank",
+				Cell: bytesCell(func(r S) float64 { return r.GroupBytesMean })},
+			{Name: "group_bytes_max", Unit: "B", Text: func(r S) string { return i(r.GroupBytesMax) }, Head: "group max",
+				Cell: bytesCell(func(r S) float64 { return float64(r.GroupBytesMax) })},
+			{Head: "alloc/rank", Cell: bytesCell(func(r S) float64 { return r.AllocBytesPerRank })},
+			{Head: "peak/rank", Cell: measured(func(r S) string {
 				if r.PeakBytesPerRank > 0 || r.PeakResolutionPerRank > 0 {
-					return fixed(r.PeakBytesPerRank, 0) + "±" + fixed(r.PeakResolutionPerRank, 0)
+					return human.Bytes(math.Round(r.PeakBytesPerRank)) + " ± " + human.Bytes(math.Round(r.PeakResolutionPerRank))
 				}
 				return "-"
 			})},
 			{Name: "messages", Text: func(r S) string { return i64(r.Messages) }, Head: "messages", Cell: measured(func(r S) string { return i64(r.Messages) })},
 			{Name: "bytes", Unit: "B", Text: func(r S) string { return i64(r.Bytes) }, Head: "bytes",
-				Cell: measured(func(r S) string { return FormatSize(int(r.Bytes)) })},
+				Cell: bytesCell(func(r S) float64 { return float64(r.Bytes) })},
 			{Name: "checksum", Text: func(r S) string { return r.Checksum }, Head: "checksum", Cell: measured(func(r S) string { return r.Checksum })},
-			{Name: "phases", Text: phases, Head: "phases (ms, slowest rank)", Left: true, Cell: func(r S) string {
+			{Name: "phases", Text: phases, Head: "phases (slowest rank)", Left: true, Cell: func(r S) string {
 				if r.Skipped != "" {
 					return "skipped: " + r.Skipped
 				}
-				return phases(r)
+				return phaseCells(r)
 			}},
 			{Name: "variant", Text: func(r S) string { return r.Variant }},
 			{Name: "bytes_items", Text: func(r S) string { return b(r.ByteItems) }},

@@ -144,5 +144,26 @@ expect ok "marendic --out" "rm -rf docs m && scoll marendic --np 8 --radix-vecto
 expect ok "schedule svg" "scoll schedule --op allgather --algorithm ring --np 6 --format svg >ring.svg && grep -c 'class=\"msg\"' ring.svg" \
 	'^[0-9]+$'
 
+# Output streams: no escape codes where the stream is not a terminal (also
+# with --progress always), units in the tables' cells and in the CSV
+# columns' names, the notes that explain a table, and help that names the
+# columns printed.
+esc=$'\x1b' cr=$'\r'
+expect ok "sim to files" "scoll sim --topology torus:4x4x4 --op allreduce --sizes 64 --progress always >o.txt 2>e.txt; cat o.txt e.txt" \
+	"!$esc" "!$cr" ' µs ' ' MB/s' '^scoll sim: note: stage model not valid for [a-z0-9, -]+ \(.*\); --model flow simulates them$'
+expect ok "sim stage note once" "scoll sim --topology torus:4x4x4 --op bcast --sizes 64 --progress never 2>&1 >/dev/null | grep -c 'stage model not valid'" '^1$'
+expect ok "bench to a file" "scoll bench --np 2 --sizes 8,4K --algorithm ring --progress always >o.txt 2>&1; cat o.txt" \
+	"!$esc" "!$cr" ' µs ' '4 KiB' ' MB/s' '!avg\(us\)'
+expect ok "model to a file" "scoll model --np 8 --sizes 8 --progress always >o.txt 2>&1; cat o.txt" \
+	"!$esc" "!$cr" 'bucket3 +8 +8 B +180\.0 µs†' '^† cost > 2× critical: .*round-synchronous.*critical path'
+expect ok "split to a file" "scoll split --np 16 --reps 1 --algorithm cheng --progress always >o.txt 2>&1; cat o.txt" \
+	"!$esc" "!$cr" ' [mµ]s ' ' KiB ' '![0-9]K( |$)'
+expect ok "split --record" "scoll split --np 8 --record s.trace" 'B into s\.trace$' '![0-9]K '
+expect ok "csv units" "scoll sim --topology torus:2x2 --algorithm ring --sizes 64 --format csv; scoll model --np 8 --sizes 8 --format csv; scoll bench --np 2 --sizes 8 --algorithm ring --format csv" \
+	'^topology,ranks,op,algorithm,bytes,model,time_s,alpha_count,delta_bytes,mbps,max_congestion$' \
+	'^op,algorithm,np,bytes,cost_s,critical_s,loggp_s,' '^op,algorithm,type,np,bytes,count,warmup,iters,avg_us,min_us,max_us,gb_per_s,chosen$' '!µs'
+expect ok "help names columns" "scoll sim --help; scoll model --help; scoll bench --help" 'time \(time_s\)' 'rate \(mbps\)' 'critical \(critical_s\)' 'avg \(avg_us\)'
+expect ok "defaults once" "scoll predict --help; scoll calibrate --help" '!\(default[^)]*\).*\(default'
+
 echo "newuser: $runs runs, $fails failed"
 [ "$fails" -eq 0 ]

@@ -40,10 +40,14 @@ goroutines of this process.
 
 Each configuration is first run once on known inputs and its result checked
 against a naive reference (a mismatch fails the command). Then, on every rank:
-warm-up calls, a barrier, and back-to-back timed calls. avg is the mean over
-ranks of each rank's average latency per call, min and max the extremes over
-ranks, in µs. GB/s is bytes / avg, where bytes is the message size per rank as
-in the OSU micro-benchmarks: the buffer for bcast, reduce, allreduce, scan and
+warm-up calls, a barrier, and back-to-back timed calls.
+
+Columns, as the table names them, then as CSV columns and JSON keys (with
+the unit): algorithm; bytes; iters (the timed calls); avg (avg_us), the mean
+over ranks of each rank's average latency per call; min and max (min_us,
+max_us), the extremes over ranks; rate (gb_per_s), bytes / avg. CSV and
+JSON add op, type, np, count (elements), warmup and chosen. bytes is the
+message size per rank as in the OSU micro-benchmarks: the buffer for bcast, reduce, allreduce, scan and
 exscan; each rank's contribution for allgather and gather; each rank's block
 for scatter; the block sent to each peer for alltoall; each rank's whole send
 buffer for reducescatter. Reductions use sum.
@@ -147,13 +151,13 @@ run the same command, and rank 0 prints the results.`,
 }
 
 // progressPrinter returns a bench.Common.Progress, for every harness,
-// that redraws one status line on w; the caller clears it.
-func progressPrinter(w io.Writer) func(bench.Progress) {
+// that draws st's progress line; the caller clears it.
+func progressPrinter(st *status) func(bench.Progress) {
 	return func(p bench.Progress) {
 		if p.Done >= p.Total {
 			return
 		}
-		fmt.Fprintf(w, "\r\x1b[K[%d/%d] %s", p.Done+1, p.Total, p.Step)
+		st.Progress("[%d/%d] %s", p.Done+1, p.Total, p.Step)
 	}
 }
 
@@ -208,17 +212,13 @@ type benchOutput struct {
 // measured and says so; a run that measured nothing fails.
 func runBench(cmd *cobra.Command, cfg *bench.Config, out benchOutput) error {
 	stderr := out.stderr
-	show, err := showProgress(out.progress, stderr)
+	st, err := newStatus(stderr, out.progress)
 	if err != nil {
 		return err
 	}
-	clear := func() {
-		if show {
-			fmt.Fprint(stderr, "\r\x1b[K") // clear the progress line
-		}
-	}
-	if show {
-		cfg.Progress = progressPrinter(stderr)
+	clear := st.Clear
+	if st.Shown() {
+		cfg.Progress = progressPrinter(st)
 	}
 	head := bench.Heading{Op: cfg.Op, Type: cfg.Type, NP: cfg.NP, Algorithms: cfg.Algorithms, MaxBytes: slices.Max(cfg.Sizes)}
 	if len(head.Algorithms) == 0 {
@@ -239,8 +239,7 @@ func runBench(cmd *cobra.Command, cfg *bench.Config, out benchOutput) error {
 	}
 	memory := 0
 	cfg.OnSkip = func(s bench.Skip) {
-		clear()
-		fmt.Fprintf(stderr, "scoll bench: %s\n", s)
+		st.Printf("scoll bench: %s\n", s)
 		if s.Memory != nil {
 			memory++
 		}
@@ -274,10 +273,8 @@ func runBench(cmd *cobra.Command, cfg *bench.Config, out benchOutput) error {
 	if len(rep.Rows) == 0 {
 		return fmt.Errorf("nothing measured: every configuration was skipped (%d, reasons above)", len(rep.Skipped))
 	}
-	if show {
-		fmt.Fprintf(stderr, "scoll bench: %d results in %.1fs (time budget %v per configuration)\n",
-			len(rep.Rows), time.Since(start).Seconds(), rep.Budget)
-	}
+	st.Done("scoll bench: %d results in %.1fs (time budget %v per configuration)\n",
+		len(rep.Rows), time.Since(start).Seconds(), rep.Budget)
 	if out.tuneOut != "" && (cfg.World == nil || cfg.World.Rank() == 0) {
 		f, err := tuningFile(cfg.Op, rep.Rows, benchSource(cmd))
 		if err != nil {

@@ -93,29 +93,25 @@ func runImbalance(cmd *cobra.Command, im *imbalanceFlags, cfg *bench.Config, siz
 		return err
 	}
 	defer leave()
-	show, err := showProgress(progress, stderr)
+	st, err := newStatus(stderr, progress)
 	if err != nil {
 		return err
 	}
-	if show {
-		ic.Progress = progressPrinter(stderr)
+	if st.Shown() {
+		ic.Progress = progressPrinter(st)
 	}
 	out, _ := bench.NewWriter[bench.ImbalancePoint](stdout, format)
 	// The points stream as their levels end (CSV, JSON lines); the table
 	// is written when the run ends.
 	var writeErr error
 	ic.OnRow = func(p bench.ImbalancePoint) {
-		if show {
-			fmt.Fprint(stderr, "\r\x1b[K")
-		}
+		st.Clear()
 		if err := out.Write(p); err != nil && writeErr == nil {
 			writeErr = err
 		}
 	}
 	rep, err := bench.RunImbalance(cmd.Context(), ic)
-	if show {
-		fmt.Fprint(stderr, "\r\x1b[K")
-	}
+	st.Clear()
 	if cerr := out.Close(); writeErr == nil {
 		writeErr = cerr
 	}

@@ -73,7 +73,7 @@ func TestBenchStreamsUntilInterrupted(t *testing.T) {
 			var rows int
 			switch format {
 			case "table":
-				rows = len(regexp.MustCompile(`(?m)^ring +8 +2 `).FindAllString(got, -1))
+				rows = len(regexp.MustCompile(`(?m)^ring +8 B +2 `).FindAllString(got, -1))
 			case "csv":
 				recs, err := csv.NewReader(strings.NewReader(got)).ReadAll()
 				if err != nil || len(recs) != 2 || recs[0][0] != "op" {

@@ -161,7 +161,7 @@ CPUs, measured times include the ranks' time sharing.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&cfg.Op, "op", "allreduce", "collective")
-	f.IntVar(&cfg.NP, "np", runtime.GOMAXPROCS(0), "ranks (default: one per CPU)")
+	f.IntVar(&cfg.NP, "np", runtime.GOMAXPROCS(0), "number of ranks: as many as GOMAXPROCS, the CPUs Go uses here, unless given")
 	f.StringVar(&algs, "algorithm", "", "algorithms, comma-separated (default: every one registered)")
 	f.StringVar(&sizes, "sizes", "8,1K,64K,1M", "sizes in bytes per rank, as in scoll bench")
 	f.StringVar(&cfg.Type, "type", "float32", "element type")

@@ -304,6 +304,6 @@ func clairvoyantTable5(cmd *cobra.Command, cfg bench.PredictedConfig) error {
 	}
 	w := cmd.OutOrStdout()
 	fmt.Fprintf(w, "predicted arrivals: P=%d, %s per rank, N=%d, %d reductions per run, work up to %v (noise %.2g), arrivals shared every %d calls, median of %d runs\n",
-		cfg.NP, bench.FormatSize(cfg.Sizes[0]), cfg.Segments, cfg.Iterations, cfg.Work, cfg.Noise, cfg.ShareEvery, cfg.Reps)
+		cfg.NP, fmtBytes(float64(cfg.Sizes[0])), cfg.Segments, cfg.Iterations, cfg.Work, cfg.Noise, cfg.ShareEvery, cfg.Reps)
 	return bench.Write(w, "table", res.Rows)
 }

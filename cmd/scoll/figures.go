@@ -171,22 +171,18 @@ ring it does simulate, and marks the rows "closed form" in the CSV.`,
 				}
 			}
 			stderr := cmd.ErrOrStderr()
-			show, err := showProgress(progress, stderr)
+			st, err := newStatus(stderr, progress)
 			if err != nil {
 				return err
 			}
 			start := time.Now()
 			for i, k := range jobs {
-				if show {
-					fmt.Fprintf(stderr, "\r\x1b[K%s [%d/%d] %s %s %s B on %s", progressBar(i, len(jobs), 20), i+1, len(jobs), k.coll, k.alg, bench.FormatSize(k.bytes), k.torus)
-				}
+				st.Progress("%s [%d/%d] %s %s %s on %s", progressBar(i, len(jobs), 20), i+1, len(jobs), k.coll, k.alg, fmtBytes(float64(k.bytes)), k.torus)
 				if err := fr.run(k); err != nil {
 					return err
 				}
 			}
-			if show {
-				fmt.Fprintf(stderr, "\r\x1b[Kscoll figures: %d simulations in %.1fs\n", len(jobs), time.Since(start).Seconds())
-			}
+			st.Done("scoll figures: %d simulations in %.1fs\n", len(jobs), time.Since(start).Seconds())
 			for _, f := range sackFigures {
 				if err := fr.write(out, f, sizeTori, nodeTori, sizesOn, nsz); err != nil {
 					return err

@@ -55,36 +55,50 @@ func newModelCmd() *cobra.Command {
 		Use:   "model",
 		Short: "Runtime, energy and memory of each algorithm under analytic models",
 		Long: `model evaluates every algorithm registered for a collective at each rank count
-and size, by counting its schedules (scoll's model package):
+and size, by counting its schedules (scoll's model package). Columns, as the
+table names them, then as CSV columns and JSON keys (with the unit: seconds
+for _s, joules for _j, bytes for _bytes):
 
-  cost_s     the algorithm's registered α-β-γ closed form
-  critical_s the α-β-γ time of its schedules along their dependencies (the
-             critical path: a rank's round starts when its previous round
-             has ended and a message completes when both its ends have
-             carried it; model.CriticalPath)
-  loggp_s    the LogGP time of its schedules along their dependencies (one
-             CPU per rank paying o per send and receive, g + (s-1)G between
-             messages, L per message, γ per byte reduced, copies free):
-             what LogGOPSim gives for scoll schedule --format goal with the
-             same parameters
-  counted_s, loggp_sync_s (with --round-sync) the round-synchronous α-β-γ
-             and LogGP times: round i of every rank taken as one step, the
+  op, algorithm, np, bytes  the configuration (bytes per rank)
+  cost (cost_s)  the algorithm's registered α-β-γ closed form
+  critical (critical_s)  the α-β-γ time of its schedules along their
+             dependencies (the critical path: a rank's round starts when its
+             previous round has ended and a message completes when both its
+             ends have carried it; model.CriticalPath)
+  loggp (loggp_s)  the LogGP time of its schedules along their dependencies
+             (one CPU per rank paying o per send and receive, g + (s-1)G
+             between messages, L per message, γ per byte reduced, copies
+             free): what LogGOPSim gives for scoll schedule --format goal
+             with the same parameters
+  counted, loggp_sync (counted_s, loggp_sync_s; with --round-sync) the
+             round-synchronous α-β-γ and LogGP times: round i of every rank taken as one step, the
              busiest rank's messages per step. They hold only for schedules
              whose ranks all communicate in every round (butterflies,
              rings); pipelines and trees, whose ranks idle in rounds the
              schedule leaves out, come out too fast (up to 250× for a
              pipelined bcast on 512 ranks)
-  form, form_s  the Hoefler–Moor LogGP closed form that models it, if any
-  energy_j   e per message + E per byte + static power × P × time (Hoefler–Moor)
-  memory_bytes  d bytes per sent-message descriptor, maximum over processes
-  round_opt_s, notes_bound_s (bcast only, with each algorithm's arrival_s
-             as a multiple of them): the round-optimal pipelined bound
+  form, form_time (form, form_s)  the Hoefler–Moor LogGP closed form that
+             models it, if any, and its time
+  energy (energy_j)  e per message + E per byte + static power × P × time
+             (Hoefler–Moor)
+  memory (memory_bytes)  d bytes per sent-message descriptor, maximum over
+             processes
+  round_opt, notes_bound (round_opt_s, notes_bound_s; bcast only, with each
+             algorithm's arrival as a multiple of them, ratio_round_opt and
+             ratio_notes): the round-optimal pipelined bound
              min over n of (n + ⌈lg p⌉ − 1)(α + βs/n), and the notes'
              reference (√(α lg(p−1)) + √(βs))², which binomial beats at small s
-  arrival_s  the α-β-γ time along the schedules' dependencies (critical
-             path) from the earliest arrival to the last rank's end, the
+  arrival (arrival_s)  the α-β-γ time along the schedules' dependencies
+             (critical path) from the earliest arrival to the last rank's end, the
              ranks arriving at the --arrivals times (default: together);
              the clairvoyant reduce is scheduled for those arrivals
+  default    * (true in CSV and JSON) on the algorithm the library's default
+             choice takes for the call under these parameters and --caps
+
+Where cost and critical differ by more than 2×, the table marks the cost (†
+or ‡) and a line under it says why: the registered formula is
+round-synchronous over every bucket or lane, empty or not (†), or an
+approximation that leaves out waits of the schedule (‡).
 
 --params names a preset (` + "PRESETS" + `) or a JSON file (as written by
 scoll calibrate). --plot draws runtime, energy and memory against the rank
@@ -133,7 +147,7 @@ The table shows times, energies and sizes with their units (12.34 µs,
 			if err != nil {
 				return err
 			}
-			show, err := showProgress(progress, cmd.ErrOrStderr())
+			st, err := newStatus(cmd.ErrOrStderr(), progress)
 			if err != nil {
 				return err
 			}
@@ -160,9 +174,7 @@ The table shows times, energies and sizes with their units (12.34 µs,
 					if err != nil {
 						return err
 					}
-					if show {
-						fmt.Fprintf(cmd.ErrOrStderr(), "\r\x1b[K%s [%d/%d] np=%d %s B", progressBar(done, total, 20), done+1, total, p, bench.FormatSize(n))
-					}
+					st.Progress("%s [%d/%d] np=%d %s", progressBar(done, total, 20), done+1, total, p, fmtBytes(float64(n)))
 					done++
 					res, err := workload.EvaluateArrivals(coll, p, n, par, arr)
 					if err != nil {
@@ -197,15 +209,19 @@ The table shows times, energies and sizes with their units (12.34 µs,
 					}
 				}
 			}
-			if show {
-				fmt.Fprintf(cmd.ErrOrStderr(), "\r\x1b[Kscoll model: %d configurations in %.1fs\n", total, time.Since(start).Seconds())
-			}
-			rf := modelFormat(roundSync)
+			st.Done("scoll model: %d configurations in %.1fs\n", total, time.Since(start).Seconds())
+			notes := modelNotes(rows)
+			rf := modelFormat(roundSync, len(notes) > 0)
 			if coll == schedule.Bcast {
 				rf = modelBcastFormat(rf)
 			}
 			if err := writeRows(cmd.OutOrStdout(), format, rows, rf); err != nil {
 				return err
+			}
+			if strings.EqualFold(format, "table") {
+				for _, n := range notes {
+					fmt.Fprintln(cmd.OutOrStdout(), n)
+				}
 			}
 			if plotFile != "" {
 				return plotModel(plotFile, rows, sz[0], par.Name)
@@ -270,8 +286,10 @@ func parseRanks(s string) ([]int, error) {
 }
 
 // modelFormat is how scoll model writes its rows: with roundSync the
-// round-synchronous times follow the critical-path ones.
-func modelFormat(roundSync bool) rowFormat[modelRow] {
+// round-synchronous times follow the critical-path ones; with marked the
+// table's cost cells carry the marks of costNote (and a blank in its place
+// where they have none, to keep the units in line).
+func modelFormat(roundSync, marked bool) rowFormat[modelRow] {
 	sync := func(r modelRow) []float64 {
 		if !roundSync {
 			return nil
@@ -295,7 +313,11 @@ func modelFormat(roundSync bool) rowFormat[modelRow] {
 			return append(f, r.Form, g8(r.FormS), g8(r.EnergyJ), g8(r.MemoryB), g8(r.ArrivalS), strconv.FormatBool(r.Default))
 		},
 		cells: func(r modelRow) string {
-			c := fmt.Sprintf("%s\t%s\t%d\t%s\t%s\t%s\t%s\t", r.Op, r.Algorithm, r.NP, fmtBytes(float64(r.Bytes)), fmtTime(r.CostS), fmtTime(r.CriticalS), fmtTime(r.LogGPS))
+			cost := fmtTime(r.CostS)
+			if marked {
+				cost += cmp.Or(costNote(r).mark, " ")
+			}
+			c := fmt.Sprintf("%s\t%s\t%d\t%s\t%s\t%s\t%s\t", r.Op, r.Algorithm, r.NP, fmtBytes(float64(r.Bytes)), cost, fmtTime(r.CriticalS), fmtTime(r.LogGPS))
 			for _, x := range sync(r) {
 				c += fmtTime(x) + "\t"
 			}
@@ -310,6 +332,60 @@ func modelFormat(roundSync bool) rowFormat[modelRow] {
 			return c + fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t", cmp.Or(r.Form, "-"), form, fmtEnergy(r.EnergyJ), fmtBytes(r.MemoryB), fmtTime(r.ArrivalS), def)
 		},
 	}
+}
+
+// A modelFootnote explains a disagreement between a row's cost and
+// critical times: its mark follows the cost in the table, its text is
+// printed once under the table.
+type modelFootnote struct{ mark, text string }
+
+var (
+	// costAbove: the registered closed forms of the multi-lane algorithms
+	// (bucket3, bucket6, rd-paths and the bcasts and reduces built on
+	// them) charge the start-ups of every lane in every round, k·rounds·α
+	// (algorithms.bucketCost, lanesCost), whatever the count; their
+	// schedules leave out the messages of empty blocks, and a count
+	// smaller than the lanes' blocks leaves most lanes empty.
+	costAbove = modelFootnote{"†", "† cost > 2× critical: cost is the registered formula, round-synchronous over all k buckets or lanes (k × rounds × α); critical is the critical path through the messages sent, and at this size most buckets are empty and send none."}
+	// costBelow: the registered form is an approximation that leaves out
+	// waits along the schedule's chains (model package, "Evaluations
+	// against the registered costs").
+	costBelow = modelFootnote{"‡", "‡ critical > 2× cost: cost is the registered formula, an approximation of this schedule; critical is the critical path through its messages, every wait for data included."}
+)
+
+// costNote returns the footnote of a row whose cost and critical times
+// differ by more than 2×, and none (an empty mark) otherwise.
+func costNote(r modelRow) modelFootnote {
+	switch {
+	case r.CostS <= 0 || r.CriticalS <= 0:
+	case r.CostS > 2*r.CriticalS:
+		return costAbove
+	case r.CriticalS > 2*r.CostS:
+		return costBelow
+	}
+	return modelFootnote{}
+}
+
+// modelNotes returns the texts of the footnotes that rows need, each once,
+// in the order of costAbove, costBelow.
+func modelNotes(rows []modelRow) []string {
+	var above, below bool
+	for _, r := range rows {
+		switch costNote(r) {
+		case costAbove:
+			above = true
+		case costBelow:
+			below = true
+		}
+	}
+	var notes []string
+	if above {
+		notes = append(notes, costAbove.text)
+	}
+	if below {
+		notes = append(notes, costBelow.text)
+	}
+	return notes
 }
 
 // modelElem is the element size workload.EvaluateArrivals takes for n

@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"os"
-	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/scoll/scoll/internal/human"
 )
 
 // rowFormat is how a command writes its rows as CSV and as a table (the
@@ -78,85 +78,15 @@ func createFile(name string, write func(io.Writer) error) error {
 // the unit their column or key names (time_s, memory_bytes, mbps), as
 // docs/json.md lists.
 
-// siPrefixes are the prefixes fmtSI picks from, smallest first.
-var siPrefixes = []struct {
-	name  string
-	scale float64
-}{{"n", 1e-9}, {"µ", 1e-6}, {"m", 1e-3}, {"", 1}, {"k", 1e3}, {"M", 1e6}, {"G", 1e9}}
-
-// fmtSI formats x in unit with the SI prefix (n to G, none above maxScale)
-// that puts its mantissa in [1, 1000), to 4 significant digits: "12.34 µs",
-// "3.456 ms", "1.234 s". Zero is "0 " + unit.
-func fmtSI(x float64, unit string, maxScale float64) string {
-	if x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
-		return strconv.FormatFloat(x, 'f', -1, 64) + " " + unit
-	}
-	p := siPrefixes[0]
-	for _, q := range siPrefixes[1:] {
-		if q.scale > maxScale || math.Abs(x) < q.scale*0.99995 {
-			break
-		}
-		p = q
-	}
-	return fixed4(x/p.scale) + " " + p.name + unit
-}
-
-// fixed4 formats m to 4 significant digits for |m| in [1, 1000), and with
-// no decimals from 1000 on: 1.234, 12.34, 123.4, 1234.
-func fixed4(m float64) string {
-	a := math.Abs(m)
-	switch {
-	case a < 9.9995:
-		return strconv.FormatFloat(m, 'f', 3, 64)
-	case a < 99.995:
-		return strconv.FormatFloat(m, 'f', 2, 64)
-	case a < 999.95:
-		return strconv.FormatFloat(m, 'f', 1, 64)
-	}
-	return strconv.FormatFloat(m, 'f', 0, 64)
-}
-
-// fmtTime formats seconds for a table: ns, µs, ms or s ("12.34 µs").
-func fmtTime(s float64) string { return fmtSI(s, "s", 1) }
-
-// fmtEnergy formats joules for a table: nJ, µJ, mJ, J or kJ.
-func fmtEnergy(j float64) string { return fmtSI(j, "J", 1e3) }
-
-// fmtRate formats a rate in MB/s (10⁶ bytes per second) for a table, with
-// two decimals: "512.00 MB/s", or "1.25 GB/s" from 1000 MB/s on.
-func fmtRate(mbps float64) string {
-	if math.Abs(mbps) >= 999.995 {
-		return strconv.FormatFloat(mbps/1000, 'f', 2, 64) + " GB/s"
-	}
-	return strconv.FormatFloat(mbps, 'f', 2, 64) + " MB/s"
-}
-
-// fmtBytes formats a size in bytes for a table, in binary units: "512 B",
-// "64 KiB", or 4 significant digits when not a whole multiple ("1.465 KiB").
-func fmtBytes(b float64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
-	i := 0
-	for i+1 < len(units) && math.Abs(b) >= 1024 {
-		b /= 1024
-		i++
-	}
-	if b == math.Trunc(b) {
-		return strconv.FormatFloat(b, 'f', 0, 64) + " " + units[i]
-	}
-	if i == 0 {
-		return strconv.FormatFloat(b, 'f', 1, 64) + " B"
-	}
-	return fixed4(b) + " " + units[i]
-}
-
-// fmtCount formats a count that may be fractional (message start-ups,
-// congestion): whole numbers as they are, others with two decimals.
-func fmtCount(x float64) string {
-	if x == math.Trunc(x) && math.Abs(x) < 1e15 {
-		return strconv.FormatFloat(x, 'f', 0, 64)
-	}
-	return strconv.FormatFloat(x, 'f', 2, 64)
-}
+// The table formatters are package human's, shared with package bench's
+// tables.
+var (
+	fmtTime   = human.Time
+	fmtEnergy = human.Energy
+	fmtRate   = human.Rate
+	fmtBytes  = human.Bytes
+	fmtCount  = human.Count
+)
 
 // withBounds returns base with a bcast's distance to its bounds appended:
 // the round-optimal pipelined bound and the notes' reference, from row r's

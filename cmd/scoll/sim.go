@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -85,12 +86,18 @@ Switching (--switching; a message of s bytes over D links, alone, costs):
 
 Topologies: ` + topologyHelp + `
 
-Columns: time_s is the simulated time, alpha_count and delta_bytes the α and δ
-terms of the stage model (time = α·alpha_count + δ·delta_bytes, plus the
-per-hop times of the switching mode; the flow model has no such terms: n/a in
-the table, empty in CSV, null in JSON), mbps is
-n(P−1)/time in MB/s for per-rank size n (the allgather rate of Sack's figures),
-max_congestion the largest link load of any stage.
+Columns, as the table names them (CSV columns and JSON keys add the unit):
+  topology, ranks, op, algorithm, bytes (the per-rank size n)
+  time (time_s)   the simulated time
+  alpha_count, delta_bytes  the α and δ terms of the stage model: time =
+                  α·alpha_count + δ·delta_bytes, plus the per-hop times of the
+                  switching mode; the flow model has no such terms: n/a in
+                  the table, empty in CSV, null in JSON
+  rate (mbps)     n(P−1)/time in MB/s (the allgather rate of Sack's figures)
+  max_congestion  the largest link load of any stage
+  model           (CSV and JSON only) stage or flow
+  bcast adds round_opt (round_opt_s), ratio_round_opt, notes_bound
+  (notes_bound_s) and ratio_notes, the bounds of scoll model.
 
 ` + simTraceHelp,
 		Example: `  scoll sim --topology torus:8x8x8 --op allgather --algorithm ring,recursive-doubling --sizes 64,4K,32K
@@ -210,18 +217,17 @@ max_congestion the largest link load of any stage.
 					Placement: place, Arrivals: arrival, Machine: algorithms.Machine{Alpha: cfg.Alpha, Beta: cfg.Delta}}, names, sz, algs == "all")
 			}
 			stderr := cmd.ErrOrStderr()
-			show, err := showProgress(progress, stderr)
+			st, err := newStatus(stderr, progress)
 			if err != nil {
 				return err
 			}
 			var rows []simRow
+			var misaligned []string // algorithms the stage model is not valid for
 			total, done := len(names)*len(sz), 0
 			start := time.Now()
 			for _, name := range names {
 				for _, n := range sz {
-					if show {
-						fmt.Fprintf(stderr, "\r\x1b[K%s [%d/%d] %s %s B", progressBar(done, total, 20), done+1, total, name, bench.FormatSize(n))
-					}
+					st.Progress("%s [%d/%d] %s %s", progressBar(done, total, 20), done+1, total, name, fmtBytes(float64(n)))
 					done++
 					w := workload.Workload{Coll: coll, Algorithm: name, Size: np, Bytes: n, Elem: elem, Grid: grid, Placement: place,
 						Arrivals: arrival, Machine: algorithms.Machine{Alpha: cfg.Alpha, Beta: cfg.Delta}, Knobs: kv}
@@ -243,7 +249,7 @@ max_congestion the largest link load of any stage.
 					gen, err := w.Generator()
 					if err != nil {
 						if algs == "all" {
-							fmt.Fprintf(stderr, "\r\x1b[Kscoll sim: skipping %s: %v\n", name, err)
+							st.Printf("scoll sim: skipping %s: %v\n", name, err)
 							break
 						}
 						return err
@@ -257,12 +263,8 @@ max_congestion the largest link load of any stage.
 					if err != nil {
 						return fmt.Errorf("%s at %d B: %w", name, n, err)
 					}
-					if res.Misaligned > 0 {
-						if show {
-							fmt.Fprint(stderr, "\r\x1b[K")
-						}
-						fmt.Fprintf(stderr, "scoll sim: stage model not valid for %s at %d B: in %d of %d stages a message's send and receive are in different rounds (ranks idle in rounds the schedule leaves out), so a stage is not what is in flight together and the time can be far too low; use --model flow\n",
-							name, n, res.Misaligned, res.NumStages)
+					if res.Misaligned > 0 && !slices.Contains(misaligned, label) {
+						misaligned = append(misaligned, label)
 					}
 					row := simRow{Topology: topo.String(), Ranks: np, Op: coll.String(), Algorithm: label, Bytes: n, Model: model,
 						Time: res.Time, AlphaCount: res.AlphaCount, DeltaBytes: res.DeltaBytes, MaxCongestion: res.MaxCongestion, Stages: res.Stages}
@@ -276,11 +278,12 @@ max_congestion the largest link load of any stage.
 					rows = append(rows, row)
 				}
 			}
-			if show {
-				fmt.Fprintf(stderr, "\r\x1b[Kscoll sim: %d configurations in %.1fs\n", total, time.Since(start).Seconds())
-			}
+			st.Done("scoll sim: %d configurations in %.1fs\n", total, time.Since(start).Seconds())
 			if err := writeSimRows(cmd.OutOrStdout(), format, rows, stages); err != nil {
 				return err
+			}
+			if len(misaligned) > 0 {
+				st.Printf("%s\n", stageNote(misaligned))
 			}
 			if plotFile != "" {
 				return plotSim(plotFile, rows, cfg.Switching)
@@ -315,6 +318,14 @@ max_congestion the largest link load of any stage.
 	f.StringVar(&plotFile, "plot", "", "also plot MB/s against size per algorithm into this .svg or .png file")
 	addProgressFlag(f, &progress)
 	return cmd
+}
+
+// stageNote is the one line scoll sim writes when the stage model is not
+// valid for some of the algorithms simulated: those whose schedules send
+// and receive a message in different rounds (sim.Result.Misaligned).
+func stageNote(names []string) string {
+	return fmt.Sprintf("scoll sim: note: stage model not valid for %s (ranks idle in rounds their schedules leave out, so the times are too low); --model flow simulates them",
+		strings.Join(names, ", "))
 }
 
 const topologyHelp = `torus:8x8x8, mesh:4x4x8, clos:R=32,T=16,mu=0.25, crossbar:512, hypercube:9, dragonfly:g=9,a=4,p=2`

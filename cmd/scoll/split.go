@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"slices"
@@ -72,7 +73,7 @@ ranks), equal across algorithms, representations, and Split and SplitBytes
 for the same partition and order. CSV and JSON also give est_bytes_per_rank,
 the memory guard's formula per rank (an estimate, not a measurement).
 
---peak adds the peak live memory per rank ("peak B/rank", value±resolution):
+--peak adds the peak live memory per rank ("peak/rank", value ± resolution):
 one untimed split before the timed ones, during which the garbage collector
 runs whenever the heap grows by --peak-gc percent (2) and a sampler reads,
 every millisecond, the heap the last collection found live plus the goroutine
@@ -183,14 +184,17 @@ and scoll model --trace.`,
 				if err := tr.WriteFile(recordTo); err != nil {
 					return err
 				}
-				fmt.Fprintf(stdout, "recorded %d ranks, %d rounds at most, %d messages, %s into %s\n", tr.Size, tr.Rounds(), tr.Messages(), bench.FormatSize(int(tr.Bytes())), recordTo)
+				fmt.Fprintf(stdout, "recorded %d ranks, %d rounds at most, %d messages, %s into %s\n", tr.Size, tr.Rounds(), tr.Messages(), fmtBytes(float64(tr.Bytes())), recordTo)
 				return nil
 			}
-			show := progress == "on" || progress == "auto" && isTerminal(os.Stderr)
-			clear := func() {}
-			if show {
-				cfg.Progress = progressPrinter(stderr)
-				clear = func() { fmt.Fprint(stderr, "\r\x1b[K") }
+			// --progress on and off: split's words for always and never.
+			st, err := newStatus(stderr, cmp.Or(map[string]string{"on": "always", "off": "never"}[progress], progress))
+			if err != nil {
+				return err
+			}
+			clear := st.Clear
+			if st.Shown() {
+				cfg.Progress = progressPrinter(st)
 			}
 			// Rows stream as they are measured (CSV, JSON lines); the
 			// table is written at the end.

@@ -54,6 +54,7 @@ var allowed = map[string][]string{
 	"internal/postbox":        {"transport"},
 	"internal/errs":           {},
 	"internal/names":          {},
+	"internal/human":          {},
 	"internal/sweep":          {},
 	"internal/genapi":         {},
 	"internal/golden":         {},
@@ -61,8 +62,8 @@ var allowed = map[string][]string{
 	"internal/launch":         {},
 	"internal/mem":            {},
 	"internal/layers":         {},
-	"bench":                   {"", "algorithms", "internal/kernels", "internal/names", "internal/wire", "schedule", "split", "transport", "transport/inproc", "transport/record"},
-	"cmd/scoll":               {"", "algorithms", "bench", "internal/algtable", "internal/launch", "internal/names", "model", "schedule", "sim", "topology", "transport", "transport/record", "tuning", "workload"},
+	"bench":                   {"", "algorithms", "internal/human", "internal/kernels", "internal/names", "internal/wire", "schedule", "split", "transport", "transport/inproc", "transport/record"},
+	"cmd/scoll":               {"", "algorithms", "bench", "internal/algtable", "internal/human", "internal/launch", "internal/names", "model", "schedule", "sim", "topology", "transport", "transport/record", "tuning", "workload"},
 	"examples/allreduce":      {""},
 	"examples/nodeallreduce":  {""},
 }
