@@ -170,6 +170,18 @@ func collectiveNames() []string {
 	return out
 }
 
+// scalarCollectives lists the collectives that are not vector ones (the
+// v-variants).
+func scalarCollectives() []string {
+	var out []string
+	for c := range schedule.NumCollectives {
+		if !c.Vector() {
+			out = append(out, c.String())
+		}
+	}
+	return out
+}
+
 // parseOp reads --op: a collective among valid (all of them when nil).
 func parseOp(op string, valid []string) (schedule.Collective, error) {
 	if valid == nil {
