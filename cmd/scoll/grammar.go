@@ -73,7 +73,7 @@ func parseNPs(s string, one bool) ([]int, error) {
 	}
 	ns, err := sizes.List(s, maxRanks)
 	if err != nil {
-		if strings.Contains(err.Error(), "not a number") {
+		if strings.Contains(err.Error(), "not a number") || strings.Contains(err.Error(), "empty") {
 			return nil, errNP
 		}
 		return nil, err
