@@ -146,7 +146,7 @@ CPUs, measured times include the ranks' time sharing.`,
 			case params == "":
 				par, err = model.OpenParams(defaultParamsFile)
 			default:
-				par, err = model.OpenParams(params)
+				par, err = openParams(params)
 			}
 			if err != nil {
 				return err

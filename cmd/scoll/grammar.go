@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 
@@ -10,7 +11,9 @@ import (
 	"github.com/scoll/scoll/bench"
 	"github.com/scoll/scoll/internal/names"
 	"github.com/scoll/scoll/internal/sizes"
+	"github.com/scoll/scoll/model"
 	"github.com/scoll/scoll/schedule"
+	"github.com/scoll/scoll/topology"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -168,6 +171,37 @@ func collectiveNames() []string {
 		out = append(out, c.String())
 	}
 	return out
+}
+
+// parseTopology reads --topology, an unknown kind reported as every
+// unknown name is.
+func parseTopology(spec string) (topology.Topology, error) {
+	if kind, _, ok := strings.Cut(spec, ":"); ok {
+		k := strings.ToLower(strings.TrimSpace(kind))
+		if err := checkName("topology", "topology kind", k, topology.Kinds()); err != nil {
+			return nil, err
+		}
+	}
+	t, err := topology.Parse(spec)
+	if err != nil {
+		return nil, fmt.Errorf("--topology: %w", err)
+	}
+	return t, nil
+}
+
+// openParams reads --params: a preset or a JSON file; a name that is
+// neither is reported as every unknown name is.
+func openParams(name string) (model.Params, error) {
+	if _, err := os.Stat(name); err != nil && !strings.ContainsAny(name, "/.") {
+		if err := checkName("params", "params preset", name, model.Presets()); err != nil {
+			return model.Params{}, fmt.Errorf("%w, nor a file", err)
+		}
+	}
+	p, err := model.OpenParams(name)
+	if err != nil {
+		return p, fmt.Errorf("--params: %w", err)
+	}
+	return p, nil
 }
 
 // scalarCollectives lists the collectives that are not vector ones (the

@@ -44,7 +44,7 @@ radix vector {4,4,8}.`,
   scoll marendic --params infiniband --np 64 --radix-vector 4,4,4`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			p, err := model.OpenParams(params)
+			p, err := openParams(params)
 			if err != nil {
 				return err
 			}

@@ -121,7 +121,7 @@ The table shows times, energies and sizes with their units (12.34 µs,
 			if err != nil {
 				return err
 			}
-			par, err := model.OpenParams(params)
+			par, err := openParams(params)
 			if err != nil {
 				return err
 			}

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/scoll/scoll/algorithms"
-	"github.com/scoll/scoll/model"
 	"github.com/scoll/scoll/schedule"
 	"github.com/scoll/scoll/workload"
 	"github.com/spf13/cobra"
@@ -90,7 +89,7 @@ of alltoall. Elements are --elem bytes wide.`,
 			case "json":
 				return writeScheduleJSON(out, w.Size, w.ElemSize(), gen)
 			case "goal":
-				par, err := model.OpenParams(params)
+				par, err := openParams(params)
 				if err != nil {
 					return err
 				}

@@ -111,9 +111,9 @@ max_congestion the largest link load of any stage.
 			if err != nil {
 				return err
 			}
-			topo, err := topology.Parse(topoSpec)
+			topo, err := parseTopology(topoSpec)
 			if err != nil {
-				return fmt.Errorf("--topology: %w", err)
+				return err
 			}
 			if progress, err = checkProgress(progress); err != nil {
 				return err
