@@ -90,7 +90,7 @@ section in place.`,
 				enc.SetIndent("", "  ")
 				return enc.Encode(algtable.JSON(infos))
 			}
-			return fmt.Errorf("--format %q: want table, markdown or json", format)
+			return checkName("format", "format", format, []string{"table", "markdown", "json"})
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "table", "output format: table, markdown or json")

@@ -89,6 +89,12 @@ run the same command, and rank 0 prints the results.`,
 			if err != nil {
 				return err
 			}
+			if err := checkName("type", "element type", cfg.Type, bench.Types()); err != nil {
+				return err
+			}
+			if err := checkName("on", "communicator", cfg.On, []string{"world", "dup", "split"}); err != nil {
+				return err
+			}
 			for _, a := range cfg.Algorithms {
 				if err := checkAlgorithm(coll, a, bench.Auto); err != nil {
 					return err

@@ -137,6 +137,9 @@ and scoll model --trace.`,
 			if _, err := checkFormat(format); err != nil {
 				return err
 			}
+			if err := checkName("keys", "key pattern", cfg.Keys, bench.SplitKeys()); err != nil {
+				return err
+			}
 			if figure != "" {
 				if err := checkName("figure", "figure", figure, bench.SplitFigureNames()); err != nil {
 					return err
