@@ -267,11 +267,15 @@ func flagError(cmd *cobra.Command, err error) error {
 	switch {
 	case errors.As(err, &notExist):
 		name := notExist.GetSpecifiedName()
+		help := "scoll --help"
+		if cmd.HasParent() {
+			help = "scoll help " + strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
+		}
 		if sh := notExist.GetSpecifiedShortnames(); sh != "" {
 			if sh == name {
-				return fmt.Errorf("unknown flag -%s (flags: scoll help %s)", name, cmd.Name())
+				return fmt.Errorf("unknown flag -%s (flags: %s)", name, help)
 			}
-			return fmt.Errorf("unknown flag -%s in -%s (flags: scoll help %s)", name, sh, cmd.Name())
+			return fmt.Errorf("unknown flag -%s in -%s (flags: %s)", name, sh, help)
 		}
 		var valid []string
 		cmd.Flags().VisitAll(func(f *pflag.Flag) {
@@ -283,7 +287,7 @@ func flagError(cmd *cobra.Command, err error) error {
 		if s := names.Suggest(name, valid); len(s) > 0 {
 			msg += "; did you mean --" + strings.Join(s, " or --") + "?"
 		}
-		return errors.New(msg + " (flags: scoll help " + cmd.Name() + ")")
+		return errors.New(msg + " (flags: " + help + ")")
 	case errors.As(err, &invalid):
 		f, v := invalid.GetFlag(), invalid.GetValue()
 		cause := errors.Unwrap(invalid)

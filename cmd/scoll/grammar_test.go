@@ -122,6 +122,7 @@ func TestGrammarErrors(t *testing.T) {
 		{"algorithms a b", `^scoll algorithms: arguments: want at most 1, got 2`},
 		{"algorithms allredcue", `^scoll algorithms: unknown collective "allredcue"; did you mean "allreduce"\?`},
 		{"run", `^scoll run: no program: `},
+		{"--np 4", `^scoll: unknown flag --np \(flags: scoll --help\)$`},
 		{"sim --topology torsu:4x4", `^scoll sim: --topology: unknown topology kind "torsu"; did you mean "torus"\? \(valid: torus, mesh`},
 		{"model --params infinband", `^scoll model: --params: unknown params preset "infinband"; did you mean "infiniband"\?`},
 	} {
