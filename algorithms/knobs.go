@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/scoll/scoll/internal/sizes"
 )
 
 // A Knob is a numeric parameter of the algorithms that a call may set: it
@@ -84,12 +86,15 @@ func (k *Knob) Check(v int) error {
 	return nil
 }
 
-// Parse reads a value of k: a count, or for a size in bytes one with an
-// optional K, M or G suffix (binary); it must be at least Min (and not 0).
+// Parse reads a value of k: a count, or for a size in bytes one as
+// ParseBytes reads it; it must be at least Min (and not 0). Its errors
+// start with the knob's name: `segment "12Q": unknown unit "Q" ...`.
 func (k *Knob) Parse(s string) (int, error) {
 	n, err := strconv.Atoi(strings.TrimSpace(s))
 	if err != nil && k.Bytes {
-		n, err = ParseBytes(s)
+		if n, err = ParseBytes(s); err != nil {
+			return 0, fmt.Errorf("%s %w", k.Name, err)
+		}
 	}
 	if err != nil {
 		return 0, fmt.Errorf("%s %q: not a number", k.Name, s)
@@ -100,26 +105,12 @@ func (k *Knob) Parse(s string) (int, error) {
 	return n, nil
 }
 
-// ParseBytes reads a byte count with an optional K, M or G suffix (binary,
-// with or without "iB" or "B").
+// ParseBytes reads a byte count in scoll's grammar of sizes (package
+// internal/sizes, as --sizes reads them): a number with an optional unit
+// B, K, KiB, M, MiB, G, GiB, T or TiB (binary multiples), such as 64K or
+// 1.5M, that comes out a whole number of bytes.
 func ParseBytes(s string) (int, error) {
-	mult := 1
-	t := strings.TrimSuffix(strings.TrimSuffix(strings.ToUpper(strings.TrimSpace(s)), "B"), "I")
-	if t != "" {
-		switch t[len(t)-1] {
-		case 'K':
-			mult, t = 1<<10, t[:len(t)-1]
-		case 'M':
-			mult, t = 1<<20, t[:len(t)-1]
-		case 'G':
-			mult, t = 1<<30, t[:len(t)-1]
-		}
-	}
-	n, err := strconv.Atoi(t)
-	if err != nil || n > (1<<62)/mult {
-		return 0, fmt.Errorf("bad size %q", s)
-	}
-	return n * mult, nil
+	return sizes.One(s, 1<<50)
 }
 
 // Apply sets the knobs set in v on p: their values (Params.Knobs) and the

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/scoll/scoll/internal/golden"
 )
@@ -273,9 +274,10 @@ func TestStream(t *testing.T) {
 	if len(lines) != 5 || !strings.HasPrefix(lines[0], "# scoll bench: allreduce (sum), float32, np=4;") || lines[3] != "" {
 		t.Fatalf("table:\n%s", b.String())
 	}
-	// Every row's columns end where the headings' do.
+	// Every row's columns end where the headings' do (in characters: µ
+	// takes two bytes).
 	for _, l := range []string{lines[2], lines[4]} {
-		if len(l) != len(lines[1]) {
+		if utf8.RuneCountInString(l) != utf8.RuneCountInString(lines[1]) {
 			t.Errorf("row %q is not aligned with %q", l, lines[1])
 		}
 	}

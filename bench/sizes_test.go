@@ -13,7 +13,7 @@ func TestParseSize(t *testing.T) {
 	}{
 		{"0", 0}, {"8", 8}, {"8B", 8}, {" 8 ", 8}, {"1K", 1024}, {"1k", 1024}, {"1KB", 1024},
 		{"64KiB", 64 << 10}, {"16M", 16 << 20}, {"16mib", 16 << 20}, {"2G", 2 << 30}, {"1GiB", 1 << 30},
-		{"1024G", 1 << 40},
+		{"1024G", 1 << 40}, {"1.5K", 1536},
 	}
 	for _, c := range good {
 		got, err := ParseSize(c.in)
@@ -21,7 +21,7 @@ func TestParseSize(t *testing.T) {
 			t.Errorf("ParseSize(%q) = %d, %v; want %d", c.in, got, err, c.want)
 		}
 	}
-	for _, in := range []string{"", " ", "-1", "K", "8Q", "8 KiBs", "1.5K", "0x10", "1025G", "99999999999999999999", "18446744073709551615G"} {
+	for _, in := range []string{"", " ", "-1", "K", "8Q", "8 KiBs", "1.1K", "0x10", "1025G", "99999999999999999999", "18446744073709551615G"} {
 		if got, err := ParseSize(in); !errors.Is(err, ErrSize) {
 			t.Errorf("ParseSize(%q) = %d, %v; want an ErrSize error", in, got, err)
 		}

@@ -165,5 +165,45 @@ expect ok "csv units" "scoll sim --topology torus:2x2 --algorithm ring --sizes 6
 expect ok "help names columns" "scoll sim --help; scoll model --help; scoll bench --help" 'time \(time_s\)' 'rate \(mbps\)' 'critical \(critical_s\)' 'avg \(avg_us\)'
 expect ok "defaults once" "scoll predict --help; scoll calibrate --help" '!\(default[^)]*\).*\(default'
 
+# One grammar: the same flag names, values and errors on every command;
+# an error is one line, "scoll COMMAND: WHAT: WHY", with no Go-internal text.
+tiny="--topology torus:2x2 --op allgather --algorithm ring"
+expect ok grammar "scoll sim $tiny --sizes 1.5K --format csv" '^torus:2x2,4,allgather,ring,1536,'
+expect ok grammar "scoll sim $tiny --sizes 64..1M --format csv" ',1048576,' ',65536,'
+expect ok grammar "scoll sim $tiny --sizes 64:1K:x4 --format csv" ',256,' ',1024,'
+expect ok grammar "scoll sim $tiny --size 4K --format csv" ',4096,'
+expect ok grammar "scoll model --np 4..16 --sizes 8 --format csv" '^allreduce,'
+expect ok grammar "scoll schedule --algorithm rabenseifner --np 4 --sizes 16" 'rank 3 of 4'
+expect ok grammar "scoll sim $tiny --sizes 64 --progress on" 'ring'
+expect ok grammar "scoll split --np 8 --reps 1 --algorithm cheng --progress off" 'cheng'
+expect ok grammar "scoll sim --help" 'progress.*auto .*always or never' '--op string +collective \(default "allreduce"\)'
+expect ok grammar "scoll split --help" 'progress.*auto .*always or never' '!auto, on, off'
+expect fail grammar "scoll sim --sizes 99999999999999999999" '^scoll sim: --sizes "99999999999999999999": too large' '!strconv'
+expect fail grammar "scoll bench --sizes 12Q" '^scoll bench: --sizes "12Q": unknown unit "Q" \(valid: B, K'
+expect fail grammar "scoll sim --sizes 1.1K" '^scoll sim: --sizes "1.1K": not a whole number'
+expect fail grammar "scoll sim --topo x" '^scoll sim: unknown flag --topo; did you mean --topology\?'
+expect fail grammar "scoll bench --szes 8" '^scoll bench: unknown flag --szes; did you mean --sizes\?'
+expect fail grammar "scoll sim --op allredcue" '^scoll sim: --op: unknown collective "allredcue"; did you mean "allreduce"\? \(valid: '
+expect fail grammar "scoll sim --algorithm rign" '^scoll sim: --algorithm: unknown algorithm "rign" for allreduce; did you mean "ring"\? \(valid: '
+expect fail grammar "scoll bench --algorithm rign" '^scoll bench: --algorithm: unknown algorithm "rign" for allreduce; did you mean "ring"\?'
+expect fail grammar "scoll schedule --algorithm rign" '^scoll schedule: --algorithm: unknown algorithm "rign" for allreduce; did you mean "ring"\?'
+expect fail grammar "scoll predict --algorithm rign" '^scoll predict: --algorithm: unknown algorithm "rign"'
+expect fail grammar "scoll split --algorithm nosuch" '^scoll split: --algorithm: unknown split algorithm "nosuch" \(valid: .*cheng' '!median'
+expect fail grammar "scoll model --op allredcue" 'did you mean "allreduce"\?'
+expect fail grammar "scoll algorithms allredcue" '^scoll algorithms: unknown collective "allredcue"; did you mean "allreduce"\?'
+expect fail grammar "scoll sim --progress sometimes" '^scoll sim: --progress: unknown progress mode "sometimes" \(valid: auto, always, never\)'
+expect fail grammar "scoll schedule --algorithm ring --format txt" '^scoll schedule: --format: unknown format "txt"; did you mean "text"\?'
+expect fail grammar "scoll sim --topology torsu:4x4" '^scoll sim: --topology: unknown topology kind "torsu"; did you mean "torus"\?'
+expect fail grammar "scoll model --params infinband" '^scoll model: --params: unknown params preset "infinband"; did you mean "infiniband"\?'
+expect fail grammar "scoll bench --iters x" '^scoll bench: --iters "x": want a whole number$' '!strconv'
+expect fail grammar "scoll siim" '^scoll: unknown command "siim"; did you mean "sim"\?' '!Did you mean this'
+expect fail grammar "scoll algorithms a b" '^scoll algorithms: arguments: want at most 1, got 2'
+expect fail grammar "scoll sim extra" '^scoll sim: unexpected argument "extra"'
+for cmd in sim bench model schedule split run predict clairvoyant marendic; do
+	expect fail grammar "scoll $cmd --np 0" "^scoll $cmd: --np \"0\": want a rank count of at least 1"
+done
+expect fail grammar "scoll sim --np -3" '^scoll sim: --np "-3": want a rank count of at least 1'
+expect fail grammar "scoll model --np 0..8" '^scoll model: --np "0..8": want a rank count of at least 1'
+
 echo "newuser: $runs runs, $fails failed"
 [ "$fails" -eq 0 ]

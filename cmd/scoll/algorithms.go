@@ -11,6 +11,7 @@ import (
 
 	"github.com/scoll/scoll"
 	"github.com/scoll/scoll/internal/algtable"
+	"github.com/scoll/scoll/internal/names"
 	"github.com/spf13/cobra"
 )
 
@@ -57,7 +58,7 @@ docs/algorithms.md rewrites that section in place.`,
 				if c == "split" {
 					infos = algtable.Split()
 				} else if infos == nil && !slices.Contains(scoll.Collectives(), c) {
-					return fmt.Errorf("unknown collective %q (have %s)", args[0], strings.Join(scoll.Collectives(), ", "))
+					return names.Unknown("collective", args[0], "", append(scoll.Collectives(), "split"))
 				}
 			} else {
 				infos = algtable.All()
@@ -89,7 +90,7 @@ docs/algorithms.md rewrites that section in place.`,
 				enc.SetIndent("", "  ")
 				return enc.Encode(algtable.JSON(infos))
 			}
-			return fmt.Errorf("--format %q: want table, markdown or json", format)
+			return checkName("format", "format", format, []string{"table", "markdown", "json"})
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "table", "output format: table, markdown or json")

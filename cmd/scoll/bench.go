@@ -82,17 +82,32 @@ run the same command, and rank 0 prints the results.`,
   scoll bench --np 8 --sizes 8:1M:x4 --tune-out rules.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			var err error
+			if progress, err = checkProgress(progress); err != nil {
+				return err
+			}
 			if imb.spec != "" {
 				return runImbalance(cmd, &imb, &cfg, sizes, format, progress, world)
 			}
-			if cfg.NP < 1 {
-				return fmt.Errorf("--np %d: want at least 1", cfg.NP)
+			coll, err := parseOp(cfg.Op, bench.Ops())
+			if err != nil {
+				return err
+			}
+			if err := checkName("type", "element type", cfg.Type, bench.Types()); err != nil {
+				return err
+			}
+			if err := checkName("on", "communicator", cfg.On, []string{"world", "dup", "split"}); err != nil {
+				return err
+			}
+			for _, a := range cfg.Algorithms {
+				if err := checkAlgorithm(coll, a, bench.Auto); err != nil {
+					return err
+				}
 			}
 			if err := checkTuneOut(tuneOut); err != nil {
 				return err
 			}
-			var err error
-			if cfg.Sizes, err = bench.ParseSizes(sizes); err != nil {
+			if cfg.Sizes, err = parseSizes("sizes", sizes); err != nil {
 				return err
 			}
 			if cfg.Grid, err = parseGrid(grid); err != nil {
@@ -116,8 +131,8 @@ run the same command, and rank 0 prints the results.`,
 			if cmd.Flags().Changed("time") && cfg.Budget <= 0 {
 				return fmt.Errorf("--time %v: want a positive duration", cfg.Budget)
 			}
-			if !slices.Contains(bench.Formats(), strings.ToLower(format)) {
-				return fmt.Errorf("--format %q: want %s", format, strings.Join(bench.Formats(), ", "))
+			if err := checkName("format", "format", strings.ToLower(format), bench.Formats()); err != nil {
+				return err
 			}
 			stdout, stderr, leave, err := joinWorld(cmd, world, &cfg.World)
 			if err != nil {
@@ -128,10 +143,10 @@ run the same command, and rank 0 prints the results.`,
 		},
 	}
 	f := cmd.Flags()
-	f.IntVar(&cfg.NP, "np", bench.DefaultNP, "number of ranks (goroutines)")
-	f.StringVar(&cfg.Op, "op", "allreduce", "collective: "+strings.Join(bench.Ops(), ", "))
+	addNPFlag(f, &cfg.NP, bench.DefaultNP, "number of ranks (goroutines)")
+	f.StringVar(&cfg.Op, "op", defaultOp, "collective: "+strings.Join(bench.Ops(), ", "))
 	f.StringSliceVar(&cfg.Algorithms, "algorithm", nil, "algorithms to run, comma-separated, \""+bench.Auto+"\" for scoll's own choice (default every algorithm registered for --op)")
-	f.StringVar(&sizes, "sizes", bench.DefaultSizes, "message sizes in bytes per rank: a list like 8,1K,64KiB,16M and ranges start:end[:xF|:+N]")
+	f.StringVar(&sizes, "sizes", bench.DefaultSizes, "message sizes in bytes per rank: "+sizesHelp)
 	f.StringVar(&cfg.Type, "type", "float32", "element type: "+strings.Join(bench.Types(), ", "))
 	f.IntVar(&cfg.Reps, "iters", 0, "timed calls per configuration (default 1000 up to 8 KiB, 100 above; always bounded by --time)")
 	f.IntVar(&cfg.Warmup, "warmup", 0, "untimed warm-up calls (default 100 up to 8 KiB, 10 above; bounded by a tenth of --time)")

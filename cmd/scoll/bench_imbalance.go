@@ -52,9 +52,6 @@ func runImbalance(cmd *cobra.Command, im *imbalanceFlags, cfg *bench.Config, siz
 			return fmt.Errorf("--%s does not apply to --imbalance (reduce of int32 with sum to root 0)", name)
 		}
 	}
-	if cfg.NP < 1 {
-		return fmt.Errorf("--np %d: want at least 1", cfg.NP)
-	}
 	ic := bench.ImbalanceConfig{
 		Common:    bench.Common{NP: cfg.NP, Algorithms: cfg.Algorithms, Reps: cfg.Reps, Warmup: cfg.Warmup, Seed: im.seed},
 		Reference: im.reference, Sync: im.sync, Wait: im.wait, Segments: im.segments, RoundTime: im.roundTime, Resamples: im.resamples,
@@ -81,7 +78,7 @@ func runImbalance(cmd *cobra.Command, im *imbalanceFlags, cfg *bench.Config, siz
 		}
 	}
 	if f.Changed("sizes") {
-		if ic.Sizes, err = bench.ParseSizes(sizes); err != nil {
+		if ic.Sizes, err = parseSizes("sizes", sizes); err != nil {
 			return err
 		}
 	}

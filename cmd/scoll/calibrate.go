@@ -107,20 +107,27 @@ CPUs, measured times include the ranks' time sharing.`,
   scoll predict --op allgather --np 2 --params calibrate`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			coll, ok := schedule.ParseCollective(strings.ToLower(cfg.Op))
-			if !ok || coll.Vector() {
-				return fmt.Errorf("--op %q: want one of %s", cfg.Op, strings.Join(bench.Ops(), ", "))
+			coll, err := parseOp(cfg.Op, bench.Ops())
+			if err != nil {
+				return err
 			}
 			// Every flag is checked before the calibration and the runs.
-			if cfg.NP < 1 {
-				return fmt.Errorf("--np %d: want at least 1 rank", cfg.NP)
+			if cfg.NP == 0 { // --np not given
+				cfg.NP = runtime.GOMAXPROCS(0)
 			}
 			if budget <= 0 {
 				return fmt.Errorf("--time %v: want a positive duration", budget)
 			}
-			var err error
-			if cfg.Sizes, err = bench.ParseSizes(sizes); err != nil {
+			if cfg.Sizes, err = parseSizes("sizes", sizes); err != nil {
 				return err
+			}
+			if algs != "" {
+				cfg.Algorithms = strings.Split(algs, ",")
+				for _, a := range cfg.Algorithms {
+					if err := checkAlgorithm(coll, a, bench.Auto); err != nil {
+						return err
+					}
+				}
 			}
 			if params != "" && params != "calibrate" && !exists(params) {
 				if _, perr := model.ParamsByName(params); perr != nil {
@@ -139,13 +146,10 @@ CPUs, measured times include the ranks' time sharing.`,
 			case params == "":
 				par, err = model.OpenParams(defaultParamsFile)
 			default:
-				par, err = model.OpenParams(params)
+				par, err = openParams(params)
 			}
 			if err != nil {
 				return err
-			}
-			if algs != "" {
-				cfg.Algorithms = strings.Split(algs, ",")
 			}
 			cfg.Budget = budget
 			cfg.MaxCall = -1
@@ -160,10 +164,10 @@ CPUs, measured times include the ranks' time sharing.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&cfg.Op, "op", "allreduce", "collective")
-	f.IntVar(&cfg.NP, "np", runtime.GOMAXPROCS(0), "number of ranks: as many as GOMAXPROCS, the CPUs Go uses here, unless given")
+	f.StringVar(&cfg.Op, "op", defaultOp, "collective")
+	addNPFlag(f, &cfg.NP, 0, "ranks (default: one per CPU)")
 	f.StringVar(&algs, "algorithm", "", "algorithms, comma-separated (default: every one registered)")
-	f.StringVar(&sizes, "sizes", "8,1K,64K,1M", "sizes in bytes per rank, as in scoll bench")
+	f.StringVar(&sizes, "sizes", "8,1K,64K,1M", "sizes in bytes per rank: "+sizesHelp)
 	f.StringVar(&cfg.Type, "type", "float32", "element type")
 	f.StringVar(&params, "params", "", "parameters: a file, a preset name, or calibrate (default: "+defaultParamsFile+" if present, else calibrate)")
 	f.DurationVar(&budget, "time", 200*time.Millisecond, "time budget per measurement")

@@ -68,15 +68,15 @@ exceeds ⌈lg P⌉ + N − 1.`,
 				return clairvoyantSweep(out, sweep)
 			}
 			if table5 {
-				b, err := bench.ParseSize(t5size)
+				b, err := parseSize("size", t5size)
 				if err != nil {
-					return fmt.Errorf("--size: %w", err)
+					return err
 				}
 				t5.NP, t5.Segments, t5.Sizes = np, segments, []int{b}
 				return clairvoyantTable5(cmd, t5)
 			}
-			if np < 1 || segments < 1 {
-				return fmt.Errorf("--np %d --segments %d: want at least 1 each", np, segments)
+			if segments < 1 {
+				return fmt.Errorf("--segments %d: want at least 1", segments)
 			}
 			if !(d > 0) {
 				return fmt.Errorf("--d %v: want a positive round time", d)
@@ -117,7 +117,7 @@ exceeds ⌈lg P⌉ + N − 1.`,
 		},
 	}
 	f := cmd.Flags()
-	f.IntVar(&np, "np", 4, "number of ranks P")
+	addNPFlag(f, &np, 4, "number of ranks P")
 	f.IntVar(&segments, "segments", 4, "number of segments N")
 	f.IntVar(&root, "root", 0, "root rank")
 	f.StringVar(&arrivals, "arrivals", "", "arrival times of the ranks, comma-separated, in the unit of --d (default: all at 0)")

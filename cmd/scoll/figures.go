@@ -122,17 +122,17 @@ ring it does simulate, and marks the rows "closed form" in the CSV.`,
 			for _, f := range []struct {
 				name, val string
 				dst       *[]int
-			}{{"--sizes", sizes, &sz}, {"--large-sizes", largeSizes, &large}, {"--node-sizes", nodeSizes, &nsz}} {
-				if *f.dst, err = bench.ParseSizes(f.val); err != nil {
-					return fmt.Errorf("%s: %w", f.name, err)
+			}{{"sizes", sizes, &sz}, {"large-sizes", largeSizes, &large}, {"node-sizes", nodeSizes, &nsz}} {
+				if *f.dst, err = parseSizes(f.name, f.val); err != nil {
+					return err
 				}
 			}
 			net, err := network.config()
 			if err != nil {
 				return err
 			}
-			if format != "svg" && format != "png" {
-				return fmt.Errorf("--format %q: want svg or png", format)
+			if err := checkName("format", "format", format, []string{"svg", "png"}); err != nil {
+				return err
 			}
 			if err := os.MkdirAll(out, 0o755); err != nil {
 				return err

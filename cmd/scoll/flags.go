@@ -23,29 +23,26 @@ func addFormatFlag(f *pflag.FlagSet, format *string) {
 // checkFormat returns --format in lower case, or an error unless it is
 // table, csv or json.
 func checkFormat(format string) (string, error) {
-	switch f := strings.ToLower(format); f {
-	case "table", "csv", "json":
-		return f, nil
-	}
-	return "", fmt.Errorf("--format %q: want table, csv or json", format)
+	f := strings.ToLower(format)
+	return f, checkName("format", "format", f, []string{"table", "csv", "json"})
 }
 
 // addProgressFlag registers --progress: auto, always or never.
 func addProgressFlag(f *pflag.FlagSet, progress *string) {
-	f.StringVar(progress, "progress", "auto", "progress on stderr: auto (when stderr is a terminal), always or never")
+	f.StringVar(progress, "progress", "auto", "progress on stderr: auto (when stderr is a terminal), always or never (on and off are aliases)")
 }
 
-// showProgress reports whether, by --progress, progress is drawn on w.
+// showProgress reports whether, by --progress (checkProgress), progress
+// is drawn on w.
 func showProgress(progress string, w io.Writer) (bool, error) {
-	switch progress {
+	mode, err := checkProgress(progress)
+	switch mode {
 	case "auto":
 		return isTerminal(w), nil
 	case "always":
 		return true, nil
-	case "never":
-		return false, nil
 	}
-	return false, fmt.Errorf("--progress %q: want auto, always or never", progress)
+	return false, err
 }
 
 // isTerminal reports whether w is a character device such as a terminal

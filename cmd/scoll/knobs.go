@@ -24,7 +24,7 @@ func knobFlags(f *pflag.FlagSet) func() (algorithms.KnobValues, error) {
 				continue
 			}
 			if kv[k.Index()], err = k.Parse(*vals[i]); err != nil {
-				return kv, fmt.Errorf("--%s: %w", k.Name, err)
+				return kv, fmt.Errorf("--%w", err) // "--segment "12Q": ..."
 			}
 		}
 		return kv, nil

@@ -47,15 +47,23 @@ func errorLine(cmd *cobra.Command, err error) string {
 	if cmd != nil {
 		name = cmd.CommandPath()
 	}
-	msg := err.Error()
+	msg := unknownCommand(cmd, err).Error()
+	prefixes := []string{"scoll: ", "bench: ", "sim: ", "model: ", "workload: ", "schedule: ", "topology: ", "split: "}
 	for again := true; again; {
 		again = false
-		for _, p := range []string{"scoll: ", "bench: ", "sim: ", "model: ", "workload: ", "schedule: ", "topology: ", "split: "} {
+		for _, p := range prefixes {
 			if rest, ok := strings.CutPrefix(msg, p); ok {
 				msg, again = rest, true
 			}
+			// After a flag's name too: "--topology: topology: ..."
+			if strings.Contains(msg, ": "+p) {
+				msg, again = strings.ReplaceAll(msg, ": "+p, ": "), true
+			}
 		}
 	}
+	// One line: the lines of a multi-line message are joined.
+	msg = strings.Join(strings.Fields(strings.ReplaceAll(strings.TrimSpace(msg), "\n", " \x00 ")), " ")
+	msg = strings.ReplaceAll(msg, " \x00 ", "; ")
 	return name + ": " + msg
 }
 
@@ -72,9 +80,12 @@ library (github.com/scoll/scoll).`,
 		SilenceErrors: true,
 	}
 	root.PersistentPreRunE = checkOutputFlags
+	root.SetFlagErrorFunc(flagError)
 	root.Version = version()
 	root.SetVersionTemplate("scoll {{.Version}}\n")
 	root.AddCommand(newBenchCmd(), newAlgorithmsCmd(), newSimCmd(), newScheduleCmd(), newCalibrateCmd(), newPredictCmd(), newModelCmd(), newFiguresCmd(), newRunCmd(), newSplitCmd(), newSplitPhasesCmd(), newClairvoyantCmd(), newMarendicCmd())
+	shapeArgs(root)
+	aliasFlags(root)
 	return root
 }
 

@@ -46,7 +46,7 @@ radix vector {4,4,8}.`,
   scoll marendic --params infiniband --np 64 --radix-vector 4,4,4`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			p, err := model.OpenParams(params)
+			p, err := openParams(params)
 			if err != nil {
 				return err
 			}
@@ -83,7 +83,7 @@ radix vector {4,4,8}.`,
 	f := cmd.Flags()
 	f.StringVar(&out, "out", ".", "directory for the CSV and SVG files (made if missing)")
 	f.StringVar(&params, "params", "curie", "machine parameters: a preset name or a JSON file")
-	f.IntVar(&np, "np", 128, "processes P")
+	addNPFlag(f, &np, 128, "processes P")
 	f.StringVar(&kv, "radix-vector", "4,4,8", "Radix-k's radix vector (product P)")
 	f.Float64Var(&lo, "from", 1e2, "smallest problem size, in multiples of 4 bytes")
 	f.Float64Var(&hi, "to", 1e7, "largest problem size, in multiples of 4 bytes")

@@ -48,7 +48,8 @@ type modelRow struct {
 }
 
 func newModelCmd() *cobra.Command {
-	var op, nps, sizes, params, format, plotFile, traceFile, arrivals, boundsPlot, progress, maxMemory string
+	var ranks []int
+	var op, sizes, params, format, plotFile, traceFile, arrivals, boundsPlot, progress, maxMemory string
 	var roundSync bool
 	var caps func() (algorithms.Caps, error)
 	cmd := &cobra.Command{
@@ -127,23 +128,19 @@ The table shows times, energies and sizes with their units (12.34 µs,
 			if traceFile != "" {
 				return modelTrace(cmd, traceFile, params, format)
 			}
-			coll, ok := schedule.ParseCollective(strings.ToLower(op))
-			if !ok || coll.Vector() {
-				return fmt.Errorf("--op %q: unknown or vector collective", op)
+			coll, err := parseOp(op, scalarCollectives())
+			if err != nil {
+				return err
 			}
 			cp, err := caps()
 			if err != nil {
 				return err
 			}
-			ranks, err := parseRanks(nps)
+			sz, err := parseSizes("sizes", sizes)
 			if err != nil {
 				return err
 			}
-			sz, err := bench.ParseSizes(sizes)
-			if err != nil {
-				return err
-			}
-			par, err := model.OpenParams(params)
+			par, err := openParams(params)
 			if err != nil {
 				return err
 			}
@@ -237,10 +234,10 @@ The table shows times, energies and sizes with their units (12.34 µs,
 	}
 	cmd.Long = strings.Replace(cmd.Long, "PRESETS", strings.Join(model.Presets(), ", "), 1)
 	f := cmd.Flags()
-	f.StringVar(&op, "op", "allreduce", "collective")
+	f.StringVar(&op, "op", defaultOp, "collective")
 	caps = capsFlag(f)
-	f.StringVar(&nps, "np", "8..4096", "rank counts: a list (8,64,512) or a range lo..hi of powers of two")
-	f.StringVar(&sizes, "sizes", "8", "per-rank sizes in bytes, as in scoll bench")
+	addNPListFlag(f, &ranks, "8..4096", "rank counts")
+	f.StringVar(&sizes, "sizes", "8", "per-rank sizes in bytes: "+sizesHelp)
 	f.StringVar(&params, "params", "infiniband", "machine parameters: a preset name or a JSON file")
 	addFormatFlag(f, &format)
 	f.StringVar(&plotFile, "plot", "", "plot runtime, energy and memory against ranks into this .svg or .png file")
@@ -251,38 +248,6 @@ The table shows times, energies and sizes with their units (12.34 µs,
 	f.StringVar(&maxMemory, "max-memory", "4G", "refuse, before evaluating, rank counts whose evaluation would need more memory than this (about 20 KiB per rank; 0: no limit)")
 	f.BoolVar(&roundSync, "round-sync", false, "also print the round-synchronous times counted_s and loggp_sync_s (valid only when every rank communicates in every round)")
 	return cmd
-}
-
-// parseRanks parses "8..4096" (powers of two from 8 to 4096, and the ends) or
-// a comma-separated list.
-func parseRanks(s string) ([]int, error) {
-	bad := fmt.Errorf("--np %q: want a list like 8,64,512 or a range like 8..4096", s)
-	if lo, hi, ok := strings.Cut(s, ".."); ok {
-		a, err1 := strconv.Atoi(strings.TrimSpace(lo))
-		b, err2 := strconv.Atoi(strings.TrimSpace(hi))
-		if err1 != nil || err2 != nil || a < 1 || b < a || b > 1<<20 {
-			return nil, bad
-		}
-		out := []int{a}
-		for p := 1; p <= b; p *= 2 {
-			if p > a && p < b {
-				out = append(out, p)
-			}
-		}
-		if b > a {
-			out = append(out, b)
-		}
-		return out, nil
-	}
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		v, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || v < 1 || v > 1<<20 {
-			return nil, bad
-		}
-		out = append(out, v)
-	}
-	return out, nil
 }
 
 // modelFormat is how scoll model writes its rows: with roundSync the

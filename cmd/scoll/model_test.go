@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -72,15 +71,6 @@ func TestModelCriticalPathDefault(t *testing.T) {
 	}
 	if _, ok := csvColumn(t, out, "counted_s")["binomial"]; !ok {
 		t.Error("--round-sync: no counted_s")
-	}
-}
-
-func TestParseRanks(t *testing.T) {
-	for in, want := range map[string]string{"6..40": "[6 8 16 32 40]", "8..8": "[8]", "3,5": "[3 5]"} {
-		got, err := parseRanks(in)
-		if err != nil || fmt.Sprint(got) != want {
-			t.Errorf("%s → %v, %v; want %s", in, got, err, want)
-		}
 	}
 }
 

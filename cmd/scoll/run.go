@@ -55,11 +55,8 @@ is what gets signalled.`,
   scoll run --np 2 --tag-output=false -- go run ./examples/allreduce
   (./allreduce: go build -o allreduce ./examples/allreduce)`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if job.NP < 1 {
-				return fmt.Errorf("--np %d: want at least 1", job.NP)
-			}
 			if len(args) == 0 {
-				return errors.New("run: no program: give one after --, as in scoll run --np 4 -- ./prog")
+				return errors.New("no program: give one after --, as in scoll run --np 4 -- ./prog")
 			}
 			if job.Grace <= 0 {
 				return fmt.Errorf("--grace %v: want a positive duration", job.Grace)
@@ -120,7 +117,7 @@ is what gets signalled.`,
 	}
 	f := cmd.Flags()
 	f.SetInterspersed(false) // flags after PROGRAM are its own, even without --
-	f.IntVar(&job.NP, "np", 1, "number of ranks (processes) to start")
+	addNPFlag(f, &job.NP, 1, "number of ranks (processes) to start")
 	f.IntVar(&job.RanksPerNode, "ranks-per-node", 0, "pretend to be several nodes: rank r gets SCOLL_HOSTNAME=node<r/K> (SplitByNode and node-aware features read it); 0 leaves the host name alone")
 	f.StringVar(&job.Rendezvous, "rendezvous", "", "SCOLL_RENDEZVOUS for the ranks: file:DIR or tcp:HOST:PORT (default: file: and a fresh temporary directory)")
 	f.DurationVar(&job.Timeout, "timeout", 0, "stop the whole job after this long (0: no limit)")

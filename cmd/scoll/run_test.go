@@ -143,8 +143,8 @@ func TestRunCmdBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--np", "0", "--", exe, runChildArg, "touch", dir}, "--np 0: want at least 1"},
-		{[]string{"--np", "-2", exe, runChildArg, "touch", dir}, "--np -2: want at least 1"},
+		{[]string{"--np", "0", "--", exe, runChildArg, "touch", dir}, errNP.Error()},
+		{[]string{"--np", "-2", exe, runChildArg, "touch", dir}, errNP.Error()},
 		{[]string{"--np", "2"}, "no program"},
 		{[]string{"--np", "2", "--"}, "no program"},
 		{[]string{"--np", "2", "--", "scoll-no-such-program"}, `program "scoll-no-such-program": executable file not found`},

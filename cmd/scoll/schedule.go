@@ -9,8 +9,6 @@ import (
 	"strings"
 
 	"github.com/scoll/scoll/algorithms"
-	"github.com/scoll/scoll/bench"
-	"github.com/scoll/scoll/model"
 	"github.com/scoll/scoll/schedule"
 	"github.com/scoll/scoll/workload"
 	"github.com/spf13/cobra"
@@ -43,31 +41,35 @@ A barrier's messages are zero-byte sends and receives ("send 0b").
 Sizes are per rank as in scoll bench: the buffer of bcast, reduce and
 allreduce, each rank's block of the gathers and scatters, the block per pair
 of alltoall. Elements are --elem bytes wide.`,
-		Example: `  scoll schedule --op allgather --algorithm ring --np 8
+		Example: `  scoll schedule --algorithm ring --np 8
+  scoll schedule --op allgather --algorithm ring --np 8
   scoll schedule --op allreduce --algorithm rabenseifner --np 6 --size 24 --format goal
   scoll schedule --op bcast --algorithm binomial --np 16 --format svg > bcast.svg`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			coll, ok := schedule.ParseCollective(strings.ToLower(op))
-			if !ok {
-				return fmt.Errorf("--op %q: unknown collective", op)
+			coll, err := parseOp(op, nil)
+			if err != nil {
+				return err
 			}
 			if elem < 1 {
 				return fmt.Errorf("--elem %d: want at least 1", elem)
 			}
-			bytes, err := bench.ParseSize(size)
+			bytes, err := parseSize("size", size)
 			if err != nil {
-				return fmt.Errorf("--size: %w", err)
+				return err
 			}
 			if bytes%elem != 0 {
-				return fmt.Errorf("--size %d is not a multiple of --elem %d", bytes, elem)
+				return fmt.Errorf("--size %d: not a multiple of --elem %d", bytes, elem)
 			}
 			w.Coll = coll
 			if w.Algorithm == "" {
-				return fmt.Errorf("--algorithm is required (have %s)", algorithmNames(coll))
+				return fmt.Errorf("--algorithm: required (valid for %s: %s)", coll, algorithmNames(coll))
 			}
-			if w.Size < 1 {
-				return fmt.Errorf("--np %d: want at least 1", w.Size)
+			if err := checkAlgorithm(coll, w.Algorithm); err != nil {
+				return err
+			}
+			if err := checkName("format", "format", strings.ToLower(form), []string{"text", "json", "goal", "svg"}); err != nil {
+				return err
 			}
 			w.Bytes, w.Elem = bytes, elem
 			if w.Knobs, err = knobs(); err != nil {
@@ -87,7 +89,7 @@ of alltoall. Elements are --elem bytes wide.`,
 			case "json":
 				return writeScheduleJSON(out, w.Size, w.ElemSize(), gen)
 			case "goal":
-				par, err := model.OpenParams(params)
+				par, err := openParams(params)
 				if err != nil {
 					return err
 				}
@@ -99,14 +101,14 @@ of alltoall. Elements are --elem bytes wide.`,
 				}
 				return schedule.WriteSVGTitle(out, w.Size, gen, title)
 			}
-			return fmt.Errorf("--format %q: want text, json, goal or svg", form)
+			return nil // checkName above
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&op, "op", "allgather", "collective")
+	f.StringVar(&op, "op", defaultOp, "collective")
 	f.StringVar(&w.Algorithm, "algorithm", "", "algorithm name (see scoll algorithms)")
-	f.IntVar(&w.Size, "np", 8, "number of ranks")
-	f.StringVar(&size, "size", "8", "size per rank in bytes, like 8, 4K or 1MiB")
+	addNPFlag(f, &w.Size, 8, "number of ranks")
+	f.StringVar(&size, "size", "8", "size per rank in bytes, like 8, 1.5K or 1MiB (also --sizes, with one size)")
 	f.IntVar(&elem, "elem", 1, "element size in bytes")
 	f.IntVar(&w.Root, "root", 0, "root rank of rooted collectives")
 	knobs = knobFlags(f)

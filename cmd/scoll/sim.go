@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/scoll/scoll/algorithms"
-	"github.com/scoll/scoll/bench"
 	modelpkg "github.com/scoll/scoll/model"
 	"github.com/scoll/scoll/schedule"
 	"github.com/scoll/scoll/sim"
@@ -114,13 +113,16 @@ Columns, as the table names them (CSV columns and JSON keys add the unit):
 			if err != nil {
 				return err
 			}
-			topo, err := topology.Parse(topoSpec)
+			coll, err := parseOp(op, nil)
 			if err != nil {
 				return err
 			}
-			coll, ok := schedule.ParseCollective(strings.ToLower(op))
-			if !ok {
-				return fmt.Errorf("--op %q: unknown collective", op)
+			topo, err := parseTopology(topoSpec)
+			if err != nil {
+				return err
+			}
+			if progress, err = checkProgress(progress); err != nil {
+				return err
 			}
 			var tr *record.Trace
 			if traceFile != "" {
@@ -135,11 +137,8 @@ Columns, as the table names them (CSV columns and JSON keys add the unit):
 				}
 				np = tr.Size
 			}
-			if np == 0 {
+			if np == 0 { // --np not given
 				np = topo.Nodes()
-			}
-			if np < 1 {
-				return fmt.Errorf("--np %d: want at least 1", np)
 			}
 			var mapping topology.Mapping
 			if mapSpec != "" && mapSpec != "xyz" {
@@ -153,7 +152,7 @@ Columns, as the table names them (CSV columns and JSON keys add the unit):
 			if np > topo.Nodes() {
 				return fmt.Errorf("--np %d: %s has only %d nodes", np, topo, topo.Nodes())
 			}
-			sz, err := bench.ParseSizes(sizes)
+			sz, err := parseSizes("sizes", sizes)
 			if err != nil {
 				return err
 			}
@@ -170,16 +169,15 @@ Columns, as the table names them (CSV columns and JSON keys add the unit):
 				return fmt.Errorf("--switching: %w", err)
 			}
 			cfg.Topology, cfg.Mapping, cfg.Stages = topo, mapping, stages
-			switch ports {
-			case "1":
-				cfg.Ports = sim.SinglePort
-			case "all":
-				cfg.Ports = sim.MultiPort
-			default:
-				return fmt.Errorf("--ports %q: want 1 or all", ports)
+			if err := checkName("ports", "port model", ports, []string{"1", "all"}); err != nil {
+				return err
 			}
-			if model != "stage" && model != "flow" {
-				return fmt.Errorf("--model %q: want stage or flow", model)
+			cfg.Ports = sim.SinglePort
+			if ports == "all" {
+				cfg.Ports = sim.MultiPort
+			}
+			if err := checkName("model", "model", model, []string{"stage", "flow"}); err != nil {
+				return err
 			}
 			if format, err = checkFormat(format); err != nil {
 				return err
@@ -295,12 +293,12 @@ Columns, as the table names them (CSV columns and JSON keys add the unit):
 	// What runs, and where.
 	f.StringVar(&topoSpec, "topology", "torus:8x8x8", "network: "+topologyHelp)
 	f.StringVar(&mapSpec, "mapping", "xyz", "rank to node map: xyz, morton, gray, ring, htree (docs/embeddings.md), random[:seed] (an irregular partition) or list:n0,n1,...")
-	f.IntVar(&np, "np", 0, "ranks (default: one per node)")
-	f.StringVar(&op, "op", "allgather", "collective")
+	addNPFlag(f, &np, 0, "ranks (default: one per node)")
+	f.StringVar(&op, "op", defaultOp, "collective")
 	f.StringVar(&algs, "algorithm", "all", "algorithms, comma-separated, all, or auto (the library's default choice under the simulated α and δ and --caps, printed as auto (name))")
 	caps = capsFlag(f)
 	knobs = knobFlags(f)
-	f.StringVar(&sizes, "sizes", "64,4K,32K", "per-rank sizes in bytes: a list and ranges as in scoll bench")
+	f.StringVar(&sizes, "sizes", "64,4K,32K", "per-rank sizes in bytes: "+sizesHelp)
 	f.IntVar(&elem, "elem", 1, "element size in bytes: pipelined algorithms cut their default 64 KiB segments in such elements, as the library does for a call of this element type")
 	f.StringVar(&gridSpec, "grid", "auto", "process grid of topology-aware algorithms (rd-optimal, bucket3, ...): AxBxC, or auto (the torus or mesh itself when the ranks fill it in XYZ order)")
 	f.StringVar(&traceFile, "trace", "", "simulate the recorded trace in this file instead of registry algorithms")
@@ -342,12 +340,8 @@ func pickAlgorithms(coll schedule.Collective, list string) ([]string, error) {
 	var names []string
 	for _, n := range strings.Split(list, ",") {
 		n = strings.TrimSpace(n)
-		if n == "auto" {
-			names = append(names, n)
-			continue
-		}
-		if _, ok := algorithms.Lookup(coll, n); !ok {
-			return nil, fmt.Errorf("--algorithm %q: %s has %s", n, coll, algorithmNames(coll))
+		if err := checkAlgorithm(coll, n, "all", "auto"); err != nil {
+			return nil, err
 		}
 		names = append(names, n)
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"fmt"
 	"os"
 	"slices"
@@ -28,7 +27,7 @@ func newSplitCmd() *cobra.Command {
 		progress  string
 		world     bool
 		recordTo  string
-		nps       string
+		npList    []int
 		plotTo    string
 		from      string
 		figure    string
@@ -124,6 +123,28 @@ and scoll model --trace.`,
   scoll sim --trace split.trace --topology torus:8x8x8`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// Every name is checked before anything is printed.
+			if _, err := checkProgress(progress); err != nil {
+				return err
+			}
+			if algs != "" && algs != "all" {
+				for _, a := range strings.Split(algs, ",") {
+					if err := checkName("algorithm", "split algorithm", a, append([]string{"all"}, splitNames()...)); err != nil {
+						return err
+					}
+				}
+			}
+			if _, err := checkFormat(format); err != nil {
+				return err
+			}
+			if err := checkName("keys", "key pattern", cfg.Keys, bench.SplitKeys()); err != nil {
+				return err
+			}
+			if figure != "" {
+				if err := checkName("figure", "figure", figure, bench.SplitFigureNames()); err != nil {
+					return err
+				}
+			}
 			fl := cmd.Flags()
 			if fl.Changed("groups") {
 				if fl.Changed("colors") {
@@ -148,14 +169,6 @@ and scoll model --trace.`,
 				return err
 			}
 			defer leave()
-			var npList []int
-			for _, f := range strings.Split(nps, ",") {
-				n, err := strconv.Atoi(strings.TrimSpace(f))
-				if err != nil || n < 1 {
-					return fmt.Errorf("--np %q: want rank counts ≥ 1, comma-separated", nps)
-				}
-				npList = append(npList, n)
-			}
 			if world {
 				npList = []int{cfg.World.Size()}
 			}
@@ -187,8 +200,7 @@ and scoll model --trace.`,
 				fmt.Fprintf(stdout, "recorded %d ranks, %d rounds at most, %d messages, %s into %s\n", tr.Size, tr.Rounds(), tr.Messages(), fmtBytes(float64(tr.Bytes())), recordTo)
 				return nil
 			}
-			// --progress on and off: split's words for always and never.
-			st, err := newStatus(stderr, cmp.Or(map[string]string{"on": "always", "off": "never"}[progress], progress))
+			st, err := newStatus(stderr, progress)
 			if err != nil {
 				return err
 			}
@@ -270,7 +282,7 @@ and scoll model --trace.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&nps, "np", "1024", "numbers of in-process ranks, comma-separated")
+	addNPListFlag(f, &npList, "1024", "numbers of in-process ranks")
 	f.BoolVar(&world, "world", false, "run on the processes of the job (scoll run, mpirun, srun) instead of in-process ranks")
 	f.StringVar(&algs, "algorithm", "all", "split algorithms, comma-separated, or all ("+strings.Join(splitNames(), ", ")+")")
 	f.StringVar(&cfg.Colors, "colors", "1", "colors: 1 (one communicator), K (rank mod K), unique (N) or small ("+strconv.Itoa(bench.SmallGroups)+")")
@@ -290,7 +302,7 @@ and scoll model --trace.`,
 	f.IntVar(&cfg.PeakGCPercent, "peak-gc", bench.PeakGCPercent, "with --peak: collect garbage every this percent of heap growth (the resolution; lower is finer and slower)")
 	addFormatFlag(f, &format)
 	f.StringVar(&maxMemory, "max-memory", "8GiB", "skip configurations estimated to need more memory over all ranks (0: no limit)")
-	f.StringVar(&progress, "progress", "auto", "report repetitions on stderr: auto (when a terminal), on, off")
+	addProgressFlag(f, &progress)
 	f.StringVar(&from, "from", "", "read the results from this CSV (written with --format csv) instead of measuring: to plot or print saved runs")
 	f.StringVar(&plotTo, "plot", "", "draw the shape of Sack's Figures 2.1–2.3 (or of the --figure) against np into this .svg or .png file")
 	f.StringVar(&recordTo, "record", "", "record one split's messages into this trace file (for scoll sim --trace) instead of measuring")

@@ -87,7 +87,7 @@ func modelTrace(cmd *cobra.Command, file, params, format string) error {
 	if err != nil {
 		return err
 	}
-	par, err := model.OpenParams(params)
+	par, err := openParams(params)
 	if err != nil {
 		return err
 	}

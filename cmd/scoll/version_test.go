@@ -28,7 +28,7 @@ func TestErrorLine(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"sim", "--sizes", "12Q"}, "scoll sim: invalid size"},
+		{[]string{"sim", "--sizes", "12Q"}, `scoll sim: --sizes "12Q": unknown unit "Q"`},
 		{[]string{"schedule", "--op", "allreduce", "--algorithm", "nosuch", "--np", "4"}, "scoll schedule: "},
 		{[]string{"bench", "--np", "0"}, "scoll bench: "},
 	} {
