@@ -62,11 +62,11 @@ func onAll(comms []*scoll.Comm, fn func(ctx context.Context, c *scoll.Comm) erro
 // TestMatrixTCP runs every algorithm of every collective over the TCP
 // transport (ranks in this process, loopback connections) against the
 // naive reference, with long messages on the rendezvous path: P = 1, 2,
-// 3, 5, 8 (4, 7, 17 with -tags long; 9, 12, 16, 32, 33, 64 with -scoll.full), counts
+// 5, 8 (3, 4, 7, 17 with -tags long; 9, 12, 16, 32, 33, 64 with -scoll.full), counts
 // 0, 1, 3, 1000 and, up to 4 ranks, 65537.
 func TestMatrixTCP(t *testing.T) {
 	skipShort(t, "matrix skipped in -short mode")
-	sizes := sweep.More([]int{1, 2, 3, 5, 8}, 4, 7, 17)
+	sizes := sweep.More([]int{1, 2, 5, 8}, 3, 4, 7, 17)
 	if *fullMatrix {
 		sizes = append(sizes, 9, 12, 16, 32, 33, 64)
 	}
@@ -78,7 +78,7 @@ func TestMatrixTCP(t *testing.T) {
 // (WithEagerSends): small sends of collective calls complete once written.
 func TestMatrixTCPEagerSends(t *testing.T) {
 	skipShort(t, "matrix skipped in -short mode")
-	matrixOver(t, sweep.More([]int{3, 8}, 2, 4, 5), func(t *testing.T, p int) []*scoll.Comm {
+	matrixOver(t, sweep.More([]int{3}, 2, 4, 5, 8), func(t *testing.T, p int) []*scoll.Comm {
 		return tcpComms(t, p, tcp.Config{DetachedSends: true})
 	})
 }

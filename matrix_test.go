@@ -15,8 +15,9 @@ import (
 var fullMatrix = flag.Bool("scoll.full", false, "run the full correctness matrix (large counts at every size)")
 
 // matrixSizes are the rank counts of the correctness matrix: powers of two,
-// their neighbours and odd counts; 32 and 64 in the long sweeps (-tags long).
-var matrixSizes = sweep.More([]int{1, 2, 3, 4, 5, 7, 8, 9, 12, 16, 17, 33}, 32, 64)
+// their neighbours and odd counts; 12, 32, 33 and 64 in the long sweeps
+// (-tags long).
+var matrixSizes = sweep.More([]int{1, 2, 3, 4, 5, 7, 8, 9, 16, 17}, 12, 32, 33, 64)
 
 // matrixCounts returns the counts tried at p ranks. The largest count runs at
 // every size only with -scoll.full; by default only where the whole call

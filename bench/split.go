@@ -836,8 +836,8 @@ func (r SplitResult) Does() string {
 	return strings.Join(parts, "+")
 }
 
-// ReadSplitCSV reads split results written as CSV (Write) (the columns it
-// knows, by name; phases are not read back).
+// ReadSplitCSV reads split results written as CSV (Write): the columns it
+// knows, by name, and the phases ("gather=150.781 sort=82.702").
 func ReadSplitCSV(r io.Reader) ([]SplitResult, error) {
 	cr := csv.NewReader(r)
 	head, err := cr.Read()
@@ -874,7 +874,16 @@ func ReadSplitCSV(r io.Reader) ([]SplitResult, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: split CSV: np %q", ErrConfig, get("np"))
 		}
-		out = append(out, SplitResult{NP: np, Algorithm: get("algorithm"), Colors: get("colors"), Keys: get("keys"),
+		var phases []SplitPhase
+		for _, f := range strings.Fields(get("phases")) {
+			name, v, ok := strings.Cut(f, "=")
+			ms, err := strconv.ParseFloat(v, 64)
+			if !ok || err != nil {
+				return nil, fmt.Errorf("%w: split CSV: phase %q: want name=milliseconds", ErrConfig, f)
+			}
+			phases = append(phases, SplitPhase{Name: name, Ms: ms})
+		}
+		out = append(out, SplitResult{Phases: phases, NP: np, Algorithm: get("algorithm"), Colors: get("colors"), Keys: get("keys"),
 			Sorters: int(num("sorters")), Group: get("group"), Reps: int(num("reps")),
 			MedianMs: num("median_ms"), MinMs: num("min_ms"), MaxMs: num("max_ms"),
 			GroupBytesMean: num("group_bytes_mean"), GroupBytesMax: int(num("group_bytes_max")),

@@ -54,13 +54,14 @@ binomial tree, the clairvoyant reduce with the arrivals a call site predicts
 the true arrivals; --reps runs each, alternating. It prints the median
 accumulated runtime (the sum over iterations of last exit − first arrival).
 
---sweep FROM..TO prints, instead, R for balanced arrivals for every P in the
-range and the segment counts 1, 2, 4, 7, 8, 16, 32, 64, marking with * where R
+--sweep RANKS prints, instead, R for balanced arrivals for every P of RANKS
+(rank counts as --np takes them: 3:130:+1 is every P from 3 to 130, 3..130
+the powers of two between) and the segment counts 1, 2, 4, 7, 8, 16, 32, 64, marking with * where R
 exceeds ⌈lg P⌉ + N − 1.`,
 		Example: `  scoll clairvoyant --np 4 --segments 4
   scoll clairvoyant --np 4 --segments 4 --arrivals 0,0,0,5 --format json
   scoll clairvoyant --np 8 --segments 4 --arrivals 0,1.5,0,0,3,0,0,0 --format svg > cv.svg
-  scoll clairvoyant --sweep 3..130`,
+  scoll clairvoyant --sweep 3:130:+1`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out := cmd.OutOrStdout()
@@ -123,7 +124,7 @@ exceeds ⌈lg P⌉ + N − 1.`,
 	f.StringVar(&arrivals, "arrivals", "", "arrival times of the ranks, comma-separated, in the unit of --d (default: all at 0)")
 	f.Float64Var(&d, "d", 1, "round time d, in the unit of --arrivals")
 	f.StringVar(&form, "format", "text", "output format: text, json or svg")
-	f.StringVar(&sweep, "sweep", "", "print R for balanced arrivals for P in FROM..TO instead")
+	f.StringVar(&sweep, "sweep", "", "print R for balanced arrivals for these rank counts instead (3:130:+1: every P from 3 to 130)")
 	f.BoolVar(&table5, "table5", false, "run the predicted-arrivals experiment (Table 5 in shape) instead")
 	f.StringVar(&t5size, "size", "1MiB", "--table5: bytes per rank")
 	f.IntVar(&t5.Iterations, "iterations", 100, "--table5: reductions per run")
@@ -263,11 +264,9 @@ func writeClairvoyantSVG(w io.Writer, pl *algorithms.ClairvoyantPlan) error {
 
 // clairvoyantSweep prints R for balanced arrivals over a range of P.
 func clairvoyantSweep(w io.Writer, rng string) error {
-	lo, hi, ok := strings.Cut(rng, "..")
-	from, err1 := strconv.Atoi(lo)
-	to, err2 := strconv.Atoi(hi)
-	if !ok || err1 != nil || err2 != nil || from < 1 || to < from {
-		return fmt.Errorf("--sweep %q: want FROM..TO with 1 ≤ FROM ≤ TO", rng)
+	ps, err := parseNPs(rng, false)
+	if err != nil {
+		return fmt.Errorf("--sweep %q: %w", rng, err)
 	}
 	ns := []int{1, 2, 4, 7, 8, 16, 32, 64}
 	bw := bufio.NewWriter(w)
@@ -277,7 +276,7 @@ func clairvoyantSweep(w io.Writer, rng string) error {
 		fmt.Fprintf(bw, "\tN=%d", n)
 	}
 	fmt.Fprintln(bw)
-	for p := from; p <= to; p++ {
+	for _, p := range ps {
 		fmt.Fprint(bw, p)
 		for _, n := range ns {
 			pl, err := algorithms.GenerateClairvoyant(p, n, 0, nil)

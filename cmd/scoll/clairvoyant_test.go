@@ -47,7 +47,7 @@ func TestClairvoyantTextSVGSweep(t *testing.T) {
 	if err != nil || !strings.HasPrefix(out, "<svg") || strings.Count(out, "<line") == 0 {
 		t.Fatalf("%v:\n%s", err, out)
 	}
-	out, _, err = run(t, "clairvoyant", "--sweep", "20..22")
+	out, _, err = run(t, "clairvoyant", "--sweep", "20:22:+1")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"encoding/csv"
 	"fmt"
 	"io"
+	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -16,7 +19,7 @@ import (
 
 func newSplitPhasesCmd() *cobra.Command {
 	var (
-		entries, sorters, csvOut, plotOut string
+		entries, sorters, csvOut, plotOut, from string
 		cfg                               bench.SortPhasesConfig
 	)
 	cmd := &cobra.Command{
@@ -34,22 +37,39 @@ CPU time, so that up to 64 sorters on a few cores still show per-sorter work
 sorter's time, the median over --reps. "total" is the busiest sorter's sum
 of the four phases; "wall" the whole sort's elapsed time on this machine.`,
 		Example: `  scoll split-phases --entries 1M,2M --sorters 2,4,8
-  scoll split-phases --entries 1M --sorters 2,8 --plot phases.svg --csv phases.csv`,
+  scoll split-phases --entries 1M --sorters 2,8 --plot phases.svg --csv phases.csv
+  scoll split-phases --from phases.csv --plot phases.svg`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			for _, s := range strings.Split(entries, ",") {
-				n, err := bench.ParseSize(strings.TrimSpace(s))
+			if from != "" {
+				// Print and plot saved rows instead of measuring.
+				rows, err := readSortPhasesCSV(from)
 				if err != nil {
-					return fmt.Errorf("--entries: %w", err)
+					return err
+				}
+				if err := bench.WriteSortPhases(cmd.OutOrStdout(), rows); err != nil {
+					return err
+				}
+				if plotOut != "" {
+					return plotSortPhases(plotOut, rows)
+				}
+				return nil
+			}
+			ns, err := parseSizes("entries", entries)
+			if err != nil {
+				return err
+			}
+			for _, n := range ns {
+				if n < 1 {
+					return fmt.Errorf("--entries %q: want table sizes of at least 1", entries)
 				}
 				cfg.Entries = append(cfg.Entries, int64(n))
 			}
-			for _, s := range strings.Split(sorters, ",") {
-				p, err := strconv.Atoi(strings.TrimSpace(s))
-				if err != nil || p < 1 {
-					return fmt.Errorf("--sorters %q: want numbers ≥ 1", sorters)
-				}
-				cfg.Sorters = append(cfg.Sorters, p)
+			if cfg.Sorters, err = parseSizes("sorters", sorters); err != nil {
+				return err
+			}
+			if slices.Min(cfg.Sorters) < 1 {
+				return fmt.Errorf("--sorters %q: want numbers of at least 1", sorters)
 			}
 			stderr := cmd.ErrOrStderr()
 			cfg.OnRow = func(r bench.SortPhasesRow) {
@@ -84,7 +104,37 @@ of the four phases; "wall" the whole sort's elapsed time on this machine.`,
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of the random keys")
 	f.StringVar(&csvOut, "csv", "", "also write the rows to this CSV file")
 	f.StringVar(&plotOut, "plot", "", "also draw the phases against p into this .svg or .png file")
+	f.StringVar(&from, "from", "", "read the rows from this CSV (written with --csv) instead of measuring: to print or plot a saved run")
 	return cmd
+}
+
+// readSortPhasesCSV reads the rows scoll split-phases --csv wrote.
+func readSortPhasesCSV(file string) ([]bench.SortPhasesRow, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, fmt.Errorf("--from: %w", err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("--from %s: %w", file, err)
+	}
+	names := []string{"entries", "sorters", "collect_s", "splitters_s", "exchange_s", "merge_s", "total_s", "wall_s"}
+	if len(recs) == 0 || !slices.Equal(recs[0], names) {
+		return nil, fmt.Errorf("--from %s: want the CSV of scoll split-phases --csv (columns %s)", file, strings.Join(names, ","))
+	}
+	var rows []bench.SortPhasesRow
+	for i, rec := range recs[1:] {
+		var v [8]float64
+		for j := range v {
+			if v[j], err = strconv.ParseFloat(rec[j], 64); err != nil {
+				return nil, fmt.Errorf("--from %s: line %d: %s %q: want a number", file, i+2, names[j], rec[j])
+			}
+		}
+		rows = append(rows, bench.SortPhasesRow{Entries: int64(v[0]), Sorters: int(v[1]), CollectS: v[2], SplittersS: v[3],
+			ExchangeS: v[4], MergeS: v[5], TotalS: v[6], WallS: v[7]})
+	}
+	return rows, nil
 }
 
 // plotSortPhases draws one panel per table size: each phase's time
