@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/scoll/scoll"
+	"github.com/scoll/scoll/internal/matrix"
 	"github.com/scoll/scoll/transport/tcp"
 )
 
@@ -15,7 +16,7 @@ import (
 // (aborted calls, signatures carried by messages) and return a typed error
 // instead of hanging.
 func TestBadInputTCP(t *testing.T) {
-	skipShort(t, "skipped in -short mode")
+	matrix.SkipShort(t, "skipped in -short mode")
 	// Cases whose absent ranks wait for a shared context that a launcher
 	// would cancel; their transport side is tested by TestCancelAbortsPeers
 	// and the conformance suite's truncation test.
@@ -26,11 +27,11 @@ func TestBadInputTCP(t *testing.T) {
 		}
 		t.Run(bc.name, func(t *testing.T) {
 			t.Parallel()
-			comms := tcpComms(t, bc.p, tcp.Config{})
+			comms := matrix.TCPComms(t, bc.p, tcp.Config{})
 			errs := make([]error, bc.p)
 			done := make(chan struct{})
 			go func() {
-				onAll(comms, func(ctx context.Context, c *scoll.Comm) error {
+				matrix.OnAll(comms, func(ctx context.Context, c *scoll.Comm) error {
 					errs[c.Rank()] = bc.call(ctx, c)
 					return c.Close() // the rank's process ends
 				})

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/scoll/scoll"
+	"github.com/scoll/scoll/internal/matrix"
 	"github.com/scoll/scoll/transport/tcp"
 )
 
@@ -149,8 +150,8 @@ func (f *fixed) Predict() []time.Duration {
 // TestCallSiteClockOffsetTCP: over TCP the ranks estimate their clock
 // offsets at the first call (one process: near zero).
 func TestCallSiteClockOffsetTCP(t *testing.T) {
-	comms := tcpComms(t, 3, tcp.Config{})
-	err := onAll(comms, func(ctx context.Context, c *scoll.Comm) error {
+	comms := matrix.TCPComms(t, 3, tcp.Config{})
+	err := matrix.OnAll(comms, func(ctx context.Context, c *scoll.Comm) error {
 		recv := make([]int64, 4)
 		for range 3 {
 			if err := scoll.Reduce(ctx, c, []int64{1, 2, 3, 4}, recv, scoll.Sum, 0, scoll.WithAlgorithm("clairvoyant"), scoll.WithCallSite("x")); err != nil {

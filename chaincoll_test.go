@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/scoll/scoll"
+	"github.com/scoll/scoll/internal/matrix"
 	"github.com/scoll/scoll/transport/tcp"
 )
 
@@ -740,10 +741,10 @@ func TestChainMismatch(t *testing.T) {
 // mismatched roots fail instead of leaving the others waiting (the call
 // is aborted everywhere), and the chain keeps working after.
 func TestChainTCP(t *testing.T) {
-	skipShort(t, "skipped in -short mode")
+	matrix.SkipShort(t, "skipped in -short mode")
 	const n = 9
-	comms := tcpComms(t, n+2, tcp.Config{})
-	err := onAll(comms, func(ctx context.Context, w *scoll.Comm) error {
+	comms := matrix.TCPComms(t, n+2, tcp.Config{})
+	err := matrix.OnAll(comms, func(ctx context.Context, w *scoll.Comm) error {
 		c, err := chainOf(ctx, w, n, 11)
 		if err != nil || c == nil {
 			return err

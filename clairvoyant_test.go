@@ -10,6 +10,7 @@ import (
 
 	"github.com/scoll/scoll"
 	"github.com/scoll/scoll/algorithms"
+	"github.com/scoll/scoll/internal/matrix"
 	"github.com/scoll/scoll/transport/tcp"
 )
 
@@ -31,7 +32,7 @@ func arrivalsFor(rng *rand.Rand, p int, late time.Duration) []time.Duration {
 // each), and for every operator case and both element types on a few P.
 func TestClairvoyantReduce(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 8))
-	sum := opCases[int32]()[0]
+	sum := matrix.OpCases[int32]()[0]
 	maxP := 130
 	if testing.Short() {
 		maxP = 40
@@ -45,25 +46,25 @@ func TestClairvoyantReduce(t *testing.T) {
 			opts = opts[:1] // predicted (balanced) arrivals, default round time
 		}
 		root := rng.IntN(p)
-		if err := runCaseWith(opts, "reduce", "clairvoyant", p, n, root, p%3 == 0, sum); err != nil {
+		if err := matrix.RunCaseWith(opts, "reduce", "clairvoyant", p, n, root, p%3 == 0, sum); err != nil {
 			t.Fatalf("P=%d n=%d N=%d root=%d: %v", p, n, segs, root, err)
 		}
 	}
 	for _, p := range []int{2, 5, 16} {
 		for _, n := range []int{0, 1, 7, 1000} {
 			opts := []scoll.CallOption{scoll.WithArrivals(arrivalsFor(rng, p, 50*time.Microsecond))}
-			for _, oc := range opCases[int32]() {
-				err := runCaseWith(opts, "reduce", "clairvoyant", p, n, p-1, false, oc)
-				if oc.op.Commutative() && err != nil {
-					t.Fatalf("int32 %s P=%d n=%d: %v", oc.name, p, n, err)
+			for _, oc := range matrix.OpCases[int32]() {
+				err := matrix.RunCaseWith(opts, "reduce", "clairvoyant", p, n, p-1, false, oc)
+				if oc.Op.Commutative() && err != nil {
+					t.Fatalf("int32 %s P=%d n=%d: %v", oc.Name, p, n, err)
 				}
-				if !oc.op.Commutative() && !errors.Is(err, scoll.ErrUnsupported) {
-					t.Fatalf("int32 %s (not commutative) P=%d: %v, want ErrUnsupported", oc.name, p, err)
+				if !oc.Op.Commutative() && !errors.Is(err, scoll.ErrUnsupported) {
+					t.Fatalf("int32 %s (not commutative) P=%d: %v, want ErrUnsupported", oc.Name, p, err)
 				}
 			}
-			for _, oc := range opCases[float64]()[:2] {
-				if err := runCaseWith(opts, "reduce", "clairvoyant", p, n, 0, true, oc); err != nil {
-					t.Fatalf("float64 %s P=%d n=%d: %v", oc.name, p, n, err)
+			for _, oc := range matrix.OpCases[float64]()[:2] {
+				if err := matrix.RunCaseWith(opts, "reduce", "clairvoyant", p, n, 0, true, oc); err != nil {
+					t.Fatalf("float64 %s P=%d n=%d: %v", oc.Name, p, n, err)
 				}
 			}
 		}
@@ -76,7 +77,7 @@ func TestClairvoyantAllreduce(t *testing.T) {
 	for _, p := range []int{1, 2, 3, 7, 16, 33} {
 		for _, n := range []int{0, 1, 5, 100} {
 			opts := []scoll.CallOption{scoll.WithArrivals(arrivalsFor(rng, p, 30*time.Microsecond)), scoll.WithSegments(1 + rng.IntN(8))}
-			if err := runCaseWith(opts, "allreduce", "clairvoyant", p, n, 0, n%2 == 1, opCases[int32]()[1]); err != nil {
+			if err := matrix.RunCaseWith(opts, "allreduce", "clairvoyant", p, n, 0, n%2 == 1, matrix.OpCases[int32]()[1]); err != nil {
 				t.Fatalf("P=%d n=%d: %v", p, n, err)
 			}
 		}
@@ -86,14 +87,14 @@ func TestClairvoyantAllreduce(t *testing.T) {
 // TestClairvoyantReduceTCP runs it over loopback TCP, P = 1 … 17 (a job of
 // P ranks in one process holds P² connections: 130 would be 16,900).
 func TestClairvoyantReduceTCP(t *testing.T) {
-	skipShort(t, "TCP case skipped in -short mode")
+	matrix.SkipShort(t, "TCP case skipped in -short mode")
 	rng := rand.New(rand.NewPCG(9, 9))
 	for _, p := range []int{1, 2, 3, 5, 8, 13, 17} {
-		comms := tcpComms(t, p, tcp.Config{EagerLimit: 256})
+		comms := matrix.TCPComms(t, p, tcp.Config{EagerLimit: 256})
 		for _, n := range []int{0, 5, 4097} {
 			a := arrivalsFor(rng, p, 200*time.Microsecond)
-			err := onAll(comms, func(ctx context.Context, c *scoll.Comm) error {
-				return checkCase(ctx, c, []scoll.CallOption{scoll.WithArrivals(a), scoll.WithSegments(6)}, "reduce", "clairvoyant", n, p/2, false, opCases[int32]()[0])
+			err := matrix.OnAll(comms, func(ctx context.Context, c *scoll.Comm) error {
+				return matrix.CheckCase(ctx, c, []scoll.CallOption{scoll.WithArrivals(a), scoll.WithSegments(6)}, "reduce", "clairvoyant", n, p/2, false, matrix.OpCases[int32]()[0])
 			})
 			if err != nil {
 				t.Fatalf("P=%d n=%d: %v", p, n, err)

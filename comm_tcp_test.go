@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/scoll/scoll"
+	"github.com/scoll/scoll/internal/matrix"
 	"github.com/scoll/scoll/transport/tcp"
 )
 
@@ -20,9 +21,9 @@ import (
 // and runs collectives and point-to-point messages on the new
 // communicators (which makes distributed tables answer lookups).
 func TestSplitTCP(t *testing.T) {
-	skipShort(t, "skipped in -short mode")
+	matrix.SkipShort(t, "skipped in -short mode")
 	const p = 7
-	comms := tcpComms(t, p, tcp.Config{})
+	comms := matrix.TCPComms(t, p, tcp.Config{})
 	rng := rand.New(rand.NewPCG(5, 6))
 	colors := make([]int, p)
 	keys := make([]int, p)
@@ -34,7 +35,7 @@ func TestSplitTCP(t *testing.T) {
 	want := splitRef(colors, keys)
 	for _, alg := range scoll.SplitAlgorithms() {
 		for _, gs := range []int{1, 2, 0} { // 0: WithChainGroup
-			err := onAll(comms, func(ctx context.Context, c *scoll.Comm) error {
+			err := matrix.OnAll(comms, func(ctx context.Context, c *scoll.Comm) error {
 				var st scoll.SplitStats
 				opts := []scoll.SplitOption{scoll.WithSplitAlgorithm(alg.Name), scoll.WithSplitStats(&st)}
 				if gs > 0 {
@@ -71,9 +72,9 @@ func TestSplitTCP(t *testing.T) {
 				if wantKind := map[int]string{0: "chain", 1: "table", 2: "distributed:2"}[gs]; st.Group != wantKind || st.GroupBytes <= 0 {
 					return fmt.Errorf("stats: group %q (%d bytes), want %q", st.Group, st.GroupBytes, wantKind)
 				}
-				oc := opCases[int32]()[0]
+				oc := matrix.OpCases[int32]()[0]
 				for _, coll := range []string{"allreduce", "allgather", "bcast", "alltoall"} {
-					if err := checkCase(ctx, sub, nil, coll, "", 5, 0, false, oc); err != nil {
+					if err := matrix.CheckCase(ctx, sub, nil, coll, "", 5, 0, false, oc); err != nil {
 						return fmt.Errorf("%s: %w", coll, err)
 					}
 				}
@@ -113,9 +114,9 @@ func ringSendRecv(ctx context.Context, c *scoll.Comm) error {
 // resulting chains: collectives, point-to-point to a far rank (a walk of
 // lookups), a split of the chain.
 func TestSplitBytesTCP(t *testing.T) {
-	skipShort(t, "skipped in -short mode")
+	matrix.SkipShort(t, "skipped in -short mode")
 	const p = 9
-	comms := tcpComms(t, p, tcp.Config{})
+	comms := matrix.TCPComms(t, p, tcp.Config{})
 	colors := make([][]byte, p)
 	keys := make([][]byte, p)
 	for r := range colors {
@@ -129,7 +130,7 @@ func TestSplitBytesTCP(t *testing.T) {
 			continue
 		}
 		for _, chain := range []bool{false, true} {
-			err := onAll(comms, func(ctx context.Context, c *scoll.Comm) error {
+			err := matrix.OnAll(comms, func(ctx context.Context, c *scoll.Comm) error {
 				opts := []scoll.SplitOption{scoll.WithSplitAlgorithm(alg.Name)}
 				if chain {
 					opts = append(opts, scoll.WithChainGroup())
@@ -168,7 +169,7 @@ func TestSplitBytesTCP(t *testing.T) {
 // complete may return its communicator, on which a receive from the dead
 // rank fails with ErrPeerFailed.
 func TestSplitPeerDiesTCP(t *testing.T) {
-	skipShort(t, "skipped in -short mode")
+	matrix.SkipShort(t, "skipped in -short mode")
 	for _, alg := range []string{"merge", "cheng", "bitonic", "hash"} {
 		ats := []int{0, 2}
 		switch alg {
@@ -180,7 +181,7 @@ func TestSplitPeerDiesTCP(t *testing.T) {
 			ats = append(ats, 8, 19)
 		}
 		for _, at := range ats {
-			comms := tcpComms(t, 5, tcp.Config{})
+			comms := matrix.TCPComms(t, 5, tcp.Config{})
 			scoll.SetSplitHookForTest(comms[3], func(round int) {
 				if round == at {
 					comms[3].Close()
@@ -190,7 +191,7 @@ func TestSplitPeerDiesTCP(t *testing.T) {
 			later := make([]error, len(comms))
 			done := make(chan struct{})
 			go func() {
-				onAll(comms, func(ctx context.Context, c *scoll.Comm) error {
+				matrix.OnAll(comms, func(ctx context.Context, c *scoll.Comm) error {
 					// Reversed keys: the sorts move items, so that replies
 					// cross ranks.
 					sub, err := c.Split(ctx, 0, -c.Rank(), scoll.WithSplitAlgorithm(alg), scoll.WithSorters(2))
@@ -243,13 +244,13 @@ func TestSplitPeerDiesTCP(t *testing.T) {
 // communicators over TCP: a split of 5 of 9 ranks with reversed keys
 // (replicated table) and the other 4 in a distributed table.
 func TestMatrixSubCommTCP(t *testing.T) {
-	skipShort(t, "matrix skipped in -short mode")
+	matrix.SkipShort(t, "matrix skipped in -short mode")
 	for _, coll := range scoll.Collectives() {
 		t.Run(coll, func(t *testing.T) {
 			t.Parallel()
-			comms := tcpComms(t, 9, tcp.Config{EagerLimit: 1024})
+			comms := matrix.TCPComms(t, 9, tcp.Config{EagerLimit: 1024})
 			subs := make([]*scoll.Comm, len(comms))
-			err := onAll(comms, func(ctx context.Context, c *scoll.Comm) error {
+			err := matrix.OnAll(comms, func(ctx context.Context, c *scoll.Comm) error {
 				color, key := 0, -c.Rank()
 				if c.Rank() >= 5 {
 					color, key = 1, c.Rank()
@@ -273,12 +274,12 @@ func TestMatrixSubCommTCP(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, alg := range append([]scoll.AlgorithmInfo{{Name: ""}}, scoll.Algorithms(coll)...) {
-				err := onAll(subs, func(ctx context.Context, sub *scoll.Comm) error {
+				err := matrix.OnAll(subs, func(ctx context.Context, sub *scoll.Comm) error {
 					if alg.PowerOfTwo && sub.Size()&(sub.Size()-1) != 0 {
 						return nil
 					}
-					return forCases(coll, alg, sub.Size(), []int{0, 1, 3, 1000}, func(n, root int, inPlace bool, oc opCase[int32]) error {
-						return checkCase(ctx, sub, nil, coll, alg.Name, n, root, inPlace, oc)
+					return matrix.ForCases(coll, alg, sub.Size(), []int{0, 1, 3, 1000}, func(n, root int, inPlace bool, oc matrix.OpCase[int32]) error {
+						return matrix.CheckCase(ctx, sub, nil, coll, alg.Name, n, root, inPlace, oc)
 					})
 				})
 				if err != nil {
@@ -293,12 +294,12 @@ func TestMatrixSubCommTCP(t *testing.T) {
 // collective that learns a chain's members fails, and so do the others,
 // which are learning along the chain meanwhile, instead of waiting.
 func TestChainBadArgsTCP(t *testing.T) {
-	skipShort(t, "skipped in -short mode")
-	comms := tcpComms(t, 5, tcp.Config{})
+	matrix.SkipShort(t, "skipped in -short mode")
+	comms := matrix.TCPComms(t, 5, tcp.Config{})
 	errs := make([]error, len(comms))
 	done := make(chan struct{})
 	go func() {
-		onAll(comms, func(ctx context.Context, c *scoll.Comm) error {
+		matrix.OnAll(comms, func(ctx context.Context, c *scoll.Comm) error {
 			ch, err := c.SplitBytes(ctx, []byte("x"), []byte{byte(9 - c.Rank())}, scoll.WithChainGroup())
 			if err != nil {
 				errs[c.Rank()] = err

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/scoll/scoll"
+	"github.com/scoll/scoll/internal/matrix"
 	"github.com/scoll/scoll/internal/sweep"
 )
 
@@ -125,7 +126,7 @@ func TestSubCommCollectives(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			oc := opCases[int32]()[0]
+			oc := matrix.OpCases[int32]()[0]
 			for _, coll := range []string{"allreduce", "bcast", "allgather", "alltoall", "reduce", "scan", "barrier"} {
 				for _, alg := range scoll.Algorithms(coll) {
 					if alg.PowerOfTwo && sub.Size()&(sub.Size()-1) != 0 {
@@ -135,7 +136,7 @@ func TestSubCommCollectives(t *testing.T) {
 						if coll == "barrier" && n > 0 {
 							continue
 						}
-						if err := checkCase(ctx, sub, nil, coll, alg.Name, n, sub.Size()-1, false, oc); err != nil {
+						if err := matrix.CheckCase(ctx, sub, nil, coll, alg.Name, n, sub.Size()-1, false, oc); err != nil {
 							return fmt.Errorf("%s/%s n=%d: %w", coll, alg.Name, n, err)
 						}
 					}
@@ -207,7 +208,7 @@ func onSub(p int, kind string, fn func(ctx context.Context, sub *scoll.Comm) err
 // default choice (which takes the in-process shared-memory paths where
 // they apply), on derived communicators against the naive reference.
 func TestMatrixSubComm(t *testing.T) {
-	skipShort(t, "matrix skipped in -short mode")
+	matrix.SkipShort(t, "matrix skipped in -short mode")
 	for _, coll := range scoll.Collectives() {
 		t.Run(coll, func(t *testing.T) {
 			t.Parallel()
@@ -220,8 +221,8 @@ func TestMatrixSubComm(t *testing.T) {
 					}
 					counts := []int{0, 1, 3, 1000}
 					err := onSub(p, kind, func(ctx context.Context, sub *scoll.Comm) error {
-						return forCases(coll, alg, p, counts, func(n, root int, inPlace bool, oc opCase[int32]) error {
-							return checkCase(ctx, sub, nil, coll, alg.Name, n, root, inPlace, oc)
+						return matrix.ForCases(coll, alg, p, counts, func(n, root int, inPlace bool, oc matrix.OpCase[int32]) error {
+							return matrix.CheckCase(ctx, sub, nil, coll, alg.Name, n, root, inPlace, oc)
 						})
 					})
 					if err != nil {
@@ -239,7 +240,7 @@ func TestMatrixSubComm(t *testing.T) {
 // members no rank holds; the default algorithm's results are checked
 // either way.
 func TestSubCommFastPaths(t *testing.T) {
-	oc := opCases[int32]()[0]
+	oc := matrix.OpCases[int32]()[0]
 	for _, kind := range []string{"split", "distributed"} {
 		for _, exch := range []bool{true, false} {
 			err := onSub(3, kind, func(ctx context.Context, sub *scoll.Comm) error {
@@ -257,7 +258,7 @@ func TestSubCommFastPaths(t *testing.T) {
 					if coll == "barrier" {
 						n = 0
 					}
-					if err := checkCase(ctx, sub, nil, coll, "", n, 1, false, oc); err != nil {
+					if err := matrix.CheckCase(ctx, sub, nil, coll, "", n, 1, false, oc); err != nil {
 						return fmt.Errorf("%s: %w", coll, err)
 					}
 				}
@@ -443,9 +444,9 @@ func TestDerivedTopology(t *testing.T) {
 			return fmt.Errorf("rank %d: grid rank %d (want %d), first member %d (want %d)", c.Rank(), g.Rank(), 4*i+k, world[0], 4*j)
 		}
 		// The topology-aware algorithms run on it.
-		oc := opCases[int32]()[0]
+		oc := matrix.OpCases[int32]()[0]
 		for _, alg := range []string{"bucket", "rd-optimal", "rd-path"} {
-			if err := checkCase(ctx, g, nil, "allgather", alg, 3, 0, false, oc); err != nil {
+			if err := matrix.CheckCase(ctx, g, nil, "allgather", alg, 3, 0, false, oc); err != nil {
 				return fmt.Errorf("%s: %w", alg, err)
 			}
 		}
@@ -462,7 +463,7 @@ func TestDerivedTopology(t *testing.T) {
 // grow by at most a few KiB per membership (the in-process transport's
 // call records, 4 KiB per member, are the largest part).
 func TestManySmallCommunicators(t *testing.T) {
-	skipShort(t, "skipped in -short mode")
+	matrix.SkipShort(t, "skipped in -short mode")
 	const p, comms, size = 1024, 16, 8
 	per, err := bytesPerMembership(p, comms, size)
 	if err != nil {
@@ -522,7 +523,7 @@ func bytesPerMembership(p, comms, size int) (float64, error) {
 // the reference at 600 ranks (1,000 and 1,024 with -tags long), with random
 // colors and keys.
 func TestSplitLarge(t *testing.T) {
-	skipShort(t, "skipped in -short mode")
+	matrix.SkipShort(t, "skipped in -short mode")
 	rng := rand.New(rand.NewPCG(11, 12))
 	for _, p := range sweep.More([]int{600}, 1000, 1024) {
 		colors, keys := make([]int, p), make([]int, p)

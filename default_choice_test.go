@@ -10,6 +10,7 @@ import (
 
 	"github.com/scoll/scoll"
 	"github.com/scoll/scoll/algorithms"
+	"github.com/scoll/scoll/internal/matrix"
 	"github.com/scoll/scoll/schedule"
 	"github.com/scoll/scoll/transport/shm"
 	"github.com/scoll/scoll/transport/tcp"
@@ -65,7 +66,7 @@ func TestDefaultChoiceAgrees(t *testing.T) {
 			if cs == nil {
 				cs = comms(t, h)
 			}
-			return onAll(cs, fn)
+			return matrix.OnAll(cs, fn)
 		}
 	}
 	many := 2*runtime.GOMAXPROCS(0) + 1
@@ -80,14 +81,14 @@ func TestDefaultChoiceAgrees(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			return worldComms(t, eps, logged(h))
+			return matrix.WorldComms(t, eps, logged(h))
 		})},
 		{"shm/3", over(func(t *testing.T, h *choices) []*scoll.Comm {
 			eps, err := shm.NewLocalGroup(3, shm.Config{})
 			if err != nil {
 				t.Skip(err)
 			}
-			return worldComms(t, eps, logged(h))
+			return matrix.WorldComms(t, eps, logged(h))
 		})},
 	}
 	for _, j := range jobs {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/scoll/scoll"
 	"github.com/scoll/scoll/internal/errs"
+	"github.com/scoll/scoll/internal/matrix"
 )
 
 // Exchanges run small blocking allreduce, reduce, bcast, allgather and barrier
@@ -99,7 +100,7 @@ func TestExchangeResults(t *testing.T) {
 
 // exchangeResults checks exchanges of T on p ranks, at counts up to the
 // largest that runs as an exchange (maxBytes[coll]) and one more.
-func exchangeResults[T num](t *testing.T, p int, maxBytes map[string]int) {
+func exchangeResults[T matrix.Num](t *testing.T, p int, maxBytes map[string]int) {
 	es := int(unsafe.Sizeof(T(0)))
 	counts := func(coll string) []int {
 		m := maxBytes[coll] / es
@@ -110,34 +111,34 @@ func exchangeResults[T num](t *testing.T, p int, maxBytes map[string]int) {
 		roots = append(roots, p/2)
 	}
 	for _, inPlace := range []bool{false, true} {
-		for _, oc := range opCases[T]() {
+		for _, oc := range matrix.OpCases[T]() {
 			for _, n := range counts("allreduce") {
-				if err := runCase("allreduce", "", p, n, 0, inPlace, oc, forceExchanges); err != nil {
-					t.Fatalf("allreduce %T n=%d inplace=%v op=%s: %v", T(0), n, inPlace, oc.name, err)
+				if err := matrix.RunCase("allreduce", "", p, n, 0, inPlace, oc, forceExchanges); err != nil {
+					t.Fatalf("allreduce %T n=%d inplace=%v op=%s: %v", T(0), n, inPlace, oc.Name, err)
 				}
 			}
 			for _, n := range counts("reduce") {
 				for _, root := range roots {
-					if err := runCase("reduce", "", p, n, root, inPlace, oc, forceExchanges); err != nil {
-						t.Fatalf("reduce %T n=%d root=%d inplace=%v op=%s: %v", T(0), n, root, inPlace, oc.name, err)
+					if err := matrix.RunCase("reduce", "", p, n, root, inPlace, oc, forceExchanges); err != nil {
+						t.Fatalf("reduce %T n=%d root=%d inplace=%v op=%s: %v", T(0), n, root, inPlace, oc.Name, err)
 					}
 				}
 			}
 		}
 		for _, n := range counts("allgather") {
-			if err := runCase("allgather", "", p, n, 0, inPlace, opCase[T]{}, forceExchanges); err != nil {
+			if err := matrix.RunCase("allgather", "", p, n, 0, inPlace, matrix.OpCase[T]{}, forceExchanges); err != nil {
 				t.Fatalf("allgather %T n=%d inplace=%v: %v", T(0), n, inPlace, err)
 			}
 		}
 	}
 	for _, n := range counts("bcast") {
 		for _, root := range roots {
-			if err := runCase("bcast", "", p, n, root, false, opCase[T]{}, forceExchanges); err != nil {
+			if err := matrix.RunCase("bcast", "", p, n, root, false, matrix.OpCase[T]{}, forceExchanges); err != nil {
 				t.Fatalf("bcast %T n=%d root=%d: %v", T(0), n, root, err)
 			}
 		}
 	}
-	if err := runCase("barrier", "", p, 0, 0, false, opCase[T]{}, forceExchanges); err != nil {
+	if err := matrix.RunCase("barrier", "", p, 0, 0, false, matrix.OpCase[T]{}, forceExchanges); err != nil {
 		t.Fatalf("barrier: %v", err)
 	}
 }

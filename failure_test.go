@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/scoll/scoll"
+	"github.com/scoll/scoll/internal/matrix"
 	"github.com/scoll/scoll/transport/tcp"
 )
 
@@ -217,7 +218,7 @@ func killOne(t *testing.T, np int, rng *rand.Rand, sig syscall.Signal) time.Dura
 // default, 50 with -scoll.long. One run stops the rank (SIGSTOP) instead:
 // its connections stay open and only the missing heartbeats tell.
 func TestKillProcess(t *testing.T) {
-	skipShort(t, "starts processes")
+	matrix.SkipShort(t, "starts processes")
 	runs := 3
 	if *longFailures {
 		runs = 50
@@ -246,7 +247,7 @@ func TestKillProcess(t *testing.T) {
 // fail fast with ErrPeerFailed instead of waiting, and the next collective
 // works again.
 func TestCancelAbortsPeers(t *testing.T) {
-	comms := tcpComms(t, 4, tcp.Config{})
+	comms := matrix.TCPComms(t, 4, tcp.Config{})
 	ctx0, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	start := time.Now()
@@ -279,7 +280,7 @@ func TestCancelAbortsPeers(t *testing.T) {
 		}
 	}
 	t.Logf("peers failed %v after entering the call (%v in all)", took[1:], time.Since(start))
-	err := onAll(comms, func(ctx context.Context, c *scoll.Comm) error {
+	err := matrix.OnAll(comms, func(ctx context.Context, c *scoll.Comm) error {
 		out := []int32{0}
 		if err := scoll.Allreduce(ctx, c, []int32{int32(c.Rank())}, out, scoll.Sum); err != nil {
 			return err

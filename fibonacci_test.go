@@ -8,6 +8,7 @@ import (
 
 	"github.com/scoll/scoll"
 	"github.com/scoll/scoll/algorithms"
+	"github.com/scoll/scoll/internal/matrix"
 )
 
 // TestFibonacciTrees: the fibonacci bcast and reduce under several LogP
@@ -20,7 +21,7 @@ func TestFibonacciTrees(t *testing.T) {
 			opts := []scoll.CallOption{m}
 			for _, coll := range []string{"bcast", "reduce"} {
 				root := (p * (mi + 1)) % p
-				if err := runCaseWith(opts, coll, "fibonacci", p, 5, root, false, opCases[int32]()[0]); err != nil {
+				if err := matrix.RunCaseWith(opts, coll, "fibonacci", p, 5, root, false, matrix.OpCases[int32]()[0]); err != nil {
 					t.Fatalf("%s P=%d model %d: %v", coll, p, mi, err)
 				}
 			}

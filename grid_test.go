@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/scoll/scoll"
+	"github.com/scoll/scoll/internal/matrix"
 	"github.com/scoll/scoll/internal/sweep"
 )
 
@@ -33,7 +34,7 @@ var placementAlgorithms = map[string][]string{
 // partitions: ranks on random distinct nodes of a 4×4×4 torus and a 6×5
 // mesh.
 func TestPlacementAlgorithms(t *testing.T) {
-	skipShort(t, "skipped in -short mode")
+	matrix.SkipShort(t, "skipped in -short mode")
 	rng := rand.New(rand.NewPCG(7, 11))
 	type pc struct {
 		machine []int
@@ -61,9 +62,9 @@ func TestPlacementAlgorithms(t *testing.T) {
 							if coll == "bcast" && inPlace {
 								continue
 							}
-							oc := opCases[int32]()[0]
+							oc := matrix.OpCases[int32]()[0]
 							opts := []scoll.CallOption{scoll.WithPlacement(c.machine, c.nodes)}
-							if err := runCaseWith(opts, coll, alg, p, n, p/2, inPlace, oc); err != nil {
+							if err := matrix.RunCaseWith(opts, coll, alg, p, n, p/2, inPlace, oc); err != nil {
 								t.Fatalf("placement %v on %v n=%d inplace=%v: %v", c.nodes, c.machine, n, inPlace, err)
 							}
 						}
@@ -108,7 +109,7 @@ func TestPlacementErrors(t *testing.T) {
 // buckets' sections, in place and not, with commutative and (where
 // allowed) non-commutative operators.
 func TestGridAlgorithms(t *testing.T) {
-	skipShort(t, "skipped in -short mode")
+	matrix.SkipShort(t, "skipped in -short mode")
 	for coll, algs := range gridAlgorithms {
 		for _, alg := range algs {
 			t.Run(coll+"/"+alg, func(t *testing.T) {
@@ -124,19 +125,19 @@ func TestGridAlgorithms(t *testing.T) {
 					}
 					for _, n := range counts {
 						for _, inPlace := range []bool{false, true} {
-							for k, oc := range opCases[int32]() {
+							for k, oc := range matrix.OpCases[int32]() {
 								if k > 0 && (n > 7 || inPlace) || p > 128 && (k > 0 || inPlace) {
 									continue
 								}
 								if coll == "bcast" && inPlace {
 									continue
 								}
-								err := runCaseWith([]scoll.CallOption{scoll.WithGrid(g...)}, coll, alg, p, n, p-1-n%2, inPlace, oc)
-								if errors.Is(err, scoll.ErrUnsupported) && !oc.op.Commutative() {
+								err := matrix.RunCaseWith([]scoll.CallOption{scoll.WithGrid(g...)}, coll, alg, p, n, p-1-n%2, inPlace, oc)
+								if errors.Is(err, scoll.ErrUnsupported) && !oc.Op.Commutative() {
 									continue
 								}
 								if err != nil {
-									t.Fatalf("grid %v n=%d inplace=%v op=%s: %v", g, n, inPlace, oc.name, err)
+									t.Fatalf("grid %v n=%d inplace=%v op=%s: %v", g, n, inPlace, oc.Name, err)
 								}
 							}
 						}

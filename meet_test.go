@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/scoll/scoll"
+	"github.com/scoll/scoll/internal/matrix"
 )
 
 // meetSizes are rank counts above GOMAXPROCS, where small allreduce, reduce,
@@ -23,30 +24,30 @@ func TestMeetAllreduce(t *testing.T) {
 	for _, p := range meetSizes() {
 		for _, n := range []int{0, 1, 3, 1000} {
 			for _, inPlace := range []bool{false, true} {
-				for _, oc := range opCases[int32]() {
-					if err := runCase("allreduce", "", p, n, 0, inPlace, oc); err != nil {
-						t.Fatalf("int32 P=%d n=%d inplace=%v op=%s: %v", p, n, inPlace, oc.name, err)
+				for _, oc := range matrix.OpCases[int32]() {
+					if err := matrix.RunCase("allreduce", "", p, n, 0, inPlace, oc); err != nil {
+						t.Fatalf("int32 P=%d n=%d inplace=%v op=%s: %v", p, n, inPlace, oc.Name, err)
 					}
 				}
-				for _, oc := range opCases[float64]() {
-					if err := runCase("allreduce", "", p, n, 0, inPlace, oc); err != nil {
-						t.Fatalf("float64 P=%d n=%d inplace=%v op=%s: %v", p, n, inPlace, oc.name, err)
+				for _, oc := range matrix.OpCases[float64]() {
+					if err := matrix.RunCase("allreduce", "", p, n, 0, inPlace, oc); err != nil {
+						t.Fatalf("float64 P=%d n=%d inplace=%v op=%s: %v", p, n, inPlace, oc.Name, err)
 					}
 				}
 			}
 		}
-		if err := runCase("barrier", "", p, 0, 0, false, opCase[int32]{}); err != nil {
+		if err := matrix.RunCase("barrier", "", p, 0, 0, false, matrix.OpCase[int32]{}); err != nil {
 			t.Fatalf("barrier P=%d: %v", p, err)
 		}
 		for _, root := range []int{0, p / 2, p - 1} {
 			for _, n := range []int{0, 1, 3, 1000} {
-				if err := runCase("bcast", "", p, n, root, false, opCase[float64]{}); err != nil {
+				if err := matrix.RunCase("bcast", "", p, n, root, false, matrix.OpCase[float64]{}); err != nil {
 					t.Fatalf("bcast P=%d n=%d root=%d: %v", p, n, root, err)
 				}
 				for _, inPlace := range []bool{false, true} {
-					for _, oc := range opCases[int32]() {
-						if err := runCase("reduce", "", p, n, root, inPlace, oc); err != nil {
-							t.Fatalf("reduce P=%d n=%d root=%d inplace=%v op=%s: %v", p, n, root, inPlace, oc.name, err)
+					for _, oc := range matrix.OpCases[int32]() {
+						if err := matrix.RunCase("reduce", "", p, n, root, inPlace, oc); err != nil {
+							t.Fatalf("reduce P=%d n=%d root=%d inplace=%v op=%s: %v", p, n, root, inPlace, oc.Name, err)
 						}
 					}
 				}

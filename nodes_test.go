@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/scoll/scoll"
+	"github.com/scoll/scoll/internal/matrix"
 	"github.com/scoll/scoll/transport/mixed"
 	"github.com/scoll/scoll/transport/shm"
 	"github.com/scoll/scoll/transport/tcp"
@@ -37,7 +38,7 @@ func nodeComms(t *testing.T) []*scoll.Comm {
 			eps[r].SetNodes(nodes)
 		}
 	}
-	return worldComms(t, eps)
+	return matrix.WorldComms(t, eps)
 }
 
 // TestNodesChooseHier: with the hosts known, the default choice of an

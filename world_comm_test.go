@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/scoll/scoll"
+	"github.com/scoll/scoll/internal/matrix"
 )
 
 // TestSubCommWorld runs communicators derived from the world of a real job
@@ -35,8 +36,8 @@ func TestSubCommWorld(t *testing.T) {
 					t.Fatalf("%s: %v", alg.Name, err)
 				}
 			}
-			oc := opCases[int32]()[0]
-			if err := checkCase(ctx, sub, nil, "allreduce", "", 7, 0, false, oc); err != nil {
+			oc := matrix.OpCases[int32]()[0]
+			if err := matrix.CheckCase(ctx, sub, nil, "allreduce", "", 7, 0, false, oc); err != nil {
 				t.Fatalf("rank %d: %s P'=%d: allreduce: %v", r, alg.Name, gs, err)
 			}
 			if half == nil && gs == 1 {
@@ -53,8 +54,8 @@ func TestSubCommWorld(t *testing.T) {
 			if alg.PowerOfTwo && half.Size()&(half.Size()-1) != 0 {
 				continue
 			}
-			err := forCases(coll, alg, half.Size(), []int{0, 1, 1000}, func(n, root int, inPlace bool, oc opCase[int32]) error {
-				return checkCase(ctx, half, nil, coll, alg.Name, n, root, inPlace, oc)
+			err := matrix.ForCases(coll, alg, half.Size(), []int{0, 1, 1000}, func(n, root int, inPlace bool, oc matrix.OpCase[int32]) error {
+				return matrix.CheckCase(ctx, half, nil, coll, alg.Name, n, root, inPlace, oc)
 			})
 			if err != nil {
 				t.Fatalf("rank %d: %v", r, err)

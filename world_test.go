@@ -11,6 +11,7 @@ import (
 
 	"github.com/scoll/scoll"
 	"github.com/scoll/scoll/internal/launch"
+	"github.com/scoll/scoll/internal/matrix"
 )
 
 // jobWorld returns this process's world communicator, closed when t ends,
@@ -43,7 +44,7 @@ func TestMatrixWorld(t *testing.T) {
 	c := jobWorld(t)
 	p := c.Size()
 	counts := []int{0, 1, 3, 1000, 65537}
-	if p > 4 && !*fullMatrix {
+	if p > 4 && !*matrix.Full {
 		counts = counts[:4]
 	}
 	for _, coll := range scoll.Collectives() {
@@ -51,8 +52,8 @@ func TestMatrixWorld(t *testing.T) {
 			if alg.PowerOfTwo && p&(p-1) != 0 {
 				continue
 			}
-			err := forCases(coll, alg, p, counts, func(n, root int, inPlace bool, oc opCase[int32]) error {
-				return checkCase(ctx, c, nil, coll, alg.Name, n, root, inPlace, oc)
+			err := matrix.ForCases(coll, alg, p, counts, func(n, root int, inPlace bool, oc matrix.OpCase[int32]) error {
+				return matrix.CheckCase(ctx, c, nil, coll, alg.Name, n, root, inPlace, oc)
 			})
 			if err != nil {
 				t.Fatalf("rank %d: %v", c.Rank(), err)
@@ -66,7 +67,7 @@ func TestMatrixWorld(t *testing.T) {
 // matrix over TCP between processes, on the world and on derived
 // communicators, bootstrapped by Init from the environment.
 func TestMatrixProcesses(t *testing.T) {
-	skipShort(t, "starts processes")
+	matrix.SkipShort(t, "starts processes")
 	var out bytes.Buffer
 	job := &launch.Job{NP: 3, Program: os.Args[0], Args: []string{"-test.run=^(TestMatrixWorld|TestSubCommWorld)$", "-test.v"},
 		Stdout: &out, Stderr: &out, Timeout: 4 * time.Minute}

@@ -20,7 +20,7 @@ import (
 func newSplitPhasesCmd() *cobra.Command {
 	var (
 		entries, sorters, csvOut, plotOut, from string
-		cfg                               bench.SortPhasesConfig
+		cfg                                     bench.SortPhasesConfig
 	)
 	cmd := &cobra.Command{
 		Use:   "split-phases",

@@ -54,6 +54,8 @@ var allowed = map[string][]string{
 	"internal/postbox":        {"transport"},
 	"internal/errs":           {},
 	"internal/names":          {},
+	"internal/matrix":         {"", "internal/sweep", "transport", "transport/shm", "transport/tcp"},
+	"tests":                   {},
 	"internal/sizes":          {},
 	"internal/human":          {},
 	"internal/sweep":          {},
