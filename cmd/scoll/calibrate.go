@@ -96,8 +96,9 @@ func newPredictCmd() *cobra.Command {
 		Short: "Compare each algorithm's α-β-γ prediction with its measured time",
 		Long: `predict runs each algorithm of a collective for real on in-process ranks (as
 scoll bench does) and prints, per algorithm and size, the time its α-β-γ cost
-predicts under calibrated parameters, the measured time and their ratio
-(measured / predicted).
+predicts under calibrated parameters, the measured time and their ratio:
+the columns algorithm, np, bytes (per rank), predicted, measured (the mean
+of the timed iterations) and ratio (measured / predicted).
 
 Parameters come from --params: a file written by scoll calibrate (default
 ` + defaultParamsFile + ` when it exists), a preset name, or "calibrate" to measure
@@ -182,7 +183,7 @@ func exists(path string) bool {
 // writePredictions prints predicted against measured times.
 func writePredictions(w io.Writer, coll schedule.Collective, results []bench.Result, par model.Params) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "algorithm\tnp\tbytes\tpredicted_us\tmeasured_us\tratio\t")
+	fmt.Fprintln(tw, "algorithm\tnp\tbytes\tpredicted\tmeasured\tratio\t")
 	for _, r := range results {
 		in, ok := algorithms.Lookup(coll, r.Algorithm)
 		if !ok {
@@ -201,7 +202,7 @@ func writePredictions(w io.Writer, coll schedule.Collective, results []bench.Res
 		if pred > 0 {
 			ratio = fmt.Sprintf("%.2f", r.AvgUs/pred)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.3f\t%.3f\t%s\t\n", r.Algorithm, r.NP, r.Bytes, pred, r.AvgUs, ratio)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t\n", r.Algorithm, r.NP, fmtBytes(float64(r.Bytes)), fmtTime(pred/1e6), fmtTime(r.AvgUs/1e6), ratio)
 	}
 	return tw.Flush()
 }

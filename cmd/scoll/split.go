@@ -59,17 +59,26 @@ Algorithms that refuse a configuration (the integer-only ones refuse byte
 colors: ErrUnsupported) are rows saying "skipped", as are configurations the
 memory guard skips.
 
-Columns: the median, fastest and slowest repetition (each repetition's time is
-the slowest rank's), the memory of the new communicators' membership per rank
-(mean and largest: a replicated table holds every member's address, a
-distributed table about n/P' + P', a chain 32 bytes), the heap bytes the split
-allocated per rank (measured: runtime.MemStats.TotalAlloc around each split,
-median over the repetitions, less the same window around no split, over np;
-garbage included, so an upper bound of the transient memory, not a peak), the
-messages and bytes all ranks sent in one split, the slowest rank's time per
-phase of the algorithm, and a checksum of the result (members, order and
-ranks), equal across algorithms, representations, and Split and SplitBytes
-for the same partition and order. CSV and JSON also give est_bytes_per_rank,
+Columns (the table's heading; CSV and JSON name, docs/json.md): np; algorithm;
+variant (--figure: the configuration); group (the representation:
+table, distributed:P', chain or auto); colors and keys (the patterns);
+items (int, or str5/str80 for byte strings: bytes_items, color_len); does
+(split+reorder, split, reorder, none, or +chain: reorder, split, chain);
+median, min and max (median_ms, min_ms, max_ms: the median, fastest and
+slowest repetition, each repetition's time the slowest rank's); group/rank
+and group max (group_bytes_mean, group_bytes_max: the memory of the new
+communicators' membership per rank, mean and largest: a replicated table
+holds every member's address, a distributed table about n/P' + P', a chain
+32 bytes); alloc/rank (alloc_bytes_per_rank: the heap bytes the split
+allocated per rank, runtime.MemStats.TotalAlloc around each split, median
+over the repetitions, less the same window around no split, over np;
+garbage included, so an upper bound of the transient memory, not a peak);
+peak/rank (peak_bytes_per_rank ± peak_resolution_per_rank, with --peak);
+messages and bytes (all ranks, one split); checksum (of the result:
+members, order and ranks, equal across algorithms, representations, and
+Split and SplitBytes for the same partition and order);
+phases (slowest rank), the slowest rank's time per phase. CSV and JSON also give sorters,
+reps, skipped (why a configuration did not run) and est_bytes_per_rank,
 the memory guard's formula per rank (an estimate, not a measurement).
 
 --peak adds the peak live memory per rank ("peak/rank", value ± resolution):
