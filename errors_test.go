@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/scoll/scoll"
+	"github.com/scoll/scoll/internal/matrix"
+	"github.com/scoll/scoll/transport/tcp"
 )
 
 // shape is the form of every error of the public API (the package doc's
@@ -241,4 +243,38 @@ func TestErrorShapeOutsideRanks(t *testing.T) {
 			t.Errorf("%s=carrier-pigeon: %v", scoll.EnvTransport, err)
 		}
 	})
+}
+
+// TestMismatchTCPNamesCollectives: over TCP, a rank that calls Bcast while
+// another calls Allreduce gets a mismatch that names both collectives.
+func TestMismatchTCPNamesCollectives(t *testing.T) {
+	comms := matrix.TCPComms(t, 2, tcp.Config{})
+	errs := make([]error, 2)
+	matrix.OnAll(comms, func(ctx context.Context, c *scoll.Comm) error {
+		buf := make([]float64, 4)
+		noNative := scoll.WithoutAlgorithm("meet", "exchange")
+		if c.Rank() == 0 {
+			errs[0] = scoll.Bcast(ctx, c, buf, 0, noNative)
+		} else {
+			errs[1] = scoll.Allreduce(ctx, c, buf, make([]float64, 4), scoll.Sum, noNative)
+		}
+		return nil
+	})
+	named := false
+	for r, err := range errs {
+		if err == nil {
+			continue
+		}
+		if !errors.Is(err, scoll.ErrMismatch) {
+			t.Errorf("rank %d: %v, want ErrMismatch", r, err)
+			continue
+		}
+		checkShape(t, r, "", err)
+		s := err.Error()
+		named = named || strings.Contains(s, "Allreduce") && strings.Contains(s, "Bcast") && strings.Contains(s, " called ")
+		t.Logf("rank %d: %v", r, err)
+	}
+	if !named {
+		t.Errorf("no rank's mismatch names both collectives: %v", errs)
+	}
 }

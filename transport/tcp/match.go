@@ -68,7 +68,7 @@ func (p *peer) recv(m *transport.Msg) error {
 		switch {
 		case in.self != nil:
 			p.mu.Unlock()
-			fill(m, in.self.Buf, in.sig, p.rank)
+			fill(m, in.self.Buf, in.sig, p.t.rank, p.rank)
 			e := m.Err
 			p.t.finish(m, nil)
 			p.t.finish(in.self, e)
@@ -86,7 +86,7 @@ func (p *peer) recv(m *transport.Msg) error {
 			if in.credit {
 				p.credit()
 			}
-			fill(m, in.buf, in.sig, p.rank)
+			fill(m, in.buf, in.sig, p.t.rank, p.rank)
 			p.t.finish(m, nil)
 		}
 		return nil
@@ -124,7 +124,7 @@ func (p *peer) matchRTS(m *transport.Msg, id, n, sig uint64) {
 		p.control(header{kind: kindNack, code: codeMismatch, id: id})
 		p.mu.Unlock()
 		p.wake()
-		p.t.finish(m, mismatchErr(p.rank))
+		p.t.finish(m, mismatchErr(p.t.rank, p.rank, m.Key.Seq, m.Sig, sig))
 		return
 	}
 	p.data[id] = &incoming{key: m.Key, sig: m.Sig, m: m, buf: m.Buf, direct: true, total: n, id: id}
@@ -181,7 +181,7 @@ func (p *peer) complete(x *incoming) {
 			m.Err = fmt.Errorf("%w: message of %d bytes truncated to %d", errs.InvalidArgument, x.total, len(m.Buf))
 		}
 	default:
-		fill(m, x.buf, x.sig, p.rank)
+		fill(m, x.buf, x.sig, p.t.rank, p.rank)
 	}
 	if x.ack && m.Err == nil {
 		p.mu.Lock()
@@ -248,7 +248,7 @@ func (t *Transport) selfSend(m *transport.Msg) {
 	p.mu.Lock()
 	if r := p.takePosted(m.Key); r != nil {
 		p.mu.Unlock()
-		fill(r, m.Buf, m.Sig, t.rank)
+		fill(r, m.Buf, m.Sig, t.rank, t.rank)
 		e := r.Err
 		t.finish(r, nil)
 		t.finish(m, e)
@@ -275,9 +275,9 @@ func (t *Transport) selfSend(m *transport.Msg) {
 }
 
 // fill gives receive r a message held in memory (it does not complete r).
-func fill(r *transport.Msg, data []byte, sig uint64, from int) {
+func fill(r *transport.Msg, data []byte, sig uint64, me, from int) {
 	if sig != r.Sig {
-		r.Err = mismatchErr(from)
+		r.Err = mismatchErr(me, from, r.Key.Seq, r.Sig, sig)
 		return
 	}
 	transport.Finish(r, data)

@@ -91,8 +91,8 @@ func (p *peer) onEager(conn net.Conn, br *bufio.Reader, h *header) error {
 	t := p.t
 	first := min(h.len, dataChunk) // the rest follows in data frames
 	x := &incoming{key: h.key, sig: h.sig, total: h.len, got: first, ack: h.kind == kindSync, credit: h.kind == kindDetached, id: h.id}
-	if t.foreign(h.key, h.sig) {
-		t.failCallOf(h.key, mismatchErr(p.rank))
+	if err := t.foreign(h.key, h.sig, p.rank); err != nil {
+		t.failCallOf(h.key, err)
 	}
 	if t.callErr(h.key) != nil {
 		if x.credit {
@@ -187,8 +187,8 @@ func (p *peer) onAck(h *header) {
 // it everywhere.
 func (p *peer) onReady(h *header) {
 	t := p.t
-	if t.foreign(h.key, h.sig) {
-		t.failCallOf(h.key, mismatchErr(p.rank))
+	if err := t.foreign(h.key, h.sig, p.rank); err != nil {
+		t.failCallOf(h.key, err)
 		return
 	}
 	p.mu.Lock()
@@ -212,8 +212,8 @@ func (p *peer) onNack(h *header) {
 
 func (p *peer) onRTS(h *header) {
 	t := p.t
-	if t.foreign(h.key, h.sig) {
-		t.failCallOf(h.key, mismatchErr(p.rank))
+	if err := t.foreign(h.key, h.sig, p.rank); err != nil {
+		t.failCallOf(h.key, err)
 	}
 	if err := t.callErr(h.key); err != nil {
 		p.mu.Lock()

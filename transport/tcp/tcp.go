@@ -410,12 +410,17 @@ func (t *Transport) RecordCall(comm, seq, sig uint64) {
 	t.callsMu.Unlock()
 	for _, p := range t.peers {
 		p.mu.Lock()
-		bad := slices.ContainsFunc(p.unexp, func(in *inbound) bool {
+		theirs, bad := uint64(0), false
+		if i := slices.IndexFunc(p.unexp, func(in *inbound) bool {
 			return in.key.Comm == comm && in.key.Seq == seq && in.sig != sig
-		}) || p.proofKey == k && p.proofSig != sig // a ready of another call
+		}); i >= 0 {
+			theirs, bad = p.unexp[i].sig, true
+		} else if p.proofKey == k && p.proofSig != sig { // a ready of another call
+			theirs, bad = p.proofSig, true
+		}
 		p.mu.Unlock()
 		if bad {
-			t.failCall(k, mismatchErr(p.rank), -1)
+			t.failCall(k, mismatchErr(t.rank, p.rank, seq, sig, theirs), -1)
 			return
 		}
 	}
@@ -430,21 +435,27 @@ func (t *Transport) CheckCall(comm, seq, sig uint64, full bool) error {
 	return nil
 }
 
-// foreign reports whether a message of call k with signature sig belongs
-// to another call than the one this rank started with that sequence
-// number.
-func (t *Transport) foreign(k transport.Key, sig uint64) bool {
+// foreign returns the mismatch when a message from rank from of call k
+// with signature sig belongs to another call than the one this rank
+// started with that sequence number, else nil.
+func (t *Transport) foreign(k transport.Key, sig uint64, from int) error {
 	if k.Seq == 0 {
-		return false
+		return nil
 	}
 	t.callsMu.Lock()
 	mine, ok := t.calls[callKey{k.Comm, k.Seq}]
 	t.callsMu.Unlock()
-	return ok && mine != sig
+	if !ok || mine == sig {
+		return nil
+	}
+	return mismatchErr(t.rank, from, k.Seq, mine, sig)
 }
 
-func mismatchErr(from int) error {
-	return fmt.Errorf("%w: message from rank %d belongs to another call", errs.Mismatch, from)
+// mismatchErr is the mismatch of call seq found by rank me: a message from
+// rank from with signature theirs, where me called with mine. The
+// communicator names the collectives the signatures encode.
+func mismatchErr(me, from int, seq, mine, theirs uint64) error {
+	return &errs.MismatchError{Seq: seq, Rank: me, Other: from, Sig: mine, OtherSig: theirs}
 }
 
 // Close fails every outstanding operation with errs.Closed, says goodbye to
