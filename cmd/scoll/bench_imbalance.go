@@ -22,7 +22,7 @@ import (
 
 // imbalanceFlags are the flags of scoll bench that only --imbalance reads.
 type imbalanceFlags struct {
-	spec, sync, reference, wait, plot string
+	spec, sync, reference, wait, plot, from string
 	segments, resamples               int
 	roundTime                         time.Duration
 	seed                              uint64
@@ -37,6 +37,7 @@ func (im *imbalanceFlags) add(f *pflag.FlagSet) {
 	f.StringVar(&im.reference, "reference", "", "--imbalance: algorithm the others' median runtimes are divided by and tested against (default clairvoyant when it runs, else the first)")
 	f.StringVar(&im.wait, "wait", "auto", "--imbalance: how ranks wait for their delay: sleep (timers), spin, or auto (spin only for processes with a CPU each)")
 	f.StringVar(&im.plot, "plot", "", "--imbalance: also draw the runtime relative to the reference and the normalized absorption against the imbalance, per size, to this .svg or .png file")
+	f.StringVar(&im.from, "from", "", "--imbalance: read the points from this CSV (written with --format csv) instead of measuring, to print or --plot a saved run (give the run's --np)")
 	f.IntVar(&im.segments, "segments", 0, "--imbalance: segments of the clairvoyant reduce (default its own)")
 	f.DurationVar(&im.roundTime, "round-time", 0, "--imbalance: round time of the clairvoyant reduce (default its own estimate)")
 	f.IntVar(&im.resamples, "resamples", bench.DefaultResamples, "--imbalance: relabellings of each permutation test")
@@ -84,6 +85,9 @@ func runImbalance(cmd *cobra.Command, im *imbalanceFlags, cfg *bench.Config, siz
 	}
 	if _, err := bench.NewWriter[bench.ImbalancePoint](io.Discard, format); err != nil {
 		return err // before joining a world
+	}
+	if im.from != "" {
+		return replotImbalance(cmd, im, ic.NP, format)
 	}
 	stdout, stderr, leave, err := joinWorld(cmd, world, &ic.World)
 	if err != nil {
@@ -133,6 +137,31 @@ func runImbalance(cmd *cobra.Command, im *imbalanceFlags, cfg *bench.Config, siz
 		sum = stderr
 	}
 	fmt.Fprint(sum, rep.Summary())
+	if im.plot != "" {
+		return plotImbalance(im.plot, rep)
+	}
+	return nil
+}
+
+// replotImbalance prints (and with --plot draws) the points of a saved
+// run, read from im.from, a CSV of scoll bench --imbalance --format csv.
+func replotImbalance(cmd *cobra.Command, im *imbalanceFlags, np int, format string) error {
+	rows, err := readCSVFile[bench.ImbalancePoint](im.from)
+	if err != nil {
+		return err
+	}
+	rep := &bench.ImbalanceReport{Results: bench.Results[bench.ImbalancePoint]{Rows: rows}, Pattern: im.spec, NP: np, Reference: im.reference}
+	if rep.Reference == "" && len(rows) > 0 {
+		rep.Reference = rows[0].Algorithm
+		for _, r := range rows {
+			if r.Algorithm == "clairvoyant" {
+				rep.Reference = r.Algorithm
+			}
+		}
+	}
+	if err := bench.Write(cmd.OutOrStdout(), format, rows); err != nil {
+		return err
+	}
 	if im.plot != "" {
 		return plotImbalance(im.plot, rep)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/scoll/scoll/bench"
 	"github.com/scoll/scoll/internal/human"
 )
 
@@ -105,4 +106,19 @@ func withBounds[R any](base rowFormat[R], t func(R) float64, b func(R) (roundOpt
 			return base.cells(r) + fmt.Sprintf("%s\t%.3f\t%s\t%.3f\t", fmtTime(ro), ratio(t(r), ro), fmtTime(nb), ratio(t(r), nb))
 		},
 	}
+}
+
+// readCSVFile reads the rows of a saved run from the CSV file name
+// (bench.ReadCSV), for the --from flags.
+func readCSVFile[R any](name string) ([]R, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("--from: %w", err)
+	}
+	defer f.Close()
+	rows, err := bench.ReadCSV[R](f)
+	if err != nil {
+		return nil, fmt.Errorf("--from %s: %w", name, err)
+	}
+	return rows, nil
 }

@@ -1,13 +1,9 @@
 package main
 
 import (
-	"encoding/csv"
 	"fmt"
 	"io"
-	"os"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/scoll/scoll/bench"
 	"github.com/spf13/cobra"
@@ -43,7 +39,7 @@ of the four phases; "wall" the whole sort's elapsed time on this machine.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if from != "" {
 				// Print and plot saved rows instead of measuring.
-				rows, err := readSortPhasesCSV(from)
+				rows, err := readCSVFile[bench.SortPhasesRow](from)
 				if err != nil {
 					return err
 				}
@@ -106,35 +102,6 @@ of the four phases; "wall" the whole sort's elapsed time on this machine.`,
 	f.StringVar(&plotOut, "plot", "", "also draw the phases against p into this .svg or .png file")
 	f.StringVar(&from, "from", "", "read the rows from this CSV (written with --csv) instead of measuring: to print or plot a saved run")
 	return cmd
-}
-
-// readSortPhasesCSV reads the rows scoll split-phases --csv wrote.
-func readSortPhasesCSV(file string) ([]bench.SortPhasesRow, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, fmt.Errorf("--from: %w", err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		return nil, fmt.Errorf("--from %s: %w", file, err)
-	}
-	names := []string{"entries", "sorters", "collect_s", "splitters_s", "exchange_s", "merge_s", "total_s", "wall_s"}
-	if len(recs) == 0 || !slices.Equal(recs[0], names) {
-		return nil, fmt.Errorf("--from %s: want the CSV of scoll split-phases --csv (columns %s)", file, strings.Join(names, ","))
-	}
-	var rows []bench.SortPhasesRow
-	for i, rec := range recs[1:] {
-		var v [8]float64
-		for j := range v {
-			if v[j], err = strconv.ParseFloat(rec[j], 64); err != nil {
-				return nil, fmt.Errorf("--from %s: line %d: %s %q: want a number", file, i+2, names[j], rec[j])
-			}
-		}
-		rows = append(rows, bench.SortPhasesRow{Entries: int64(v[0]), Sorters: int(v[1]), CollectS: v[2], SplittersS: v[3],
-			ExchangeS: v[4], MergeS: v[5], TotalS: v[6], WallS: v[7]})
-	}
-	return rows, nil
 }
 
 // plotSortPhases draws one panel per table size: each phase's time
