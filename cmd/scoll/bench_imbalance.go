@@ -23,9 +23,9 @@ import (
 // imbalanceFlags are the flags of scoll bench that only --imbalance reads.
 type imbalanceFlags struct {
 	spec, sync, reference, wait, plot, from string
-	segments, resamples               int
-	roundTime                         time.Duration
-	seed                              uint64
+	segments, resamples                     int
+	roundTime                               time.Duration
+	seed                                    uint64
 }
 
 // add registers the flags.
