@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"image/color"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -235,10 +237,11 @@ var significance = []struct {
 // addSignificance marks on y = 1 each imbalance with the class of its
 // largest p-value.
 func addSignificance(p *plot.Plot, worst map[float64]float64) error {
+	xs := slices.Sorted(maps.Keys(worst)) // in order: the same file every time
 	for i, s := range significance {
 		var pts plotter.XYs
-		for x, pv := range worst {
-			if pv <= s.max && (i == 0 || pv > significance[i-1].max) {
+		for _, x := range xs {
+			if pv := worst[x]; pv <= s.max && (i == 0 || pv > significance[i-1].max) {
 				pts = append(pts, plotter.XY{X: x, Y: 1})
 			}
 		}

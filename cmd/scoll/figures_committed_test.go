@@ -23,13 +23,6 @@ var updateFigures = flag.Bool("update", false, "TestCommittedFigures: rewrite do
 // figuresDir holds the committed figures.
 var figuresDir = filepath.Join("..", "..", "docs", "figures")
 
-// measuredFigures are the committed figures drawn from measurements that
-// are not kept as data (the plot of a benchmark run), which no test can
-// make again: their commands are in the docs that show them. Measurements
-// kept as CSV (split-scaling.csv, split-table21.csv) are drawn again from
-// it (--from).
-var measuredFigures = []string{"imbalance-p128.svg"}
-
 // committedFigure is a file of docs/figures and how to make it again into
 // dir: the command line (with {dir} for dir), and whether the file is the
 // command's standard output.
@@ -41,8 +34,9 @@ type committedFigure struct {
 }
 
 // committedFigures lists every file of docs/figures but the Sack figures
-// (TestCommittedSackFigures) and measuredFigures, with the commands of the
-// docs that show them.
+// (TestCommittedSackFigures), with the commands of the docs that show
+// them; the figures of measurements are drawn again from the measurements
+// kept as CSV (--from).
 func committedFigures() []committedFigure {
 	figs := []committedFigure{
 		{"marendic-fig10.csv", []string{"marendic", "--out", "{dir}"}, false, false},
@@ -71,7 +65,9 @@ func committedFigures() []committedFigure {
 	docs := filepath.Join("..", "..", "docs")
 	figs = append(figs,
 		committedFigure{"split-fig2.svg", []string{"split", "--from", filepath.Join(docs, "split-scaling.csv"), "--plot", "{dir}/split-fig2.svg"}, false, false},
-		committedFigure{"split-table21.svg", []string{"split-phases", "--from", filepath.Join(docs, "split-table21.csv"), "--plot", "{dir}/split-table21.svg"}, false, false})
+		committedFigure{"split-table21.svg", []string{"split-phases", "--from", filepath.Join(docs, "split-table21.csv"), "--plot", "{dir}/split-table21.svg"}, false, false},
+		committedFigure{"imbalance-p128.svg", []string{"bench", "--np", "128", "--imbalance", "single:rank=P-1:delay=0..3x/6",
+			"--from", filepath.Join(docs, "imbalance-p128.csv"), "--plot", "{dir}/imbalance-p128.svg"}, false, false})
 	return figs
 }
 
@@ -101,15 +97,12 @@ func compareFigure(t *testing.T, dir, name string) {
 }
 
 // TestCommittedFigures makes every committed figure again (but the Sack
-// figures and the measured ones) and compares it with docs/figures; with
-// -update it rewrites them. -short leaves out the slow ones. Every file of docs/figures is covered here,
-// by TestCommittedSackFigures or by measuredFigures.
+// figures) and compares it with docs/figures; with -update it rewrites
+// them. -short leaves out the slow ones. Every file of docs/figures is
+// covered here or by TestCommittedSackFigures.
 func TestCommittedFigures(t *testing.T) {
 	dir := t.TempDir()
 	covered := map[string]bool{}
-	for _, f := range measuredFigures {
-		covered[f] = true
-	}
 	for _, f := range sackFigures {
 		covered[f.file+".svg"], covered[f.file+".csv"] = true, true
 	}
@@ -141,7 +134,7 @@ func TestCommittedFigures(t *testing.T) {
 	}
 	for _, e := range all {
 		if !covered[e.Name()] {
-			t.Errorf("docs/figures/%s: no test makes it again (add it to committedFigures or measuredFigures)", e.Name())
+			t.Errorf("docs/figures/%s: no test makes it again (add it to committedFigures)", e.Name())
 		}
 	}
 }
