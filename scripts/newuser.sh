@@ -99,8 +99,13 @@ for cmd in $(scoll --help | sed -n '/^Available Commands:/,/^Flags:/p' | awk 'NR
 		echo "$cmd	$ex"
 	done
 done >"$work/examples"
-# Traces that examples read come from the examples that write them.
-sort -s -t'	' -k2,2 <"$work/examples" | awk -F'\t' '/--record/ {print; next} {rest[NR]=$0} END {for (i in rest) print rest[i]}' >"$work/examples.sorted"
+# Traces and saved runs that examples read (--trace, --from) come from the
+# examples that write them (--record, --csv, --format csv): readers last.
+sort -s -t'	' -k2,2 <"$work/examples" | awk -F'\t' '
+	/--record/ {print; next}
+	/--from|--trace/ {last[++nl] = $0; next}
+	{print}
+	END {for (i = 1; i <= nl; i++) print last[i]}' >"$work/examples.sorted"
 while IFS='	' read -r cmd ex; do
 	check ok "$cmd --help example" "$ex"
 done <"$work/examples.sorted"
