@@ -206,7 +206,7 @@ The table shows times, energies and sizes with their units (12.34 µs,
 					}
 				}
 			}
-			st.Done("scoll model: %d configurations in %.1fs\n", total, time.Since(start).Seconds())
+			st.Done("scoll model: %s in %.1fs\n", counted(total, "configuration"), time.Since(start).Seconds())
 			notes := modelNotes(rows)
 			rf := modelFormat(roundSync, len(notes) > 0)
 			if coll == schedule.Bcast {

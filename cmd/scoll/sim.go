@@ -276,7 +276,7 @@ Columns, as the table names them (CSV columns and JSON keys add the unit):
 					rows = append(rows, row)
 				}
 			}
-			st.Done("scoll sim: %d configurations in %.1fs\n", total, time.Since(start).Seconds())
+			st.Done("scoll sim: %s in %.1fs\n", counted(total, "configuration"), time.Since(start).Seconds())
 			if err := writeSimRows(cmd.OutOrStdout(), format, rows, stages); err != nil {
 				return err
 			}

@@ -100,3 +100,11 @@ func (s *status) clearLocked() {
 		s.open = false
 	}
 }
+
+// counted says n of noun: "1 configuration", "12 configurations".
+func counted(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
