@@ -344,6 +344,7 @@ func chainSizes() []int {
 // algorithms do not serve learns them, and the next Bcast runs the usual
 // schedule.
 func TestChainCollectives(t *testing.T) {
+	t.Parallel()
 	for _, n := range chainSizes() {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

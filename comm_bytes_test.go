@@ -64,6 +64,7 @@ func bytePatterns(p int, rng *rand.Rand) map[string][2][][]byte {
 // keys in every mode: the generalized ones against the reference, the
 // integer-only ones refusing with ErrUnsupported on every rank.
 func TestSplitBytesReference(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(11, 12))
 	sizes := []int{1, 2, 3, 6, 17, 40}
 	modes := []struct {

@@ -98,6 +98,7 @@ func splitPatterns(p int, rng *rand.Rand) []struct {
 }
 
 func TestSplitReference(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	sizes := []int{1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 33, 64, 100}
 	for _, alg := range scoll.SplitAlgorithms() {
@@ -524,6 +525,7 @@ func bytesPerMembership(p, comms, size int) (float64, error) {
 // colors and keys.
 func TestSplitLarge(t *testing.T) {
 	matrix.SkipShort(t, "skipped in -short mode")
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(11, 12))
 	for _, p := range sweep.More([]int{600}, 1000, 1024) {
 		colors, keys := make([]int, p), make([]int, p)

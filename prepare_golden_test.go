@@ -330,6 +330,7 @@ func chainErrCases() []chainErrCase {
 // errors, persistent and chain — with testdata/prepare.golden. Run with
 // -update to rewrite it after an intended change.
 func TestPrepareGolden(t *testing.T) {
+	t.Parallel()
 	// The default takes the shared-memory paths by the number of CPUs
 	// (meet when the ranks outnumber them): fix it, so that the file is the
 	// same on every machine.
