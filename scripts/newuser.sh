@@ -149,6 +149,11 @@ expect ok "marendic --out" "rm -rf docs m && scoll marendic --np 8 --radix-vecto
 expect ok "schedule svg" "scoll schedule --op allgather --algorithm ring --np 6 --format svg >ring.svg && grep -c 'class=\"msg\"' ring.svg" \
 	'^[0-9]+$'
 
+# Names of kinds within a flag's value get the same wording.
+expect fail grammar "scoll sim --topology torus:4x4 --mapping morten" '^scoll sim: --mapping: unknown mapping "morten"; did you mean "morton"\?'
+expect fail grammar "scoll sim --topology torus:4x4 --switching cut" '^scoll sim: --switching: unknown switching mode "cut"; did you mean "cut-through"\?'
+expect fail grammar "scoll split --np 8 --group distribted:4" '^scoll split: --group: unknown group representation "distribted"; did you mean "distributed"\?'
+
 # Output streams: no escape codes where the stream is not a terminal (also
 # with --progress always), units in the tables' cells and in the CSV
 # columns' names, the notes that explain a table, and help that names the

@@ -142,8 +142,12 @@ Columns, as the table names them (CSV columns and JSON keys add the unit):
 			}
 			var mapping topology.Mapping
 			if mapSpec != "" && mapSpec != "xyz" {
-				if mapping, err = topology.ParseMapping(mapSpec, topo, np); err != nil {
+				kind, _, _ := strings.Cut(mapSpec, ":")
+				if err := checkName("mapping", "mapping", strings.ToLower(kind), []string{"xyz", "morton", "gray", "ring", "htree", "random", "list"}); err != nil {
 					return err
+				}
+				if mapping, err = topology.ParseMapping(mapSpec, topo, np); err != nil {
+					return fmt.Errorf("--mapping: %w", err)
 				}
 			}
 			if elem < 1 {
@@ -165,6 +169,11 @@ Columns, as the table names them (CSV columns and JSON keys add the unit):
 				return fmt.Errorf("--hop-latency: %w", err)
 			}
 			cfg.HopLatency = h
+			if kind, _, _ := strings.Cut(strings.ToLower(switching), ":"); kind != "" {
+				if err := checkName("switching", "switching mode", kind, []string{"cut-through", "wormhole", "store-and-forward", "saf", "packet"}); err != nil {
+					return err
+				}
+			}
 			if cfg.Switching, err = sim.ParseSwitching(switching); err != nil {
 				return fmt.Errorf("--switching: %w", err)
 			}

@@ -186,6 +186,12 @@ and scoll model --trace.`,
 			}
 			if groups != "" {
 				cfg.Groups = strings.Split(groups, ",")
+				for _, g := range cfg.Groups {
+					kind, _, _ := strings.Cut(g, ":")
+					if err := checkName("group", "group representation", kind, []string{"table", "distributed", "auto"}); err != nil {
+						return err
+					}
+				}
 			}
 			if cfg.MaxMemory, err = parseMaxMemory(maxMemory); err != nil {
 				return err
