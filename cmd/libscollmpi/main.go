@@ -1,0 +1,23 @@
+// Command libscollmpi is scoll's drop-in library for unmodified MPI
+// programs: built as a shared library, it defines MPI's collectives in
+// front of the MPI library (the profiling interface, PMPI) and runs them
+// with scoll's algorithms, forwarding to PMPI_ what it does not handle.
+//
+//	go build -tags mpi -buildmode=c-shared -o libscollmpi.so ./cmd/libscollmpi
+//	mpirun -np 4 -x LD_PRELOAD=$PWD/libscollmpi.so ./app
+//
+// What it intercepts so far: MPI_Init, MPI_Init_thread and MPI_Finalize;
+// MPI_Allreduce, MPI_Bcast and MPI_Barrier on MPI_COMM_WORLD with
+// contiguous predefined datatypes and predefined operators (MPI_IN_PLACE
+// included). Every other call, communicator, datatype or operator goes to
+// the MPI library unchanged. SCOLL_MPI_REPORT=FILE makes every rank append
+// one JSON line of what it handled and forwarded to FILE at MPI_Finalize.
+//
+// Inside an intercepted call scoll calls MPI only on the application's
+// calling thread and only through PMPI_ functions (dropin.c): no goroutine
+// of its own calls MPI, so every thread level works.
+//
+// Without the mpi build tag the command is empty.
+package main
+
+func main() {}
