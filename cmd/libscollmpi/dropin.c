@@ -100,17 +100,71 @@ int MPI_Finalize(void) {
 	return PMPI_Finalize();
 }
 
+// reduction runs a reduction whose datatype and operator every rank
+// passes alike (MPI requires it), or forwards it.
+#define REDUCTION(COLL, CALL_PMPI, SEND, RECV, N, ROOT)                                          \
+	do {                                                                                     \
+		if (ready(comm) && (N) >= 0) {                                                   \
+			int d = dt_code(dt), o = op_code(op);                                    \
+			if (d != DT_NONE && o != OP_NONE) {                                      \
+				int rc = scollmpi_reduction(COLL, (SEND) == MPI_IN_PLACE ? NULL : (void *)(SEND), (RECV), (N), d, o, (ROOT)); \
+				if (rc == H_DONE) return MPI_SUCCESS;                            \
+				if (rc != H_FORWARD) return fail(comm, rc);                      \
+			}                                                                        \
+		}                                                                                \
+		scollmpi_forwarded(COLL);                                                        \
+		return CALL_PMPI;                                                                \
+	} while (0)
+
 int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
-	if (ready(comm) && count >= 0) {
-		int d = dt_code(dt), o = op_code(op);
-		if (d != DT_NONE && o != OP_NONE) {
-			int rc = scollmpi_allreduce(sendbuf == MPI_IN_PLACE ? NULL : (void *)sendbuf, recvbuf, count, d, o);
-			if (rc == H_DONE) return MPI_SUCCESS;
-			if (rc != H_FORWARD) return fail(comm, rc);
-		}
-	}
-	scollmpi_forwarded(COLL_ALLREDUCE);
-	return PMPI_Allreduce(sendbuf, recvbuf, count, dt, op, comm);
+	REDUCTION(COLL_ALLREDUCE, PMPI_Allreduce(sendbuf, recvbuf, count, dt, op, comm), sendbuf, recvbuf, count, 0);
+}
+
+int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm) {
+	int me = -1;
+	PMPI_Comm_rank(comm, &me);
+	// recvbuf matters at the root only.
+	REDUCTION(COLL_REDUCE, PMPI_Reduce(sendbuf, recvbuf, count, dt, op, root, comm), sendbuf, me == root ? recvbuf : NULL, count, root);
+}
+
+int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
+	REDUCTION(COLL_SCAN, PMPI_Scan(sendbuf, recvbuf, count, dt, op, comm), sendbuf, recvbuf, count, 0);
+}
+
+int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
+	REDUCTION(COLL_EXSCAN, PMPI_Exscan(sendbuf, recvbuf, count, dt, op, comm), sendbuf, recvbuf, count, 0);
+}
+
+int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
+	REDUCTION(COLL_REDUCE_SCATTER_BLOCK, PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, dt, op, comm), sendbuf, recvbuf,
+		  recvcount, 0);
+}
+
+// movement runs a collective that moves blocks of bytes, when both
+// datatypes are predefined and a block has as many bytes sent as received.
+#define MOVEMENT(COLL, CALL_PMPI)                                                                 \
+	do {                                                                                      \
+		if (ready(comm) && sendcount >= 0 && recvcount >= 0) {                             \
+			int64_t rb = named_bytes(recvtype, recvcount);                             \
+			int64_t sb = sendbuf == MPI_IN_PLACE ? rb : named_bytes(sendtype, sendcount); \
+			if (rb >= 0 && sb == rb) {                                                 \
+				int rc = scollmpi_movement(COLL, sendbuf == MPI_IN_PLACE ? NULL : (void *)sendbuf, recvbuf, rb); \
+				if (rc == H_DONE) return MPI_SUCCESS;                              \
+				if (rc != H_FORWARD) return fail(comm, rc);                        \
+			}                                                                          \
+		}                                                                                  \
+		scollmpi_forwarded(COLL);                                                          \
+		return CALL_PMPI;                                                                  \
+	} while (0)
+
+int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+		  MPI_Comm comm) {
+	MOVEMENT(COLL_ALLGATHER, PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm));
+}
+
+int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+		 MPI_Comm comm) {
+	MOVEMENT(COLL_ALLTOALL, PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm));
 }
 
 int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm) {

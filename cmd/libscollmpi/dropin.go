@@ -32,7 +32,9 @@ var (
 	count [C.NUM_COLLS]struct{ handled, forwarded int }
 )
 
-var collNames = [C.NUM_COLLS]string{C.COLL_ALLREDUCE: "allreduce", C.COLL_BCAST: "bcast", C.COLL_BARRIER: "barrier"}
+var collNames = [C.NUM_COLLS]string{C.COLL_ALLREDUCE: "allreduce", C.COLL_BCAST: "bcast", C.COLL_BARRIER: "barrier",
+	C.COLL_REDUCE: "reduce", C.COLL_SCAN: "scan", C.COLL_EXSCAN: "exscan", C.COLL_REDUCE_SCATTER_BLOCK: "reduce_scatter_block",
+	C.COLL_ALLGATHER: "allgather", C.COLL_ALLTOALL: "alltoall"}
 
 var ops = map[C.int]scoll.Op{C.OP_SUM: scoll.Sum, C.OP_PROD: scoll.Prod, C.OP_MAX: scoll.Max, C.OP_MIN: scoll.Min}
 
@@ -61,45 +63,82 @@ func scollmpi_forwarded(coll C.int) {
 	}
 }
 
-//export scollmpi_allreduce
-func scollmpi_allreduce(send, recv unsafe.Pointer, n, dt, op C.int) C.int {
-	o := ops[op]
+//export scollmpi_reduction
+func scollmpi_reduction(coll C.int, send, recv unsafe.Pointer, n, dt, op, root C.int) C.int {
 	var err error
 	switch dt {
 	case C.DT_INT8:
-		err = allreduce[int8](send, recv, int(n), o)
+		err = reduction[int8](coll, send, recv, int(n), ops[op], int(root))
 	case C.DT_UINT8:
-		err = allreduce[uint8](send, recv, int(n), o)
+		err = reduction[uint8](coll, send, recv, int(n), ops[op], int(root))
 	case C.DT_INT16:
-		err = allreduce[int16](send, recv, int(n), o)
+		err = reduction[int16](coll, send, recv, int(n), ops[op], int(root))
 	case C.DT_UINT16:
-		err = allreduce[uint16](send, recv, int(n), o)
+		err = reduction[uint16](coll, send, recv, int(n), ops[op], int(root))
 	case C.DT_INT32:
-		err = allreduce[int32](send, recv, int(n), o)
+		err = reduction[int32](coll, send, recv, int(n), ops[op], int(root))
 	case C.DT_UINT32:
-		err = allreduce[uint32](send, recv, int(n), o)
+		err = reduction[uint32](coll, send, recv, int(n), ops[op], int(root))
 	case C.DT_INT64:
-		err = allreduce[int64](send, recv, int(n), o)
+		err = reduction[int64](coll, send, recv, int(n), ops[op], int(root))
 	case C.DT_UINT64:
-		err = allreduce[uint64](send, recv, int(n), o)
+		err = reduction[uint64](coll, send, recv, int(n), ops[op], int(root))
 	case C.DT_FLOAT32:
-		err = allreduce[float32](send, recv, int(n), o)
+		err = reduction[float32](coll, send, recv, int(n), ops[op], int(root))
 	case C.DT_FLOAT64:
-		err = allreduce[float64](send, recv, int(n), o)
+		err = reduction[float64](coll, send, recv, int(n), ops[op], int(root))
 	default:
 		return C.H_FORWARD
 	}
-	return result(C.COLL_ALLREDUCE, err)
+	return result(coll, err)
 }
 
-// allreduce runs scoll's Allreduce on n elements of type T; a nil send is
-// MPI_IN_PLACE (the input is in recv).
-func allreduce[T scoll.Number](send, recv unsafe.Pointer, n int, op scoll.Op) error {
-	var s []T
-	if send != nil {
-		s = unsafe.Slice((*T)(send), n)
+// slice is the n elements of type T at p (nil for a nil p: MPI_IN_PLACE,
+// or a buffer MPI does not read on this rank).
+func slice[T any](p unsafe.Pointer, n int) []T {
+	if p == nil {
+		return nil
 	}
-	return scoll.Allreduce(context.Background(), world, s, unsafe.Slice((*T)(recv), n), op)
+	return unsafe.Slice((*T)(p), n)
+}
+
+// reduction runs the reduction coll on elements of type T: n elements per
+// rank (MPI_Reduce_scatter_block: n per block, Size() blocks of input). A
+// nil send is MPI_IN_PLACE.
+func reduction[T scoll.Number](coll C.int, send, recv unsafe.Pointer, n int, op scoll.Op, root int) error {
+	ctx := context.Background()
+	switch coll {
+	case C.COLL_ALLREDUCE:
+		return scoll.Allreduce(ctx, world, slice[T](send, n), slice[T](recv, n), op)
+	case C.COLL_REDUCE:
+		return scoll.Reduce(ctx, world, slice[T](send, n), slice[T](recv, n), op, root)
+	case C.COLL_SCAN:
+		return scoll.Scan(ctx, world, slice[T](send, n), slice[T](recv, n), op)
+	case C.COLL_EXSCAN:
+		return scoll.Exscan(ctx, world, slice[T](send, n), slice[T](recv, n), op)
+	case C.COLL_REDUCE_SCATTER_BLOCK:
+		if send == nil {
+			return scoll.ReduceScatterBlock(ctx, world, nil, slice[T](recv, n*ep.size), op)
+		}
+		return scoll.ReduceScatterBlock(ctx, world, slice[T](send, n*ep.size), slice[T](recv, n), op)
+	}
+	return fmt.Errorf("%w: collective %d", scoll.ErrUnsupported, coll)
+}
+
+//export scollmpi_movement
+func scollmpi_movement(coll C.int, send, recv unsafe.Pointer, n C.int64_t) C.int {
+	ctx := context.Background()
+	b := int(n) // bytes per rank's block
+	var err error
+	switch coll {
+	case C.COLL_ALLGATHER:
+		err = scoll.Allgather(ctx, world, slice[byte](send, b), slice[byte](recv, b*ep.size))
+	case C.COLL_ALLTOALL:
+		err = scoll.Alltoall(ctx, world, slice[byte](send, b*ep.size), slice[byte](recv, b*ep.size))
+	default:
+		return C.H_FORWARD
+	}
+	return result(coll, err)
 }
 
 //export scollmpi_bcast

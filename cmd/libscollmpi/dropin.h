@@ -18,7 +18,10 @@ enum {
 enum { OP_NONE = 0, OP_SUM, OP_PROD, OP_MAX, OP_MIN };
 
 // The collectives, as the report names them.
-enum { COLL_ALLREDUCE = 0, COLL_BCAST, COLL_BARRIER, NUM_COLLS };
+enum {
+	COLL_ALLREDUCE = 0, COLL_BCAST, COLL_BARRIER, COLL_REDUCE, COLL_SCAN, COLL_EXSCAN,
+	COLL_REDUCE_SCATTER_BLOCK, COLL_ALLGATHER, COLL_ALLTOALL, NUM_COLLS
+};
 
 // What a Go handler returns: done, forward to PMPI_, or an MPI error class.
 enum { H_DONE = 0, H_FORWARD = -1 };

@@ -7,8 +7,10 @@
 //	mpirun -np 4 -x LD_PRELOAD=$PWD/libscollmpi.so ./app
 //
 // What it intercepts so far: MPI_Init, MPI_Init_thread and MPI_Finalize;
-// MPI_Allreduce, MPI_Bcast and MPI_Barrier on MPI_COMM_WORLD with
-// contiguous predefined datatypes and predefined operators (MPI_IN_PLACE
+// on MPI_COMM_WORLD, MPI_Allreduce, MPI_Reduce, MPI_Scan, MPI_Exscan and
+// MPI_Reduce_scatter_block with predefined datatypes and the operators
+// MPI_SUM, MPI_PROD, MPI_MAX and MPI_MIN; MPI_Bcast, MPI_Allgather and
+// MPI_Alltoall with predefined datatypes; MPI_Barrier (MPI_IN_PLACE
 // included). Every other call, communicator, datatype or operator goes to
 // the MPI library unchanged. SCOLL_MPI_REPORT=FILE makes every rank append
 // one JSON line of what it handled and forwarded to FILE at MPI_Finalize.

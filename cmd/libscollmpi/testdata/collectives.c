@@ -61,7 +61,7 @@ int main(int argc, char **argv) {
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
-	int counts[] = {0, 1, 7, 1000, 100003};
+	int counts[] = {0, 1, 7, 1000, 20011};
 	MPI_Op ops[] = {MPI_SUM, MPI_MAX, MPI_MIN};
 	for (int c = 0; c < 5; c++) {
 		for (int o = 0; o < 3; o++) {
@@ -113,6 +113,69 @@ int main(int argc, char **argv) {
 	MPI_Comm_free(&half);
 
 	for (int i = 0; i < 10; i++) CHECK(MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS, "barrier rc");
+
+	for (int c = 0; c < 5; c++) {
+		int n = counts[c];
+		long *s = malloc(sizeof(long) * ((size_t)n * size + 1)), *r = malloc(sizeof(long) * ((size_t)n * size + 1));
+		// Reduce to several roots, in place at the root and not.
+		int roots[] = {0, size - 1};
+		for (int k = 0; k < 2; k++) {
+			for (int ip = 0; ip < 2; ip++) {
+				int root = roots[k];
+				for (int i = 0; i < n; i++) s[i] = r[i] = in(rank, i);
+				int rc = MPI_Reduce(ip && rank == root ? MPI_IN_PLACE : s, r, n, MPI_LONG, MPI_SUM, root, MPI_COMM_WORLD);
+				CHECK(rc == MPI_SUCCESS, "reduce rc");
+				for (int i = 0; i < n && rank == root; i++) {
+					long want = 0;
+					for (int q = 0; q < size; q++) want += in(q, i);
+					CHECK(r[i] == want, "reduce n=%d root=%d inplace=%d: element %d", n, root, ip, i);
+				}
+			}
+		}
+		// Scan and Exscan.
+		for (int ip = 0; ip < 2; ip++) {
+			for (int i = 0; i < n; i++) s[i] = r[i] = in(rank, i);
+			CHECK(MPI_Scan(ip ? MPI_IN_PLACE : s, r, n, MPI_LONG, MPI_MAX, MPI_COMM_WORLD) == MPI_SUCCESS, "scan rc");
+			for (int i = 0; i < n; i++) {
+				long want = in(0, i);
+				for (int q = 1; q <= rank; q++) want = in(q, i) > want ? in(q, i) : want;
+				CHECK(r[i] == want, "scan n=%d inplace=%d: element %d", n, ip, i);
+			}
+			for (int i = 0; i < n; i++) s[i] = r[i] = in(rank, i);
+			CHECK(MPI_Exscan(ip ? MPI_IN_PLACE : s, r, n, MPI_LONG, MPI_SUM, MPI_COMM_WORLD) == MPI_SUCCESS, "exscan rc");
+			for (int i = 0; i < n && rank > 0; i++) {
+				long want = 0;
+				for (int q = 0; q < rank; q++) want += in(q, i);
+				CHECK(r[i] == want, "exscan n=%d inplace=%d: element %d", n, ip, i);
+			}
+		}
+		// Reduce_scatter_block: block b of the sum of every rank's size*n elements.
+		for (int ip = 0; ip < 2; ip++) {
+			for (int i = 0; i < n * size; i++) s[i] = r[i] = in(rank, i);
+			CHECK(MPI_Reduce_scatter_block(ip ? MPI_IN_PLACE : s, r, n, MPI_LONG, MPI_SUM, MPI_COMM_WORLD) == MPI_SUCCESS, "rsb rc");
+			for (int i = 0; i < n; i++) {
+				long want = 0;
+				for (int q = 0; q < size; q++) want += in(q, rank * n + i);
+				CHECK(r[i] == want, "reduce_scatter_block n=%d inplace=%d: element %d", n, ip, i);
+			}
+		}
+		// Allgather and Alltoall, in place and not.
+		for (int ip = 0; ip < 2; ip++) {
+			for (int i = 0; i < n; i++) s[i] = in(rank, i);
+			for (int i = 0; i < n * size; i++) r[i] = -99;
+			if (ip) for (int i = 0; i < n; i++) r[rank * n + i] = in(rank, i);
+			CHECK(MPI_Allgather(ip ? MPI_IN_PLACE : s, n, MPI_LONG, r, n, MPI_LONG, MPI_COMM_WORLD) == MPI_SUCCESS, "allgather rc");
+			for (int q = 0; q < size; q++)
+				for (int i = 0; i < n; i++) CHECK(r[q * n + i] == in(q, i), "allgather n=%d inplace=%d: block %d element %d", n, ip, q, i);
+			for (int i = 0; i < n * size; i++) s[i] = r[i] = in(rank, i) * 1000 + i;
+			CHECK(MPI_Alltoall(ip ? MPI_IN_PLACE : s, n, MPI_LONG, r, n, MPI_LONG, MPI_COMM_WORLD) == MPI_SUCCESS, "alltoall rc");
+			for (int q = 0; q < size; q++)
+				for (int i = 0; i < n; i++)
+					CHECK(r[q * n + i] == in(q, rank * n + i) * 1000 + rank * n + i, "alltoall n=%d inplace=%d: block %d element %d", n, ip, q, i);
+		}
+		free(s);
+		free(r);
+	}
 
 	int bad = failures, all = 0;
 	MPI_Allreduce(&bad, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
