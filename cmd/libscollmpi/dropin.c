@@ -46,13 +46,49 @@ static int op_code(MPI_Op op) {
 	return OP_NONE;
 }
 
-// The bytes of count elements of a predefined datatype, or -1 for a
-// derived one (scoll moves predefined types only).
-static int64_t named_bytes(MPI_Datatype dt, int count) {
-	int ni, na, nd, combiner, size;
-	if (PMPI_Type_get_envelope(dt, &ni, &na, &nd, &combiner) != MPI_SUCCESS || combiner != MPI_COMBINER_NAMED) return -1;
-	if (PMPI_Type_size(dt, &size) != MPI_SUCCESS) return -1;
-	return (int64_t)size * count;
+// A buffer of count elements of dt, as scoll sees it: the user's memory
+// when dt lays its elements out packed from the buffer's start, else a
+// packed copy (MPI_Pack order: the type signature's order).
+typedef struct {
+	void *user, *packed;
+	int count;
+	MPI_Datatype dt;
+	int64_t bytes;
+} stage_t;
+
+static int contiguous(MPI_Datatype dt) {
+	MPI_Aint lb, extent, tlb, textent;
+	int size;
+	PMPI_Type_size(dt, &size);
+	PMPI_Type_get_extent(dt, &lb, &extent);
+	PMPI_Type_get_true_extent(dt, &tlb, &textent);
+	return lb == 0 && tlb == 0 && extent == size && textent == size;
+}
+
+// stage prepares user (count elements of dt; NULL: none on this rank),
+// copying its contents into the packed copy when in is set.
+static void stage(stage_t *s, const void *user, int count, MPI_Datatype dt, int in) {
+	int size = 0;
+	PMPI_Type_size(dt, &size);
+	*s = (stage_t){.user = (void *)user, .count = count, .dt = dt, .bytes = (int64_t)size * count};
+	if (user == NULL || s->bytes == 0 || s->bytes > 0x7fffffff || contiguous(dt)) return;
+	s->packed = malloc(s->bytes);
+	if (in) {
+		int pos = 0;
+		PMPI_Pack(user, count, dt, s->packed, (int)s->bytes, &pos, MPI_COMM_WORLD);
+	}
+}
+
+static void *at(stage_t *s) { return s->packed ? s->packed : s->user; }
+
+// unstage copies the packed copy back to the user's memory when out is set.
+static void unstage(stage_t *s, int out) {
+	if (!s->packed) return;
+	if (out) {
+		int pos = 0;
+		PMPI_Unpack(s->packed, (int)s->bytes, &pos, s->user, s->count, s->dt, MPI_COMM_WORLD);
+	}
+	free(s->packed);
 }
 
 static int ready(MPI_Comm comm) { return scoll_comm != MPI_COMM_NULL && comm == MPI_COMM_WORLD; }
@@ -100,81 +136,124 @@ int MPI_Finalize(void) {
 	return PMPI_Finalize();
 }
 
-// reduction runs a reduction whose datatype and operator every rank
-// passes alike (MPI requires it), or forwards it.
-#define REDUCTION(COLL, CALL_PMPI, SEND, RECV, N, ROOT)                                          \
-	do {                                                                                     \
-		if (ready(comm) && (N) >= 0) {                                                   \
-			int d = dt_code(dt), o = op_code(op);                                    \
-			if (d != DT_NONE && o != OP_NONE) {                                      \
-				int rc = scollmpi_reduction(COLL, (SEND) == MPI_IN_PLACE ? NULL : (void *)(SEND), (RECV), (N), d, o, (ROOT)); \
-				if (rc == H_DONE) return MPI_SUCCESS;                            \
-				if (rc != H_FORWARD) return fail(comm, rc);                      \
-			}                                                                        \
-		}                                                                                \
-		scollmpi_forwarded(COLL);                                                        \
-		return CALL_PMPI;                                                                \
-	} while (0)
+// reduction runs a reduction with scoll when every rank decides so from
+// what MPI requires to agree (the communicator, the datatype, which MPI's
+// predefined operators take predefined only — equal handles such as MPI_INT
+// and MPI_INT32_T decide alike — and the operator): nin elements of input (from sendbuf, or recvbuf in
+// place) and nout of output in recvbuf (NULL where MPI ignores it). It
+// returns the MPI return code and sets *done, or leaves *done unset for the
+// caller to forward.
+static int reduction(int coll, const void *sendbuf, void *recvbuf, int nin, int nout, int count, MPI_Datatype dt, MPI_Op op,
+		     int root, MPI_Comm comm, int *done) {
+	int d = dt_code(dt), o = op_code(op);
+	*done = 0;
+	if (!ready(comm) || count < 0 || o == OP_NONE || d == DT_NONE) return 0;
+	int inplace = sendbuf == MPI_IN_PLACE;
+	stage_t in, out;
+	stage(&out, recvbuf, inplace ? nin : nout, dt, inplace);
+	if (!inplace) stage(&in, sendbuf, nin, dt, 1);
+	int rc = scollmpi_reduction(coll, inplace ? NULL : at(&in), at(&out), count, d, o, root);
+	if (!inplace) unstage(&in, 0);
+	unstage(&out, rc == H_DONE);
+	if (rc == H_FORWARD) return 0;
+	*done = 1;
+	return rc == H_DONE ? MPI_SUCCESS : fail(comm, rc);
+}
 
 int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
-	REDUCTION(COLL_ALLREDUCE, PMPI_Allreduce(sendbuf, recvbuf, count, dt, op, comm), sendbuf, recvbuf, count, 0);
+	int done, rc = reduction(COLL_ALLREDUCE, sendbuf, recvbuf, count, count, count, dt, op, 0, comm, &done);
+	if (done) return rc;
+	scollmpi_forwarded(COLL_ALLREDUCE);
+	return PMPI_Allreduce(sendbuf, recvbuf, count, dt, op, comm);
 }
 
 int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm) {
-	int me = -1;
+	int me = -1, done;
 	PMPI_Comm_rank(comm, &me);
 	// recvbuf matters at the root only.
-	REDUCTION(COLL_REDUCE, PMPI_Reduce(sendbuf, recvbuf, count, dt, op, root, comm), sendbuf, me == root ? recvbuf : NULL, count, root);
+	int rc = reduction(COLL_REDUCE, sendbuf, me == root ? recvbuf : NULL, count, count, count, dt, op, root, comm, &done);
+	if (done) return rc;
+	scollmpi_forwarded(COLL_REDUCE);
+	return PMPI_Reduce(sendbuf, recvbuf, count, dt, op, root, comm);
 }
 
 int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
-	REDUCTION(COLL_SCAN, PMPI_Scan(sendbuf, recvbuf, count, dt, op, comm), sendbuf, recvbuf, count, 0);
+	int done, rc = reduction(COLL_SCAN, sendbuf, recvbuf, count, count, count, dt, op, 0, comm, &done);
+	if (done) return rc;
+	scollmpi_forwarded(COLL_SCAN);
+	return PMPI_Scan(sendbuf, recvbuf, count, dt, op, comm);
 }
 
 int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
-	REDUCTION(COLL_EXSCAN, PMPI_Exscan(sendbuf, recvbuf, count, dt, op, comm), sendbuf, recvbuf, count, 0);
+	int done, rc = reduction(COLL_EXSCAN, sendbuf, recvbuf, count, count, count, dt, op, 0, comm, &done);
+	if (done) return rc;
+	scollmpi_forwarded(COLL_EXSCAN);
+	return PMPI_Exscan(sendbuf, recvbuf, count, dt, op, comm);
 }
 
 int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
-	REDUCTION(COLL_REDUCE_SCATTER_BLOCK, PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, dt, op, comm), sendbuf, recvbuf,
-		  recvcount, 0);
+	int size = 0, done;
+	PMPI_Comm_size(comm, &size);
+	int rc = reduction(COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount * size, recvcount, recvcount, dt, op, 0, comm, &done);
+	if (done) return rc;
+	scollmpi_forwarded(COLL_REDUCE_SCATTER_BLOCK);
+	return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, dt, op, comm);
 }
 
-// movement runs a collective that moves blocks of bytes, when both
-// datatypes are predefined and a block has as many bytes sent as received.
-#define MOVEMENT(COLL, CALL_PMPI)                                                                 \
-	do {                                                                                      \
-		if (ready(comm) && sendcount >= 0 && recvcount >= 0) {                             \
-			int64_t rb = named_bytes(recvtype, recvcount);                             \
-			int64_t sb = sendbuf == MPI_IN_PLACE ? rb : named_bytes(sendtype, sendcount); \
-			if (rb >= 0 && sb == rb) {                                                 \
-				int rc = scollmpi_movement(COLL, sendbuf == MPI_IN_PLACE ? NULL : (void *)sendbuf, recvbuf, rb); \
-				if (rc == H_DONE) return MPI_SUCCESS;                              \
-				if (rc != H_FORWARD) return fail(comm, rc);                        \
-			}                                                                          \
-		}                                                                                  \
-		scollmpi_forwarded(COLL);                                                          \
-		return CALL_PMPI;                                                                  \
-	} while (0)
+// movement runs, with scoll, a collective that moves blocks between every
+// pair of ranks (allgather: one block per rank; alltoall: size blocks):
+// any datatypes, as bytes in signature order, when a block has as many
+// bytes sent as received (MPI requires it of matching signatures).
+static int movement(int coll, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+		    MPI_Datatype recvtype, int sblocks, MPI_Comm comm, int *done) {
+	int size = 0, ssize = 0, rsize = 0;
+	*done = 0;
+	if (!ready(comm) || sendcount < 0 || recvcount < 0) return 0;
+	PMPI_Comm_size(comm, &size);
+	PMPI_Type_size(recvtype, &rsize);
+	int inplace = sendbuf == MPI_IN_PLACE;
+	if (!inplace) PMPI_Type_size(sendtype, &ssize);
+	int64_t block = (int64_t)rsize * recvcount;
+	if (!inplace && (int64_t)ssize * sendcount != block) return 0;
+	stage_t in, out;
+	stage(&out, recvbuf, recvcount * size, recvtype, inplace);
+	if (!inplace) stage(&in, sendbuf, sendcount * sblocks, sendtype, 1);
+	int rc = scollmpi_movement(coll, inplace ? NULL : at(&in), at(&out), block);
+	if (!inplace) unstage(&in, 0);
+	unstage(&out, rc == H_DONE);
+	if (rc == H_FORWARD) return 0;
+	*done = 1;
+	return rc == H_DONE ? MPI_SUCCESS : fail(comm, rc);
+}
 
 int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
 		  MPI_Comm comm) {
-	MOVEMENT(COLL_ALLGATHER, PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm));
+	int done, rc = movement(COLL_ALLGATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, 1, comm, &done);
+	if (done) return rc;
+	scollmpi_forwarded(COLL_ALLGATHER);
+	return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
 int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
 		 MPI_Comm comm) {
-	MOVEMENT(COLL_ALLTOALL, PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm));
+	int size = 0, done;
+	PMPI_Comm_size(comm, &size);
+	int rc = movement(COLL_ALLTOALL, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, size, comm, &done);
+	if (done) return rc;
+	scollmpi_forwarded(COLL_ALLTOALL);
+	return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
 int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm) {
 	if (ready(comm) && count >= 0) {
-		int64_t n = named_bytes(dt, count);
-		if (n >= 0) {
-			int rc = scollmpi_bcast(buf, n, root);
-			if (rc == H_DONE) return MPI_SUCCESS;
-			if (rc != H_FORWARD) return fail(comm, rc);
-		}
+		int me = -1;
+		PMPI_Comm_rank(comm, &me);
+		stage_t b;
+		stage(&b, buf, count, dt, me == root);
+		int rc = scollmpi_bcast(at(&b), b.bytes, root);
+		unstage(&b, rc == H_DONE && me != root);
+		if (rc == H_DONE) return MPI_SUCCESS;
+		if (rc != H_FORWARD) return fail(comm, rc);
 	}
 	scollmpi_forwarded(COLL_BCAST);
 	return PMPI_Bcast(buf, count, dt, root, comm);

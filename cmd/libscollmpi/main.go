@@ -10,8 +10,10 @@
 // on MPI_COMM_WORLD, MPI_Allreduce, MPI_Reduce, MPI_Scan, MPI_Exscan and
 // MPI_Reduce_scatter_block with predefined datatypes and the operators
 // MPI_SUM, MPI_PROD, MPI_MAX and MPI_MIN; MPI_Bcast, MPI_Allgather and
-// MPI_Alltoall with predefined datatypes; MPI_Barrier (MPI_IN_PLACE
-// included). Every other call, communicator, datatype or operator goes to
+// MPI_Alltoall with any datatypes (derived ones whose elements are not
+// packed in memory travel as a packed copy, so ranks passing equal type
+// signatures through different handles decide alike); MPI_Barrier
+// (MPI_IN_PLACE included). Every other call, communicator, datatype or operator goes to
 // the MPI library unchanged. SCOLL_MPI_REPORT=FILE makes every rank append
 // one JSON line of what it handled and forwarded to FILE at MPI_Finalize.
 //

@@ -1,6 +1,7 @@
 // The drop-in's own test: every intercepted collective, handled (predefined
-// types and operators on MPI_COMM_WORLD, in place and not) and forwarded
-// (a derived datatype, a user operator, another communicator), checked
+// types and operators on MPI_COMM_WORLD, in place and not; derived and
+// mixed datatype handles where MPI allows them) and forwarded (a user
+// operator, another communicator), checked
 // against a reference every rank computes itself. Exits 1 on a wrong
 // result. Run natively and with the drop-in preloaded (scripts/dropin-test.sh).
 #include <mpi.h>
@@ -97,6 +98,48 @@ int main(int argc, char **argv) {
 	CHECK(MPI_Bcast(pb, 4, pair, 0, MPI_COMM_WORLD) == MPI_SUCCESS, "bcast derived rc");
 	for (int i = 0; i < 8; i++) CHECK(pb[i] == i, "bcast derived: element %d", i);
 	MPI_Type_free(&pair);
+
+	// Equal type signatures through different handles decide alike: in a
+	// reduction MPI_INT and MPI_INT32_T; in a bcast and an allgather even
+	// ranks pass MPI_INTs, odd ranks pairs (a contiguous type) or MPI_INTs
+	// strided in memory (a vector type).
+	MPI_Datatype two, strided;
+	MPI_Type_contiguous(2, MPI_INT, &two);
+	MPI_Type_commit(&two);
+	MPI_Type_vector(6, 1, 2, MPI_INT, &strided);
+	MPI_Type_commit(&strided);
+	for (int round = 0; round < 2; round++) {
+		int sv[12], rv[12];
+		for (int i = 0; i < 6; i++) sv[i] = (int)in(rank, i);
+		CHECK(MPI_Allreduce(sv, rv, 6, rank % 2 ? MPI_INT32_T : MPI_INT, MPI_SUM, MPI_COMM_WORLD) == MPI_SUCCESS, "int/int32 rc");
+		for (int i = 0; i < 6; i++) {
+			int want = 0;
+			for (int q = 0; q < size; q++) want += (int)in(q, i);
+			CHECK(rv[i] == want, "int/int32: element %d = %d, want %d", i, rv[i], want);
+		}
+		for (int i = 0; i < 12; i++) rv[i] = rank == 0 ? (int)in(0, i) : -1;
+		if (rank % 2 == 0) {
+			CHECK(MPI_Bcast(rv, 6, MPI_INT, 0, MPI_COMM_WORLD) == MPI_SUCCESS, "bcast mixed rc");
+		} else if (round == 0) {
+			CHECK(MPI_Bcast(rv, 3, two, 0, MPI_COMM_WORLD) == MPI_SUCCESS, "bcast mixed rc");
+		} else {
+			CHECK(MPI_Bcast(rv, 1, strided, 0, MPI_COMM_WORLD) == MPI_SUCCESS, "bcast mixed rc");
+		}
+		for (int i = 0; i < 6; i++) {
+			int got = rank % 2 == 1 && round == 1 ? rv[2 * i] : rv[i];
+			CHECK(got == (int)in(0, i), "bcast mixed round %d: element %d = %d", round, i, got);
+			if (rank % 2 == 1 && round == 1) CHECK(rv[2 * i + 1] == -1, "bcast strided: gap %d written", i);
+		}
+		// The same for an allgather of 2 MPI_INTs per rank.
+		int ag[64 * 2 * 2];
+		for (int i = 0; i < 4 * size; i++) ag[i] = -1;
+		int mine[4] = {rank, rank * 10, -1, -1};
+		CHECK(MPI_Allgather(mine, 2, MPI_INT, ag, rank % 2 ? 1 : 2, rank % 2 ? two : MPI_INT, MPI_COMM_WORLD) == MPI_SUCCESS,
+		      "allgather mixed rc");
+		for (int q = 0; q < size && size <= 64; q++) CHECK(ag[2 * q] == q && ag[2 * q + 1] == q * 10, "allgather mixed: block %d", q);
+	}
+	MPI_Type_free(&two);
+	MPI_Type_free(&strided);
 
 	// A user operator and another communicator: forwarded.
 	MPI_Op mine;
