@@ -218,7 +218,7 @@ static int movement(int coll, const void *sendbuf, int sendcount, MPI_Datatype s
 	stage_t in, out;
 	stage(&out, recvbuf, recvcount * size, recvtype, inplace);
 	if (!inplace) stage(&in, sendbuf, sendcount * sblocks, sendtype, 1);
-	int rc = scollmpi_movement(coll, inplace ? NULL : at(&in), at(&out), block);
+	int rc = scollmpi_movement(coll, inplace ? NULL : at(&in), at(&out), block, 0);
 	if (!inplace) unstage(&in, 0);
 	unstage(&out, rc == H_DONE);
 	if (rc == H_FORWARD) return 0;
@@ -242,6 +242,55 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 	if (done) return rc;
 	scollmpi_forwarded(COLL_ALLTOALL);
 	return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+
+// rooted runs a gather (scatter when scatter is set) with scoll. It
+// decides from what every rank passes alike (the communicator) and reads
+// only what MPI makes significant on this rank: the root's blocks (recvbuf
+// of a gather, sendbuf of a scatter; the other buffer is MPI_IN_PLACE or
+// this rank's own block) and one block elsewhere.
+static int rooted(int scatter, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+		  MPI_Datatype recvtype, int root, MPI_Comm comm, int *done) {
+	int me = -1, size = 0, bsize = 0;
+	*done = 0;
+	if (!ready(comm)) return 0;
+	PMPI_Comm_rank(comm, &me);
+	PMPI_Comm_size(comm, &size);
+	int isroot = me == root;
+	// The root's many blocks and this rank's one: (buffer, count, type) each.
+	const void *many = scatter ? sendbuf : recvbuf, *one = scatter ? recvbuf : sendbuf;
+	int manycount = scatter ? sendcount : recvcount, onecount = scatter ? recvcount : sendcount;
+	MPI_Datatype manytype = scatter ? sendtype : recvtype, onetype = scatter ? recvtype : sendtype;
+	int inplace = isroot && one == MPI_IN_PLACE;
+	if (isroot ? manycount < 0 : onecount < 0) return 0; // MPI's own error
+	PMPI_Type_size(isroot ? manytype : onetype, &bsize);
+	int64_t block = (int64_t)bsize * (isroot ? manycount : onecount);
+	stage_t m = {0}, o = {0};
+	if (isroot) stage(&m, many, manycount * size, manytype, scatter || inplace);
+	if (!inplace) stage(&o, one, onecount, onetype, !scatter);
+	void *mp = isroot ? at(&m) : NULL, *op = inplace ? NULL : at(&o);
+	int rc = scollmpi_movement(scatter ? COLL_SCATTER : COLL_GATHER, scatter ? mp : op, scatter ? op : mp, block, root);
+	if (isroot) unstage(&m, rc == H_DONE && !scatter);
+	if (!inplace) unstage(&o, rc == H_DONE && scatter);
+	if (rc == H_FORWARD) return 0;
+	*done = 1;
+	return rc == H_DONE ? MPI_SUCCESS : fail(comm, rc);
+}
+
+int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+	       MPI_Comm comm) {
+	int done, rc = rooted(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &done);
+	if (done) return rc;
+	scollmpi_forwarded(COLL_GATHER);
+	return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+}
+
+int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+		MPI_Comm comm) {
+	int done, rc = rooted(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &done);
+	if (done) return rc;
+	scollmpi_forwarded(COLL_SCATTER);
+	return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 
 int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm) {

@@ -34,7 +34,7 @@ var (
 
 var collNames = [C.NUM_COLLS]string{C.COLL_ALLREDUCE: "allreduce", C.COLL_BCAST: "bcast", C.COLL_BARRIER: "barrier",
 	C.COLL_REDUCE: "reduce", C.COLL_SCAN: "scan", C.COLL_EXSCAN: "exscan", C.COLL_REDUCE_SCATTER_BLOCK: "reduce_scatter_block",
-	C.COLL_ALLGATHER: "allgather", C.COLL_ALLTOALL: "alltoall"}
+	C.COLL_ALLGATHER: "allgather", C.COLL_ALLTOALL: "alltoall", C.COLL_GATHER: "gather", C.COLL_SCATTER: "scatter"}
 
 var ops = map[C.int]scoll.Op{C.OP_SUM: scoll.Sum, C.OP_PROD: scoll.Prod, C.OP_MAX: scoll.Max, C.OP_MIN: scoll.Min}
 
@@ -126,15 +126,19 @@ func reduction[T scoll.Number](coll C.int, send, recv unsafe.Pointer, n int, op 
 }
 
 //export scollmpi_movement
-func scollmpi_movement(coll C.int, send, recv unsafe.Pointer, n C.int64_t) C.int {
+func scollmpi_movement(coll C.int, send, recv unsafe.Pointer, n C.int64_t, root C.int) C.int {
 	ctx := context.Background()
-	b := int(n) // bytes per rank's block
+	b, p := int(n), ep.size // bytes per block, blocks
 	var err error
 	switch coll {
 	case C.COLL_ALLGATHER:
-		err = scoll.Allgather(ctx, world, slice[byte](send, b), slice[byte](recv, b*ep.size))
+		err = scoll.Allgather(ctx, world, slice[byte](send, b), slice[byte](recv, b*p))
 	case C.COLL_ALLTOALL:
-		err = scoll.Alltoall(ctx, world, slice[byte](send, b*ep.size), slice[byte](recv, b*ep.size))
+		err = scoll.Alltoall(ctx, world, slice[byte](send, b*p), slice[byte](recv, b*p))
+	case C.COLL_GATHER: // recv: the root's only; send nil: in place at the root
+		err = scoll.Gather(ctx, world, slice[byte](send, b), slice[byte](recv, b*p), int(root))
+	case C.COLL_SCATTER: // send: the root's only; recv nil: in place at the root
+		err = scoll.Scatter(ctx, world, slice[byte](send, b*p), slice[byte](recv, b), int(root))
 	default:
 		return C.H_FORWARD
 	}
@@ -159,7 +163,9 @@ func result(coll C.int, err error) C.int {
 	if err == nil {
 		return C.H_DONE
 	}
-	fmt.Fprintf(os.Stderr, "scoll: %v\n", err)
+	if os.Getenv("SCOLL_VERBOSE") != "" {
+		fmt.Fprintln(os.Stderr, err) // the error handler decides what the program sees
+	}
 	switch {
 	case errors.Is(err, scoll.ErrInvalidArgument) && strings.Contains(err.Error(), "root"):
 		return C.MPI_ERR_ROOT

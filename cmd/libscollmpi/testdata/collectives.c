@@ -216,9 +216,36 @@ int main(int argc, char **argv) {
 				for (int i = 0; i < n; i++)
 					CHECK(r[q * n + i] == in(q, rank * n + i) * 1000 + rank * n + i, "alltoall n=%d inplace=%d: block %d element %d", n, ip, q, i);
 		}
+		// Gather and Scatter to and from several roots, in place at the root and not.
+		for (int k = 0; k < 2; k++) {
+			for (int ip = 0; ip < 2; ip++) {
+				int root = roots[k];
+				for (int i = 0; i < n; i++) s[i] = in(rank, i);
+				for (int i = 0; i < n * size; i++) r[i] = -99;
+				if (ip && rank == root) for (int i = 0; i < n; i++) r[root * n + i] = in(root, i);
+				CHECK(MPI_Gather(ip && rank == root ? MPI_IN_PLACE : s, n, MPI_LONG, r, n, MPI_LONG, root, MPI_COMM_WORLD) == MPI_SUCCESS,
+				      "gather rc");
+				for (int q = 0; q < size && rank == root; q++)
+					for (int i = 0; i < n; i++) CHECK(r[q * n + i] == in(q, i), "gather n=%d root=%d inplace=%d: block %d element %d", n, root, ip, q, i);
+				for (int i = 0; i < n * size; i++) s[i] = rank == root ? in(root, i) : -5;
+				for (int i = 0; i < n; i++) r[i] = -99;
+				CHECK(MPI_Scatter(s, n, MPI_LONG, ip && rank == root ? MPI_IN_PLACE : r, n, MPI_LONG, root, MPI_COMM_WORLD) == MPI_SUCCESS,
+				      "scatter rc");
+				for (int i = 0; i < n && !(ip && rank == root); i++) CHECK(r[i] == in(root, rank * n + i), "scatter n=%d root=%d inplace=%d: element %d", n, root, ip, i);
+			}
+		}
 		free(s);
 		free(r);
 	}
+
+	// Errors through the communicator's error handler: MPI_ERRORS_RETURN
+	// returns the class (a root out of range: MPI_ERR_ROOT) on every rank.
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	int eb = 0, cls = -1;
+	int erc = MPI_Bcast(&eb, 1, MPI_INT, size + 3, MPI_COMM_WORLD);
+	MPI_Error_class(erc, &cls);
+	CHECK(erc != MPI_SUCCESS && cls == MPI_ERR_ROOT, "bcast to root %d: rc %d, class %d, want MPI_ERR_ROOT", size + 3, erc, cls);
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 
 	int bad = failures, all = 0;
 	MPI_Allreduce(&bad, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
