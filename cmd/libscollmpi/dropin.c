@@ -91,7 +91,23 @@ static void unstage(stage_t *s, int out) {
 	free(s->packed);
 }
 
-static int ready(MPI_Comm comm) { return scoll_comm != MPI_COMM_NULL && comm == MPI_COMM_WORLD; }
+static int keyval = MPI_KEYVAL_INVALID; // the attribute that holds a communicator's scoll handle
+
+// handle returns the scoll communicator of comm, or -1 when it has none
+// (the same on every rank of comm: the drop-in makes them collectively).
+static int handle(MPI_Comm comm) {
+	void *v;
+	int flag = 0;
+	if (scoll_comm == MPI_COMM_NULL) return -1;
+	if (comm == MPI_COMM_WORLD) return 0;
+	if (PMPI_Comm_get_attr(comm, keyval, &v, &flag) != MPI_SUCCESS || !flag) return -1;
+	return (int)(intptr_t)v;
+}
+
+static int release(MPI_Comm comm, int kv, void *v, void *extra) {
+	scollmpi_free((int)(intptr_t)v);
+	return MPI_SUCCESS;
+}
 
 // fail reports an MPI error class through comm's error handler.
 static int fail(MPI_Comm comm, int code) {
@@ -106,6 +122,7 @@ static void attach(void) {
 		return;
 	}
 	PMPI_Comm_set_errhandler(scoll_comm, MPI_ERRORS_RETURN); // scoll reports its errors itself
+	PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, release, &keyval, NULL);
 	if (PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag) == MPI_SUCCESS && flag) tag_ub = *ub;
 	PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	PMPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -130,6 +147,7 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
 int MPI_Finalize(void) {
 	if (scoll_comm != MPI_COMM_NULL) {
 		scollmpi_finalize();
+		PMPI_Comm_free_keyval(&keyval);
 		PMPI_Comm_free(&scoll_comm);
 		scoll_comm = MPI_COMM_NULL;
 	}
@@ -145,14 +163,14 @@ int MPI_Finalize(void) {
 // caller to forward.
 static int reduction(int coll, const void *sendbuf, void *recvbuf, int nin, int nout, int count, MPI_Datatype dt, MPI_Op op,
 		     int root, MPI_Comm comm, int *done) {
-	int d = dt_code(dt), o = op_code(op);
+	int d = dt_code(dt), o = op_code(op), h = handle(comm);
 	*done = 0;
-	if (!ready(comm) || count < 0 || o == OP_NONE || d == DT_NONE) return 0;
+	if (h < 0 || count < 0 || o == OP_NONE || d == DT_NONE) return 0;
 	int inplace = sendbuf == MPI_IN_PLACE;
 	stage_t in, out;
 	stage(&out, recvbuf, inplace ? nin : nout, dt, inplace);
 	if (!inplace) stage(&in, sendbuf, nin, dt, 1);
-	int rc = scollmpi_reduction(coll, inplace ? NULL : at(&in), at(&out), count, d, o, root);
+	int rc = scollmpi_reduction(h, coll, inplace ? NULL : at(&in), at(&out), count, d, o, root);
 	if (!inplace) unstage(&in, 0);
 	unstage(&out, rc == H_DONE);
 	if (rc == H_FORWARD) return 0;
@@ -206,9 +224,9 @@ int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, 
 // bytes sent as received (MPI requires it of matching signatures).
 static int movement(int coll, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
 		    MPI_Datatype recvtype, int sblocks, MPI_Comm comm, int *done) {
-	int size = 0, ssize = 0, rsize = 0;
+	int size = 0, ssize = 0, rsize = 0, h = handle(comm);
 	*done = 0;
-	if (!ready(comm) || sendcount < 0 || recvcount < 0) return 0;
+	if (h < 0 || sendcount < 0 || recvcount < 0) return 0;
 	PMPI_Comm_size(comm, &size);
 	PMPI_Type_size(recvtype, &rsize);
 	int inplace = sendbuf == MPI_IN_PLACE;
@@ -218,7 +236,7 @@ static int movement(int coll, const void *sendbuf, int sendcount, MPI_Datatype s
 	stage_t in, out;
 	stage(&out, recvbuf, recvcount * size, recvtype, inplace);
 	if (!inplace) stage(&in, sendbuf, sendcount * sblocks, sendtype, 1);
-	int rc = scollmpi_movement(coll, inplace ? NULL : at(&in), at(&out), block, 0);
+	int rc = scollmpi_movement(h, coll, inplace ? NULL : at(&in), at(&out), block, 0);
 	if (!inplace) unstage(&in, 0);
 	unstage(&out, rc == H_DONE);
 	if (rc == H_FORWARD) return 0;
@@ -251,9 +269,9 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 // this rank's own block) and one block elsewhere.
 static int rooted(int scatter, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
 		  MPI_Datatype recvtype, int root, MPI_Comm comm, int *done) {
-	int me = -1, size = 0, bsize = 0;
+	int me = -1, size = 0, bsize = 0, h = handle(comm);
 	*done = 0;
-	if (!ready(comm)) return 0;
+	if (h < 0) return 0;
 	PMPI_Comm_rank(comm, &me);
 	PMPI_Comm_size(comm, &size);
 	int isroot = me == root;
@@ -269,7 +287,7 @@ static int rooted(int scatter, const void *sendbuf, int sendcount, MPI_Datatype 
 	if (isroot) stage(&m, many, manycount * size, manytype, scatter || inplace);
 	if (!inplace) stage(&o, one, onecount, onetype, !scatter);
 	void *mp = isroot ? at(&m) : NULL, *op = inplace ? NULL : at(&o);
-	int rc = scollmpi_movement(scatter ? COLL_SCATTER : COLL_GATHER, scatter ? mp : op, scatter ? op : mp, block, root);
+	int rc = scollmpi_movement(h, scatter ? COLL_SCATTER : COLL_GATHER, scatter ? mp : op, scatter ? op : mp, block, root);
 	if (isroot) unstage(&m, rc == H_DONE && !scatter);
 	if (!inplace) unstage(&o, rc == H_DONE && scatter);
 	if (rc == H_FORWARD) return 0;
@@ -294,12 +312,13 @@ int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 }
 
 int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm) {
-	if (ready(comm) && count >= 0) {
+	int h = handle(comm);
+	if (h >= 0 && count >= 0) {
 		int me = -1;
 		PMPI_Comm_rank(comm, &me);
 		stage_t b;
 		stage(&b, buf, count, dt, me == root);
-		int rc = scollmpi_bcast(at(&b), b.bytes, root);
+		int rc = scollmpi_bcast(h, at(&b), b.bytes, root);
 		unstage(&b, rc == H_DONE && me != root);
 		if (rc == H_DONE) return MPI_SUCCESS;
 		if (rc != H_FORWARD) return fail(comm, rc);
@@ -308,9 +327,61 @@ int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm) {
 	return PMPI_Bcast(buf, count, dt, root, comm);
 }
 
+// derive makes the MPI communicator of a scoll communicator the Go side
+// derived from comm: the group of its members (ranks in comm, in its rank
+// order), made with MPI_Comm_create_group among the members only, with the
+// scoll handle as an attribute.
+static int derive(MPI_Comm comm, int rc, int *ranks, int n, int h, MPI_Comm *newcomm) {
+	*newcomm = MPI_COMM_NULL;
+	if (rc != H_DONE) {
+		free(ranks);
+		return fail(comm, rc);
+	}
+	if (h >= 0) {
+		MPI_Group parent, group;
+		PMPI_Comm_group(comm, &parent);
+		PMPI_Group_incl(parent, n, ranks, &group);
+		rc = PMPI_Comm_create_group(comm, group, 0x5c011, newcomm);
+		PMPI_Group_free(&group);
+		PMPI_Group_free(&parent);
+		if (rc == MPI_SUCCESS) {
+			PMPI_Comm_set_attr(*newcomm, keyval, (void *)(intptr_t)h);
+		} else {
+			scollmpi_free(h);
+		}
+	}
+	free(ranks);
+	return rc == H_DONE ? MPI_SUCCESS : rc;
+}
+
+int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
+	int size = 0, n = 0, nh = -1, h = handle(comm);
+	if (h < 0) {
+		scollmpi_forwarded(COLL_SPLIT);
+		return PMPI_Comm_split(comm, color, key, newcomm);
+	}
+	PMPI_Comm_size(comm, &size);
+	int *ranks = malloc(sizeof(int) * (size + 1));
+	int rc = scollmpi_split(h, color == MPI_UNDEFINED ? -1 : color, key, ranks, &n, &nh);
+	return derive(comm, rc, ranks, n, nh, newcomm);
+}
+
+int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
+	int size = 0, n = 0, nh = -1, h = handle(comm);
+	if (h < 0) {
+		scollmpi_forwarded(COLL_DUP);
+		return PMPI_Comm_dup(comm, newcomm);
+	}
+	PMPI_Comm_size(comm, &size);
+	int *ranks = malloc(sizeof(int) * (size + 1));
+	int rc = scollmpi_dup(h, ranks, &n, &nh);
+	return derive(comm, rc, ranks, n, nh, newcomm);
+}
+
 int MPI_Barrier(MPI_Comm comm) {
-	if (ready(comm)) {
-		int rc = scollmpi_barrier();
+	int h = handle(comm);
+	if (h >= 0) {
+		int rc = scollmpi_barrier(h);
 		if (rc == H_DONE) return MPI_SUCCESS;
 		if (rc != H_FORWARD) return fail(comm, rc);
 	}

@@ -30,11 +30,17 @@ var (
 	world *scoll.Comm
 	ep    *endpoint
 	count [C.NUM_COLLS]struct{ handled, forwarded int }
+	// comms are the scoll communicators of the MPI communicators the
+	// drop-in made (an attribute on each holds its handle); 0 is
+	// MPI_COMM_WORLD's.
+	comms      = map[C.int]*scoll.Comm{}
+	nextHandle C.int
 )
 
 var collNames = [C.NUM_COLLS]string{C.COLL_ALLREDUCE: "allreduce", C.COLL_BCAST: "bcast", C.COLL_BARRIER: "barrier",
 	C.COLL_REDUCE: "reduce", C.COLL_SCAN: "scan", C.COLL_EXSCAN: "exscan", C.COLL_REDUCE_SCATTER_BLOCK: "reduce_scatter_block",
-	C.COLL_ALLGATHER: "allgather", C.COLL_ALLTOALL: "alltoall", C.COLL_GATHER: "gather", C.COLL_SCATTER: "scatter"}
+	C.COLL_ALLGATHER: "allgather", C.COLL_ALLTOALL: "alltoall", C.COLL_GATHER: "gather", C.COLL_SCATTER: "scatter",
+	C.COLL_SPLIT: "comm_split", C.COLL_DUP: "comm_dup"}
 
 var ops = map[C.int]scoll.Op{C.OP_SUM: scoll.Sum, C.OP_PROD: scoll.Prod, C.OP_MAX: scoll.Max, C.OP_MIN: scoll.Min}
 
@@ -42,6 +48,7 @@ var ops = map[C.int]scoll.Op{C.OP_SUM: scoll.Sum, C.OP_PROD: scoll.Prod, C.OP_MA
 func scollmpi_init(rank, size C.int) C.int {
 	ep = newEndpoint(int(rank), int(size))
 	world = scoll.NewComm(ep)
+	comms[0], nextHandle = world, 1
 	return 0
 }
 
@@ -50,6 +57,11 @@ func scollmpi_finalize() {
 	if file := os.Getenv("SCOLL_MPI_REPORT"); file != "" {
 		if err := writeReport(file, ep.rank); err != nil {
 			fmt.Fprintf(os.Stderr, "scoll: rank %d: SCOLL_MPI_REPORT: %v\n", ep.rank, err)
+		}
+	}
+	for h, c := range comms {
+		if h != 0 {
+			c.Close()
 		}
 	}
 	world.Close()
@@ -64,29 +76,30 @@ func scollmpi_forwarded(coll C.int) {
 }
 
 //export scollmpi_reduction
-func scollmpi_reduction(coll C.int, send, recv unsafe.Pointer, n, dt, op, root C.int) C.int {
+func scollmpi_reduction(h, coll C.int, send, recv unsafe.Pointer, n, dt, op, root C.int) C.int {
+	c := comms[h]
 	var err error
 	switch dt {
 	case C.DT_INT8:
-		err = reduction[int8](coll, send, recv, int(n), ops[op], int(root))
+		err = reduction[int8](c, coll, send, recv, int(n), ops[op], int(root))
 	case C.DT_UINT8:
-		err = reduction[uint8](coll, send, recv, int(n), ops[op], int(root))
+		err = reduction[uint8](c, coll, send, recv, int(n), ops[op], int(root))
 	case C.DT_INT16:
-		err = reduction[int16](coll, send, recv, int(n), ops[op], int(root))
+		err = reduction[int16](c, coll, send, recv, int(n), ops[op], int(root))
 	case C.DT_UINT16:
-		err = reduction[uint16](coll, send, recv, int(n), ops[op], int(root))
+		err = reduction[uint16](c, coll, send, recv, int(n), ops[op], int(root))
 	case C.DT_INT32:
-		err = reduction[int32](coll, send, recv, int(n), ops[op], int(root))
+		err = reduction[int32](c, coll, send, recv, int(n), ops[op], int(root))
 	case C.DT_UINT32:
-		err = reduction[uint32](coll, send, recv, int(n), ops[op], int(root))
+		err = reduction[uint32](c, coll, send, recv, int(n), ops[op], int(root))
 	case C.DT_INT64:
-		err = reduction[int64](coll, send, recv, int(n), ops[op], int(root))
+		err = reduction[int64](c, coll, send, recv, int(n), ops[op], int(root))
 	case C.DT_UINT64:
-		err = reduction[uint64](coll, send, recv, int(n), ops[op], int(root))
+		err = reduction[uint64](c, coll, send, recv, int(n), ops[op], int(root))
 	case C.DT_FLOAT32:
-		err = reduction[float32](coll, send, recv, int(n), ops[op], int(root))
+		err = reduction[float32](c, coll, send, recv, int(n), ops[op], int(root))
 	case C.DT_FLOAT64:
-		err = reduction[float64](coll, send, recv, int(n), ops[op], int(root))
+		err = reduction[float64](c, coll, send, recv, int(n), ops[op], int(root))
 	default:
 		return C.H_FORWARD
 	}
@@ -105,40 +118,40 @@ func slice[T any](p unsafe.Pointer, n int) []T {
 // reduction runs the reduction coll on elements of type T: n elements per
 // rank (MPI_Reduce_scatter_block: n per block, Size() blocks of input). A
 // nil send is MPI_IN_PLACE.
-func reduction[T scoll.Number](coll C.int, send, recv unsafe.Pointer, n int, op scoll.Op, root int) error {
+func reduction[T scoll.Number](c *scoll.Comm, coll C.int, send, recv unsafe.Pointer, n int, op scoll.Op, root int) error {
 	ctx := context.Background()
 	switch coll {
 	case C.COLL_ALLREDUCE:
-		return scoll.Allreduce(ctx, world, slice[T](send, n), slice[T](recv, n), op)
+		return scoll.Allreduce(ctx, c, slice[T](send, n), slice[T](recv, n), op)
 	case C.COLL_REDUCE:
-		return scoll.Reduce(ctx, world, slice[T](send, n), slice[T](recv, n), op, root)
+		return scoll.Reduce(ctx, c, slice[T](send, n), slice[T](recv, n), op, root)
 	case C.COLL_SCAN:
-		return scoll.Scan(ctx, world, slice[T](send, n), slice[T](recv, n), op)
+		return scoll.Scan(ctx, c, slice[T](send, n), slice[T](recv, n), op)
 	case C.COLL_EXSCAN:
-		return scoll.Exscan(ctx, world, slice[T](send, n), slice[T](recv, n), op)
+		return scoll.Exscan(ctx, c, slice[T](send, n), slice[T](recv, n), op)
 	case C.COLL_REDUCE_SCATTER_BLOCK:
 		if send == nil {
-			return scoll.ReduceScatterBlock(ctx, world, nil, slice[T](recv, n*ep.size), op)
+			return scoll.ReduceScatterBlock(ctx, c, nil, slice[T](recv, n*c.Size()), op)
 		}
-		return scoll.ReduceScatterBlock(ctx, world, slice[T](send, n*ep.size), slice[T](recv, n), op)
+		return scoll.ReduceScatterBlock(ctx, c, slice[T](send, n*c.Size()), slice[T](recv, n), op)
 	}
 	return fmt.Errorf("%w: collective %d", scoll.ErrUnsupported, coll)
 }
 
 //export scollmpi_movement
-func scollmpi_movement(coll C.int, send, recv unsafe.Pointer, n C.int64_t, root C.int) C.int {
-	ctx := context.Background()
-	b, p := int(n), ep.size // bytes per block, blocks
+func scollmpi_movement(h, coll C.int, send, recv unsafe.Pointer, n C.int64_t, root C.int) C.int {
+	ctx, c := context.Background(), comms[h]
+	b, p := int(n), c.Size() // bytes per block, blocks
 	var err error
 	switch coll {
 	case C.COLL_ALLGATHER:
-		err = scoll.Allgather(ctx, world, slice[byte](send, b), slice[byte](recv, b*p))
+		err = scoll.Allgather(ctx, c, slice[byte](send, b), slice[byte](recv, b*p))
 	case C.COLL_ALLTOALL:
-		err = scoll.Alltoall(ctx, world, slice[byte](send, b*p), slice[byte](recv, b*p))
+		err = scoll.Alltoall(ctx, c, slice[byte](send, b*p), slice[byte](recv, b*p))
 	case C.COLL_GATHER: // recv: the root's only; send nil: in place at the root
-		err = scoll.Gather(ctx, world, slice[byte](send, b), slice[byte](recv, b*p), int(root))
+		err = scoll.Gather(ctx, c, slice[byte](send, b), slice[byte](recv, b*p), int(root))
 	case C.COLL_SCATTER: // send: the root's only; recv nil: in place at the root
-		err = scoll.Scatter(ctx, world, slice[byte](send, b*p), slice[byte](recv, b), int(root))
+		err = scoll.Scatter(ctx, c, slice[byte](send, b*p), slice[byte](recv, b), int(root))
 	default:
 		return C.H_FORWARD
 	}
@@ -146,14 +159,65 @@ func scollmpi_movement(coll C.int, send, recv unsafe.Pointer, n C.int64_t, root 
 }
 
 //export scollmpi_bcast
-func scollmpi_bcast(buf unsafe.Pointer, n C.int64_t, root C.int) C.int {
-	err := scoll.Bcast(context.Background(), world, unsafe.Slice((*byte)(buf), int(n)), int(root))
+func scollmpi_bcast(h C.int, buf unsafe.Pointer, n C.int64_t, root C.int) C.int {
+	err := scoll.Bcast(context.Background(), comms[h], unsafe.Slice((*byte)(buf), int(n)), int(root))
 	return result(C.COLL_BCAST, err)
 }
 
 //export scollmpi_barrier
-func scollmpi_barrier() C.int {
-	return result(C.COLL_BARRIER, scoll.Barrier(context.Background(), world))
+func scollmpi_barrier(h C.int) C.int {
+	return result(C.COLL_BARRIER, scoll.Barrier(context.Background(), comms[h]))
+}
+
+//export scollmpi_split
+func scollmpi_split(h, color, key C.int, ranks *C.int, n, handle *C.int) C.int {
+	c := int(color)
+	if c < 0 {
+		c = scoll.Undefined
+	}
+	sub, err := comms[h].Split(context.Background(), c, int(key))
+	return derived(h, C.COLL_SPLIT, sub, err, ranks, n, handle)
+}
+
+//export scollmpi_dup
+func scollmpi_dup(h C.int, ranks *C.int, n, handle *C.int) C.int {
+	d, err := comms[h].Dup(context.Background())
+	return derived(h, C.COLL_DUP, d, err, ranks, n, handle)
+}
+
+// derived registers a communicator derived from comms[h] (nil: this rank
+// is in none), and writes its members' ranks in comms[h] into ranks, in
+// its own rank order, for the MPI side to make the same group.
+func derived(h, coll C.int, d *scoll.Comm, err error, ranks *C.int, n, handle *C.int) C.int {
+	*handle, *n = -1, 0
+	if err != nil || d == nil {
+		return result(coll, err)
+	}
+	all := make([]int, d.Size())
+	for i := range all {
+		all[i] = i
+	}
+	in, err := d.TranslateRanks(all, comms[h])
+	if err != nil {
+		d.Close()
+		return result(coll, err)
+	}
+	out := unsafe.Slice(ranks, len(in))
+	for i, r := range in {
+		out[i] = C.int(r)
+	}
+	*n, *handle = C.int(len(in)), nextHandle
+	comms[nextHandle] = d
+	nextHandle++
+	return result(coll, nil)
+}
+
+//export scollmpi_free
+func scollmpi_free(h C.int) {
+	if c := comms[h]; c != nil && h != 0 {
+		c.Close()
+		delete(comms, h)
+	}
 }
 
 // result counts a handled call and turns its error into an MPI error

@@ -7,7 +7,11 @@
 //	mpirun -np 4 -x LD_PRELOAD=$PWD/libscollmpi.so ./app
 //
 // What it intercepts so far: MPI_Init, MPI_Init_thread and MPI_Finalize;
-// on MPI_COMM_WORLD, MPI_Allreduce, MPI_Reduce, MPI_Scan, MPI_Exscan and
+// MPI_Comm_split and MPI_Comm_dup (scoll's split or dup, then an MPI
+// communicator of the same members and rank order, made among them with
+// MPI_Comm_create_group; an attribute holds its scoll communicator, which
+// MPI_Comm_free releases); and on MPI_COMM_WORLD and the communicators
+// derived so, MPI_Allreduce, MPI_Reduce, MPI_Scan, MPI_Exscan and
 // MPI_Reduce_scatter_block with predefined datatypes and the operators
 // MPI_SUM, MPI_PROD, MPI_MAX and MPI_MIN; MPI_Bcast, MPI_Allgather and
 // MPI_Alltoall, MPI_Gather and MPI_Scatter with any datatypes (derived ones whose elements are not

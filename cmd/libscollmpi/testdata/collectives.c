@@ -1,7 +1,7 @@
 // The drop-in's own test: every intercepted collective, handled (predefined
 // types and operators on MPI_COMM_WORLD, in place and not; derived and
-// mixed datatype handles where MPI allows them) and forwarded (a user
-// operator, another communicator), checked
+// mixed datatype handles where MPI allows them; communicators split and
+// duplicated) and forwarded (a user operator), checked
 // against a reference every rank computes itself. Exits 1 on a wrong
 // result. Run natively and with the drop-in preloaded (scripts/dropin-test.sh).
 #include <mpi.h>
@@ -153,6 +153,31 @@ int main(int argc, char **argv) {
 	x = 1, y = 0;
 	MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, half);
 	CHECK(y == (size + 1 - rank % 2) / 2, "split allreduce: %d", y);
+	// Reversed order within the halves: a key that reverses the ranks.
+	MPI_Comm rev, dup;
+	MPI_Comm_split(half, 0, -rank, &rev);
+	int hr, hs, rr;
+	MPI_Comm_rank(half, &hr);
+	MPI_Comm_size(half, &hs);
+	MPI_Comm_rank(rev, &rr);
+	CHECK(rr == hs - 1 - hr, "split by reversed key: rank %d in half, %d in rev", hr, rr);
+	x = rank, y = -1;
+	MPI_Bcast(&x, 1, MPI_INT, 0, rev);
+	y = x;
+	CHECK(y % 2 == rank % 2, "bcast in rev: %d from rank %d's half", y, rank);
+	MPI_Comm_dup(rev, &dup);
+	int dx = 1, dy = 0;
+	MPI_Allreduce(&dx, &dy, 1, MPI_INT, MPI_SUM, dup);
+	CHECK(dy == hs, "allreduce in dup: %d", dy);
+	MPI_Comm none;
+	MPI_Comm_split(MPI_COMM_WORLD, rank == 0 ? 0 : MPI_UNDEFINED, 0, &none);
+	CHECK((rank == 0) == (none != MPI_COMM_NULL), "split with MPI_UNDEFINED");
+	if (none != MPI_COMM_NULL) {
+		MPI_Barrier(none);
+		MPI_Comm_free(&none);
+	}
+	MPI_Comm_free(&dup);
+	MPI_Comm_free(&rev);
 	MPI_Comm_free(&half);
 
 	for (int i = 0; i < 10; i++) CHECK(MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS, "barrier rc");
