@@ -37,3 +37,14 @@ for np in 1 2 3 4 5; do
 	want_report "$tmp/report" "$np"
 	echo "dropin: ok at $np processes (native, preloaded, linked)"
 done
+# SCOLL_ALGORITHM_ALLREDUCE=native leaves every MPI_Allreduce to the MPI
+# library; an algorithm named for another collective reaches scoll.
+rm -f "$tmp/report"
+timeout 120 mpirun --oversubscribe -np 3 -x LD_PRELOAD="$tmp/libscollmpi.so" -x SCOLL_MPI_REPORT="$tmp/report" \
+	-x SCOLL_ALGORITHM_ALLREDUCE=native -x SCOLL_ALGORITHM_BCAST=binomial "$tmp/native" | grep -q '^ok:'
+if [ "$(grep -cE '"allreduce":\{"forwarded":[1-9][0-9]*,"handled":0\}.*"bcast":\{"forwarded":0,' "$tmp/report")" -ne 3 ]; then
+	echo "dropin: SCOLL_ALGORITHM_ALLREDUCE=native: want every allreduce forwarded, every bcast handled:" >&2
+	cat "$tmp/report" >&2
+	exit 1
+fi
+echo "dropin: ok with SCOLL_ALGORITHM_ALLREDUCE=native"

@@ -165,7 +165,7 @@ static int reduction(int coll, const void *sendbuf, void *recvbuf, int nin, int 
 		     int root, MPI_Comm comm, int *done) {
 	int d = dt_code(dt), o = op_code(op), h = handle(comm);
 	*done = 0;
-	if (h < 0 || count < 0 || o == OP_NONE || d == DT_NONE) return 0;
+	if (h < 0 || scollmpi_native(coll) || count < 0 || o == OP_NONE || d == DT_NONE) return 0;
 	int inplace = sendbuf == MPI_IN_PLACE;
 	stage_t in, out;
 	stage(&out, recvbuf, inplace ? nin : nout, dt, inplace);
@@ -226,7 +226,7 @@ static int movement(int coll, const void *sendbuf, int sendcount, MPI_Datatype s
 		    MPI_Datatype recvtype, int sblocks, MPI_Comm comm, int *done) {
 	int size = 0, ssize = 0, rsize = 0, h = handle(comm);
 	*done = 0;
-	if (h < 0 || sendcount < 0 || recvcount < 0) return 0;
+	if (h < 0 || scollmpi_native(coll) || sendcount < 0 || recvcount < 0) return 0;
 	PMPI_Comm_size(comm, &size);
 	PMPI_Type_size(recvtype, &rsize);
 	int inplace = sendbuf == MPI_IN_PLACE;
@@ -271,7 +271,7 @@ static int rooted(int scatter, const void *sendbuf, int sendcount, MPI_Datatype 
 		  MPI_Datatype recvtype, int root, MPI_Comm comm, int *done) {
 	int me = -1, size = 0, bsize = 0, h = handle(comm);
 	*done = 0;
-	if (h < 0) return 0;
+	if (h < 0 || scollmpi_native(scatter ? COLL_SCATTER : COLL_GATHER)) return 0;
 	PMPI_Comm_rank(comm, &me);
 	PMPI_Comm_size(comm, &size);
 	int isroot = me == root;
@@ -313,7 +313,7 @@ int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 
 int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm) {
 	int h = handle(comm);
-	if (h >= 0 && count >= 0) {
+	if (h >= 0 && !scollmpi_native(COLL_BCAST) && count >= 0) {
 		int me = -1;
 		PMPI_Comm_rank(comm, &me);
 		stage_t b;
@@ -380,7 +380,7 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
 
 int MPI_Barrier(MPI_Comm comm) {
 	int h = handle(comm);
-	if (h >= 0) {
+	if (h >= 0 && !scollmpi_native(COLL_BARRIER)) {
 		int rc = scollmpi_barrier(h);
 		if (rc == H_DONE) return MPI_SUCCESS;
 		if (rc != H_FORWARD) return fail(comm, rc);

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
 	"unsafe"
 
@@ -44,8 +45,27 @@ var collNames = [C.NUM_COLLS]string{C.COLL_ALLREDUCE: "allreduce", C.COLL_BCAST:
 
 var ops = map[C.int]scoll.Op{C.OP_SUM: scoll.Sum, C.OP_PROD: scoll.Prod, C.OP_MAX: scoll.Max, C.OP_MIN: scoll.Min}
 
+// native marks the collectives SCOLL_ALGORITHM_<COLL>=native leaves to the
+// MPI library.
+var native [C.NUM_COLLS]bool
+
 //export scollmpi_init
 func scollmpi_init(rank, size C.int) C.int {
+	// One rank per core is MPI's usual layout, and the drop-in runs on the
+	// application's thread: the Go runtime needs no more than one CPU
+	// (its collector's helpers included) unless GOMAXPROCS says otherwise.
+	if os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(1)
+	}
+	// SCOLL_ALGORITHM_<COLL>=native forwards that collective; the variable
+	// is removed so that scoll does not read "native" as an algorithm.
+	for c, name := range collNames {
+		v := "SCOLL_ALGORITHM_" + strings.ToUpper(strings.ReplaceAll(name, "_", ""))
+		if strings.EqualFold(os.Getenv(v), "native") {
+			native[c] = true
+			os.Unsetenv(v)
+		}
+	}
 	ep = newEndpoint(int(rank), int(size))
 	world = scoll.NewComm(ep)
 	comms[0], nextHandle = world, 1
@@ -66,6 +86,14 @@ func scollmpi_finalize() {
 	}
 	world.Close()
 	ep.Close()
+}
+
+//export scollmpi_native
+func scollmpi_native(coll C.int) C.int {
+	if native[coll] {
+		return 1
+	}
+	return 0
 }
 
 //export scollmpi_forwarded
