@@ -3,7 +3,6 @@
 package main
 
 /*
-#cgo pkg-config: mpi
 #include <mpi.h>
 #include "dropin.h"
 */
