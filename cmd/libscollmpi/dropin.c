@@ -162,7 +162,7 @@ int MPI_Finalize(void) {
 // returns the MPI return code and sets *done, or leaves *done unset for the
 // caller to forward.
 static int reduction(int coll, const void *sendbuf, void *recvbuf, int nin, int nout, int count, MPI_Datatype dt, MPI_Op op,
-		     int root, MPI_Comm comm, int *done) {
+		     int root, const int *counts, MPI_Comm comm, int *done) {
 	int d = dt_code(dt), o = op_code(op), h = handle(comm);
 	*done = 0;
 	if (h < 0 || scollmpi_native(coll) || count < 0 || o == OP_NONE || d == DT_NONE) return 0;
@@ -170,7 +170,7 @@ static int reduction(int coll, const void *sendbuf, void *recvbuf, int nin, int 
 	stage_t in, out;
 	stage(&out, recvbuf, inplace ? nin : nout, dt, inplace);
 	if (!inplace) stage(&in, sendbuf, nin, dt, 1);
-	int rc = scollmpi_reduction(h, coll, inplace ? NULL : at(&in), at(&out), count, d, o, root);
+	int rc = scollmpi_reduction(h, coll, inplace ? NULL : at(&in), at(&out), count, d, o, root, (int *)counts);
 	if (!inplace) unstage(&in, 0);
 	unstage(&out, rc == H_DONE);
 	if (rc == H_FORWARD) return 0;
@@ -179,7 +179,7 @@ static int reduction(int coll, const void *sendbuf, void *recvbuf, int nin, int 
 }
 
 int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
-	int done, rc = reduction(COLL_ALLREDUCE, sendbuf, recvbuf, count, count, count, dt, op, 0, comm, &done);
+	int done, rc = reduction(COLL_ALLREDUCE, sendbuf, recvbuf, count, count, count, dt, op, 0, NULL, comm, &done);
 	if (done) return rc;
 	scollmpi_forwarded(COLL_ALLREDUCE);
 	return PMPI_Allreduce(sendbuf, recvbuf, count, dt, op, comm);
@@ -189,21 +189,21 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, M
 	int me = -1, done;
 	PMPI_Comm_rank(comm, &me);
 	// recvbuf matters at the root only.
-	int rc = reduction(COLL_REDUCE, sendbuf, me == root ? recvbuf : NULL, count, count, count, dt, op, root, comm, &done);
+	int rc = reduction(COLL_REDUCE, sendbuf, me == root ? recvbuf : NULL, count, count, count, dt, op, root, NULL, comm, &done);
 	if (done) return rc;
 	scollmpi_forwarded(COLL_REDUCE);
 	return PMPI_Reduce(sendbuf, recvbuf, count, dt, op, root, comm);
 }
 
 int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
-	int done, rc = reduction(COLL_SCAN, sendbuf, recvbuf, count, count, count, dt, op, 0, comm, &done);
+	int done, rc = reduction(COLL_SCAN, sendbuf, recvbuf, count, count, count, dt, op, 0, NULL, comm, &done);
 	if (done) return rc;
 	scollmpi_forwarded(COLL_SCAN);
 	return PMPI_Scan(sendbuf, recvbuf, count, dt, op, comm);
 }
 
 int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
-	int done, rc = reduction(COLL_EXSCAN, sendbuf, recvbuf, count, count, count, dt, op, 0, comm, &done);
+	int done, rc = reduction(COLL_EXSCAN, sendbuf, recvbuf, count, count, count, dt, op, 0, NULL, comm, &done);
 	if (done) return rc;
 	scollmpi_forwarded(COLL_EXSCAN);
 	return PMPI_Exscan(sendbuf, recvbuf, count, dt, op, comm);
@@ -212,10 +212,70 @@ int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, M
 int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
 	int size = 0, done;
 	PMPI_Comm_size(comm, &size);
-	int rc = reduction(COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount * size, recvcount, recvcount, dt, op, 0, comm, &done);
+	int rc = reduction(COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount * size, recvcount, recvcount, dt, op, 0, NULL, comm, &done);
 	if (done) return rc;
 	scollmpi_forwarded(COLL_REDUCE_SCATTER_BLOCK);
 	return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, dt, op, comm);
+}
+
+int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
+	int size = 0, me = 0, total = 0, done;
+	PMPI_Comm_size(comm, &size);
+	PMPI_Comm_rank(comm, &me);
+	for (int i = 0; i < size; i++) total += recvcounts[i] > 0 ? recvcounts[i] : 0;
+	int rc = reduction(COLL_REDUCE_SCATTER, sendbuf, recvbuf, total, recvcounts[me], total, dt, op, 0, recvcounts, comm, &done);
+	if (done) return rc;
+	scollmpi_forwarded(COLL_REDUCE_SCATTER);
+	return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, dt, op, comm);
+}
+
+int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[],
+		   MPI_Datatype recvtype, MPI_Comm comm) {
+	int h = handle(comm), size = 0, me = 0, rsize = 0, ssize = 0;
+	if (h >= 0 && !scollmpi_native(COLL_ALLGATHERV)) {
+		PMPI_Comm_size(comm, &size);
+		PMPI_Comm_rank(comm, &me);
+		PMPI_Type_size(recvtype, &rsize);
+		MPI_Aint lb, ext;
+		PMPI_Type_get_extent(recvtype, &lb, &ext);
+		// The blocks, packed in rank order: rank i's at bdispls[i].
+		int64_t *bcounts = malloc(sizeof(int64_t) * size), *bdispls = malloc(sizeof(int64_t) * size), total = 0;
+		int ok = 1;
+		for (int i = 0; i < size; i++) {
+			ok = ok && recvcounts[i] >= 0;
+			bcounts[i] = (int64_t)recvcounts[i] * rsize;
+			bdispls[i] = total;
+			total += bcounts[i];
+		}
+		int inplace = sendbuf == MPI_IN_PLACE;
+		if (!inplace) PMPI_Type_size(sendtype, &ssize);
+		if (ok && total <= 0x7fffffff && (inplace || (int64_t)ssize * sendcount == bcounts[me])) {
+			char *packed = malloc(total + 1);
+			stage_t in = {0};
+			int pos = 0;
+			if (inplace) {
+				PMPI_Pack((char *)recvbuf + displs[me] * ext, recvcounts[me], recvtype, packed + bdispls[me], (int)bcounts[me], &pos, comm);
+			} else {
+				stage(&in, sendbuf, sendcount, sendtype, 1);
+			}
+			int rc = scollmpi_allgatherv(h, inplace ? NULL : at(&in), bcounts[me], packed, bcounts, bdispls);
+			if (!inplace) unstage(&in, 0);
+			for (int i = 0; rc == H_DONE && i < size; i++) {
+				pos = 0;
+				PMPI_Unpack(packed + bdispls[i], (int)bcounts[i], &pos, (char *)recvbuf + displs[i] * ext, recvcounts[i], recvtype, comm);
+			}
+			free(packed);
+			free(bcounts);
+			free(bdispls);
+			if (rc == H_DONE) return MPI_SUCCESS;
+			if (rc != H_FORWARD) return fail(comm, rc);
+		} else {
+			free(bcounts);
+			free(bdispls);
+		}
+	}
+	scollmpi_forwarded(COLL_ALLGATHERV);
+	return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 }
 
 // movement runs, with scoll, a collective that moves blocks between every

@@ -40,7 +40,7 @@ var (
 var collNames = [C.NUM_COLLS]string{C.COLL_ALLREDUCE: "allreduce", C.COLL_BCAST: "bcast", C.COLL_BARRIER: "barrier",
 	C.COLL_REDUCE: "reduce", C.COLL_SCAN: "scan", C.COLL_EXSCAN: "exscan", C.COLL_REDUCE_SCATTER_BLOCK: "reduce_scatter_block",
 	C.COLL_ALLGATHER: "allgather", C.COLL_ALLTOALL: "alltoall", C.COLL_GATHER: "gather", C.COLL_SCATTER: "scatter",
-	C.COLL_SPLIT: "comm_split", C.COLL_DUP: "comm_dup"}
+	C.COLL_SPLIT: "comm_split", C.COLL_DUP: "comm_dup", C.COLL_ALLGATHERV: "allgatherv", C.COLL_REDUCE_SCATTER: "reduce_scatter"}
 
 var ops = map[C.int]scoll.Op{C.OP_SUM: scoll.Sum, C.OP_PROD: scoll.Prod, C.OP_MAX: scoll.Max, C.OP_MIN: scoll.Min}
 
@@ -103,30 +103,31 @@ func scollmpi_forwarded(coll C.int) {
 }
 
 //export scollmpi_reduction
-func scollmpi_reduction(h, coll C.int, send, recv unsafe.Pointer, n, dt, op, root C.int) C.int {
+func scollmpi_reduction(h, coll C.int, send, recv unsafe.Pointer, n, dt, op, root C.int, counts *C.int) C.int {
 	c := comms[h]
+	cs := ints(counts, c.Size())
 	var err error
 	switch dt {
 	case C.DT_INT8:
-		err = reduction[int8](c, coll, send, recv, int(n), ops[op], int(root))
+		err = reduction[int8](c, coll, send, recv, int(n), ops[op], int(root), cs)
 	case C.DT_UINT8:
-		err = reduction[uint8](c, coll, send, recv, int(n), ops[op], int(root))
+		err = reduction[uint8](c, coll, send, recv, int(n), ops[op], int(root), cs)
 	case C.DT_INT16:
-		err = reduction[int16](c, coll, send, recv, int(n), ops[op], int(root))
+		err = reduction[int16](c, coll, send, recv, int(n), ops[op], int(root), cs)
 	case C.DT_UINT16:
-		err = reduction[uint16](c, coll, send, recv, int(n), ops[op], int(root))
+		err = reduction[uint16](c, coll, send, recv, int(n), ops[op], int(root), cs)
 	case C.DT_INT32:
-		err = reduction[int32](c, coll, send, recv, int(n), ops[op], int(root))
+		err = reduction[int32](c, coll, send, recv, int(n), ops[op], int(root), cs)
 	case C.DT_UINT32:
-		err = reduction[uint32](c, coll, send, recv, int(n), ops[op], int(root))
+		err = reduction[uint32](c, coll, send, recv, int(n), ops[op], int(root), cs)
 	case C.DT_INT64:
-		err = reduction[int64](c, coll, send, recv, int(n), ops[op], int(root))
+		err = reduction[int64](c, coll, send, recv, int(n), ops[op], int(root), cs)
 	case C.DT_UINT64:
-		err = reduction[uint64](c, coll, send, recv, int(n), ops[op], int(root))
+		err = reduction[uint64](c, coll, send, recv, int(n), ops[op], int(root), cs)
 	case C.DT_FLOAT32:
-		err = reduction[float32](c, coll, send, recv, int(n), ops[op], int(root))
+		err = reduction[float32](c, coll, send, recv, int(n), ops[op], int(root), cs)
 	case C.DT_FLOAT64:
-		err = reduction[float64](c, coll, send, recv, int(n), ops[op], int(root))
+		err = reduction[float64](c, coll, send, recv, int(n), ops[op], int(root), cs)
 	default:
 		return C.H_FORWARD
 	}
@@ -145,7 +146,7 @@ func slice[T any](p unsafe.Pointer, n int) []T {
 // reduction runs the reduction coll on elements of type T: n elements per
 // rank (MPI_Reduce_scatter_block: n per block, Size() blocks of input). A
 // nil send is MPI_IN_PLACE.
-func reduction[T scoll.Number](c *scoll.Comm, coll C.int, send, recv unsafe.Pointer, n int, op scoll.Op, root int) error {
+func reduction[T scoll.Number](c *scoll.Comm, coll C.int, send, recv unsafe.Pointer, n int, op scoll.Op, root int, counts []int) error {
 	ctx := context.Background()
 	switch coll {
 	case C.COLL_ALLREDUCE:
@@ -161,6 +162,11 @@ func reduction[T scoll.Number](c *scoll.Comm, coll C.int, send, recv unsafe.Poin
 			return scoll.ReduceScatterBlock(ctx, c, nil, slice[T](recv, n*c.Size()), op)
 		}
 		return scoll.ReduceScatterBlock(ctx, c, slice[T](send, n*c.Size()), slice[T](recv, n), op)
+	case C.COLL_REDUCE_SCATTER: // n: the sum of counts
+		if send == nil {
+			return scoll.ReduceScatter(ctx, c, nil, slice[T](recv, n), counts, op)
+		}
+		return scoll.ReduceScatter(ctx, c, slice[T](send, n), slice[T](recv, counts[c.Rank()]), counts, op)
 	}
 	return fmt.Errorf("%w: collective %d", scoll.ErrUnsupported, coll)
 }
@@ -183,6 +189,33 @@ func scollmpi_movement(h, coll C.int, send, recv unsafe.Pointer, n C.int64_t, ro
 		return C.H_FORWARD
 	}
 	return result(coll, err)
+}
+
+// ints copies n C ints at p (nil for a nil p).
+func ints(p *C.int, n int) []int {
+	if p == nil {
+		return nil
+	}
+	out := make([]int, n)
+	for i, v := range unsafe.Slice(p, n) {
+		out[i] = int(v)
+	}
+	return out
+}
+
+//export scollmpi_allgatherv
+func scollmpi_allgatherv(h C.int, send unsafe.Pointer, sendn C.int64_t, recv unsafe.Pointer, counts, displs *C.int64_t) C.int {
+	c := comms[h]
+	p := c.Size()
+	cs, ds := make([]int, p), make([]int, p)
+	total := 0
+	for i, v := range unsafe.Slice(counts, p) {
+		cs[i] = int(v)
+		ds[i] = int(unsafe.Slice(displs, p)[i])
+		total = max(total, ds[i]+cs[i])
+	}
+	err := scoll.Allgatherv(context.Background(), c, slice[byte](send, int(sendn)), slice[byte](recv, total), cs, ds)
+	return result(C.COLL_ALLGATHERV, err)
 }
 
 //export scollmpi_bcast

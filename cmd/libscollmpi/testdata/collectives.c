@@ -263,6 +263,43 @@ int main(int argc, char **argv) {
 		free(r);
 	}
 
+	// Reduce_scatter with uneven counts (some zero) and Allgatherv with
+	// gaps between the blocks, in place and not.
+	{
+		int *rc = malloc(sizeof(int) * size), *dis = malloc(sizeof(int) * size), total = 0, ext = 0;
+		for (int q = 0; q < size; q++) {
+			rc[q] = (q * 5 + 3) % 4; // 3, 0, 1, 2, ...
+			dis[q] = ext + 1;        // one element of gap before each block
+			total += rc[q];
+			ext = dis[q] + rc[q];
+		}
+		for (int ip = 0; ip < 2; ip++) {
+			long *s = malloc(sizeof(long) * (total + 1)), *r = malloc(sizeof(long) * (total + ext + 1));
+			for (int i = 0; i < total; i++) s[i] = r[i] = in(rank, i);
+			CHECK(MPI_Reduce_scatter(ip ? MPI_IN_PLACE : s, r, rc, MPI_LONG, MPI_SUM, MPI_COMM_WORLD) == MPI_SUCCESS, "reduce_scatter rc");
+			int off = 0;
+			for (int q = 0; q < rank; q++) off += rc[q];
+			for (int i = 0; i < rc[rank]; i++) {
+				long want = 0;
+				for (int q = 0; q < size; q++) want += in(q, off + i);
+				CHECK(r[i] == want, "reduce_scatter inplace=%d: element %d", ip, i);
+			}
+			for (int i = 0; i < ext; i++) r[i] = -99;
+			for (int i = 0; i < rc[rank]; i++) s[i] = in(rank, i);
+			if (ip) for (int i = 0; i < rc[rank]; i++) r[dis[rank] + i] = in(rank, i);
+			CHECK(MPI_Allgatherv(ip ? MPI_IN_PLACE : s, rc[rank], MPI_LONG, r, rc, dis, MPI_LONG, MPI_COMM_WORLD) == MPI_SUCCESS,
+			      "allgatherv rc");
+			for (int q = 0; q < size; q++) {
+				CHECK(r[dis[q] - 1] == -99, "allgatherv inplace=%d: the gap before block %d written", ip, q);
+				for (int i = 0; i < rc[q]; i++) CHECK(r[dis[q] + i] == in(q, i), "allgatherv inplace=%d: block %d element %d", ip, q, i);
+			}
+			free(s);
+			free(r);
+		}
+		free(rc);
+		free(dis);
+	}
+
 	// Errors through the communicator's error handler: MPI_ERRORS_RETURN
 	// returns the class (a root out of range: MPI_ERR_ROOT) on every rank.
 	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
