@@ -229,6 +229,77 @@ int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[
 	return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, dt, op, comm);
 }
 
+// vstage packs a v-buffer (block i: counts[i] elements of dt at
+// displs[i] extents from buf) into a new buffer of blocks in rank order,
+// block i at bdispls[i], bcounts[i] bytes; copy says whether to copy the
+// contents. It returns NULL when a count is negative or the whole exceeds
+// what MPI_Pack takes.
+static char *vstage(const void *buf, const int *counts, const int *displs, MPI_Datatype dt, int n, int64_t *bcounts, int64_t *bdispls,
+		    int copy, MPI_Comm comm) {
+	int size;
+	MPI_Aint lb, ext;
+	PMPI_Type_size(dt, &size);
+	PMPI_Type_get_extent(dt, &lb, &ext);
+	int64_t total = 0;
+	for (int i = 0; i < n; i++) {
+		if (counts[i] < 0) return NULL;
+		bcounts[i] = (int64_t)counts[i] * size;
+		bdispls[i] = total;
+		total += bcounts[i];
+	}
+	if (total > 0x7fffffff) return NULL;
+	char *packed = malloc(total + 1);
+	for (int i = 0; copy && i < n; i++) {
+		int pos = 0;
+		PMPI_Pack((const char *)buf + displs[i] * ext, counts[i], dt, packed + bdispls[i], (int)bcounts[i], &pos, comm);
+	}
+	return packed;
+}
+
+// vunstage unpacks what vstage packed back to the v-buffer, and frees it.
+static void vunstage(char *packed, void *buf, const int *counts, const int *displs, MPI_Datatype dt, int n, const int64_t *bcounts,
+		     const int64_t *bdispls, MPI_Comm comm) {
+	MPI_Aint lb, ext;
+	PMPI_Type_get_extent(dt, &lb, &ext);
+	for (int i = 0; i < n; i++) {
+		int pos = 0;
+		PMPI_Unpack(packed + bdispls[i], (int)bcounts[i], &pos, (char *)buf + displs[i] * ext, counts[i], dt, comm);
+	}
+	free(packed);
+}
+
+int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+		  const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
+	int h = handle(comm), size = 0;
+	if (h >= 0 && !scollmpi_native(COLL_ALLTOALLV)) {
+		PMPI_Comm_size(comm, &size);
+		int64_t *b = malloc(sizeof(int64_t) * 4 * size), *sbc = b, *sbd = b + size, *rbc = b + 2 * size, *rbd = b + 3 * size;
+		int inplace = sendbuf == MPI_IN_PLACE;
+		// In place: what to send is in recvbuf, laid out as the receives.
+		char *s = inplace ? vstage(recvbuf, recvcounts, rdispls, recvtype, size, sbc, sbd, 1, comm)
+				  : vstage(sendbuf, sendcounts, sdispls, sendtype, size, sbc, sbd, 1, comm);
+		char *r = vstage(recvbuf, recvcounts, rdispls, recvtype, size, rbc, rbd, 0, comm);
+		if (s && r) {
+			int rc = scollmpi_alltoallv(h, s, sbc, sbd, r, rbc, rbd);
+			free(s);
+			if (rc == H_DONE) {
+				vunstage(r, recvbuf, recvcounts, rdispls, recvtype, size, rbc, rbd, comm);
+			} else {
+				free(r);
+			}
+			free(b);
+			if (rc == H_DONE) return MPI_SUCCESS;
+			if (rc != H_FORWARD) return fail(comm, rc);
+		} else {
+			free(s);
+			free(r);
+			free(b);
+		}
+	}
+	scollmpi_forwarded(COLL_ALLTOALLV);
+	return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+}
+
 int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[],
 		   MPI_Datatype recvtype, MPI_Comm comm) {
 	int h = handle(comm), size = 0, me = 0, rsize = 0, ssize = 0;

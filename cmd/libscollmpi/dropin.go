@@ -40,7 +40,8 @@ var (
 var collNames = [C.NUM_COLLS]string{C.COLL_ALLREDUCE: "allreduce", C.COLL_BCAST: "bcast", C.COLL_BARRIER: "barrier",
 	C.COLL_REDUCE: "reduce", C.COLL_SCAN: "scan", C.COLL_EXSCAN: "exscan", C.COLL_REDUCE_SCATTER_BLOCK: "reduce_scatter_block",
 	C.COLL_ALLGATHER: "allgather", C.COLL_ALLTOALL: "alltoall", C.COLL_GATHER: "gather", C.COLL_SCATTER: "scatter",
-	C.COLL_SPLIT: "comm_split", C.COLL_DUP: "comm_dup", C.COLL_ALLGATHERV: "allgatherv", C.COLL_REDUCE_SCATTER: "reduce_scatter"}
+	C.COLL_SPLIT: "comm_split", C.COLL_DUP: "comm_dup", C.COLL_ALLGATHERV: "allgatherv", C.COLL_REDUCE_SCATTER: "reduce_scatter",
+	C.COLL_ALLTOALLV: "alltoallv"}
 
 var ops = map[C.int]scoll.Op{C.OP_SUM: scoll.Sum, C.OP_PROD: scoll.Prod, C.OP_MAX: scoll.Max, C.OP_MIN: scoll.Min}
 
@@ -203,19 +204,33 @@ func ints(p *C.int, n int) []int {
 	return out
 }
 
+// blocks returns p byte counts and displacements from C, and the length
+// of the buffer they span.
+func blocks(counts, displs *C.int64_t, p int) (cs, ds []int, span int) {
+	cs, ds = make([]int, p), make([]int, p)
+	for i := range p {
+		cs[i] = int(unsafe.Slice(counts, p)[i])
+		ds[i] = int(unsafe.Slice(displs, p)[i])
+		span = max(span, ds[i]+cs[i])
+	}
+	return cs, ds, span
+}
+
 //export scollmpi_allgatherv
 func scollmpi_allgatherv(h C.int, send unsafe.Pointer, sendn C.int64_t, recv unsafe.Pointer, counts, displs *C.int64_t) C.int {
 	c := comms[h]
-	p := c.Size()
-	cs, ds := make([]int, p), make([]int, p)
-	total := 0
-	for i, v := range unsafe.Slice(counts, p) {
-		cs[i] = int(v)
-		ds[i] = int(unsafe.Slice(displs, p)[i])
-		total = max(total, ds[i]+cs[i])
-	}
-	err := scoll.Allgatherv(context.Background(), c, slice[byte](send, int(sendn)), slice[byte](recv, total), cs, ds)
+	cs, ds, span := blocks(counts, displs, c.Size())
+	err := scoll.Allgatherv(context.Background(), c, slice[byte](send, int(sendn)), slice[byte](recv, span), cs, ds)
 	return result(C.COLL_ALLGATHERV, err)
+}
+
+//export scollmpi_alltoallv
+func scollmpi_alltoallv(h C.int, send unsafe.Pointer, scounts, sdispls *C.int64_t, recv unsafe.Pointer, rcounts, rdispls *C.int64_t) C.int {
+	c := comms[h]
+	sc, sd, sspan := blocks(scounts, sdispls, c.Size())
+	rc, rd, rspan := blocks(rcounts, rdispls, c.Size())
+	err := scoll.Alltoallv(context.Background(), c, slice[byte](send, sspan), sc, sd, slice[byte](recv, rspan), rc, rd)
+	return result(C.COLL_ALLTOALLV, err)
 }
 
 //export scollmpi_bcast

@@ -300,6 +300,34 @@ int main(int argc, char **argv) {
 		free(dis);
 	}
 
+	// Alltoallv: rank r sends (r+j)%3 elements to rank j (a symmetric
+	// pattern, so in place works too), with gaps in both buffers.
+	for (int ip = 0; ip < 2; ip++) {
+		int *sc = malloc(sizeof(int) * size * 4), *sd = sc + size, *rcn = sc + 2 * size, *rd = sc + 3 * size, se = 0, re = 0;
+		for (int j = 0; j < size; j++) {
+			sc[j] = rcn[j] = (rank + j) % 3;
+			sd[j] = se + 2;
+			se = sd[j] + sc[j];
+			rd[j] = re + 1;
+			re = rd[j] + rcn[j];
+		}
+		long *s = malloc(sizeof(long) * (se + 1)), *r = malloc(sizeof(long) * (re + 1));
+		for (int i = 0; i < re; i++) r[i] = -99;
+		for (int j = 0; j < size; j++)
+			for (int k = 0; k < sc[j]; k++) {
+				s[sd[j] + k] = in(rank, j * 100 + k);
+				if (ip) r[rd[j] + k] = in(rank, j * 100 + k);
+			}
+		CHECK(MPI_Alltoallv(ip ? MPI_IN_PLACE : s, sc, sd, MPI_LONG, r, rcn, rd, MPI_LONG, MPI_COMM_WORLD) == MPI_SUCCESS, "alltoallv rc");
+		for (int i = 0; i < size; i++) {
+			CHECK(r[rd[i] - 1] == -99, "alltoallv inplace=%d: the gap before block %d written", ip, i);
+			for (int k = 0; k < rcn[i]; k++) CHECK(r[rd[i] + k] == in(i, rank * 100 + k), "alltoallv inplace=%d: block %d element %d", ip, i, k);
+		}
+		free(s);
+		free(r);
+		free(sc);
+	}
+
 	// Errors through the communicator's error handler: MPI_ERRORS_RETURN
 	// returns the class (a root out of range: MPI_ERR_ROOT) on every rank.
 	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
