@@ -34,6 +34,11 @@ static int dt_code(MPI_Datatype dt) {
 	    (dt == MPI_UNSIGNED_LONG_LONG && sizeof(unsigned long long) == 8)) return DT_UINT64;
 	if (dt == MPI_FLOAT) return DT_FLOAT32;
 	if (dt == MPI_DOUBLE) return DT_FLOAT64;
+	if (dt == MPI_FLOAT_INT) return DT_FLOAT_INT;
+	if (dt == MPI_DOUBLE_INT) return DT_DOUBLE_INT;
+	if (dt == MPI_LONG_INT && sizeof(long) == 8) return DT_LONG_INT;
+	if (dt == MPI_2INT && sizeof(int) == 4) return DT_2INT;
+	if (dt == MPI_SHORT_INT && sizeof(short) == 2) return DT_SHORT_INT;
 	return DT_NONE;
 }
 
@@ -43,6 +48,8 @@ static int op_code(MPI_Op op) {
 	if (op == MPI_PROD) return OP_PROD;
 	if (op == MPI_MAX) return OP_MAX;
 	if (op == MPI_MIN) return OP_MIN;
+	if (op == MPI_MINLOC) return OP_MINLOC;
+	if (op == MPI_MAXLOC) return OP_MAXLOC;
 	return OP_NONE;
 }
 
@@ -156,30 +163,29 @@ int MPI_Finalize(void) {
 
 // reduction runs a reduction with scoll when every rank decides so from
 // what MPI requires to agree (the communicator, the datatype, which MPI's
-// predefined operators take predefined only — equal handles such as MPI_INT
-// and MPI_INT32_T decide alike — and the operator): nin elements of input (from sendbuf, or recvbuf in
-// place) and nout of output in recvbuf (NULL where MPI ignores it). It
-// returns the MPI return code and sets *done, or leaves *done unset for the
-// caller to forward.
-static int reduction(int coll, const void *sendbuf, void *recvbuf, int nin, int nout, int count, MPI_Datatype dt, MPI_Op op,
-		     int root, const int *counts, MPI_Comm comm, int *done) {
+// predefined operators take predefined only — equal handles such as
+// MPI_INT and MPI_INT32_T decide alike — and the operator), on count
+// elements (per block for MPI_Reduce_scatter_block; in all, with counts
+// per rank, for MPI_Reduce_scatter), from sendbuf (or recvbuf in place)
+// into recvbuf (NULL where MPI ignores it). It returns the MPI return code
+// and sets *done, or leaves *done unset for the caller to forward.
+static int reduction(int coll, const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, int root, const int *counts,
+		     MPI_Comm comm, int *done) {
 	int d = dt_code(dt), o = op_code(op), h = handle(comm);
 	*done = 0;
 	if (h < 0 || scollmpi_native(coll) || count < 0 || o == OP_NONE || d == DT_NONE) return 0;
-	int inplace = sendbuf == MPI_IN_PLACE;
-	stage_t in, out;
-	stage(&out, recvbuf, inplace ? nin : nout, dt, inplace);
-	if (!inplace) stage(&in, sendbuf, nin, dt, 1);
-	int rc = scollmpi_reduction(h, coll, inplace ? NULL : at(&in), at(&out), count, d, o, root, (int *)counts);
-	if (!inplace) unstage(&in, 0);
-	unstage(&out, rc == H_DONE);
+	if ((o == OP_MINLOC || o == OP_MAXLOC) != (d >= DT_FLOAT_INT)) return 0; // MPI's error, from MPI
+	// A predefined datatype lies in memory as Go's element type does (the
+	// pair types with their padding: Loc[T]), so no staging: scoll works
+	// on the user's buffers.
+	int rc = scollmpi_reduction(h, coll, sendbuf == MPI_IN_PLACE ? NULL : (void *)sendbuf, recvbuf, count, d, o, root, (int *)counts);
 	if (rc == H_FORWARD) return 0;
 	*done = 1;
 	return rc == H_DONE ? MPI_SUCCESS : fail(comm, rc);
 }
 
 int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
-	int done, rc = reduction(COLL_ALLREDUCE, sendbuf, recvbuf, count, count, count, dt, op, 0, NULL, comm, &done);
+	int done, rc = reduction(COLL_ALLREDUCE, sendbuf, recvbuf, count, dt, op, 0, NULL, comm, &done);
 	if (done) return rc;
 	scollmpi_forwarded(COLL_ALLREDUCE);
 	return PMPI_Allreduce(sendbuf, recvbuf, count, dt, op, comm);
@@ -189,21 +195,21 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, M
 	int me = -1, done;
 	PMPI_Comm_rank(comm, &me);
 	// recvbuf matters at the root only.
-	int rc = reduction(COLL_REDUCE, sendbuf, me == root ? recvbuf : NULL, count, count, count, dt, op, root, NULL, comm, &done);
+	int rc = reduction(COLL_REDUCE, sendbuf, me == root ? recvbuf : NULL, count, dt, op, root, NULL, comm, &done);
 	if (done) return rc;
 	scollmpi_forwarded(COLL_REDUCE);
 	return PMPI_Reduce(sendbuf, recvbuf, count, dt, op, root, comm);
 }
 
 int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
-	int done, rc = reduction(COLL_SCAN, sendbuf, recvbuf, count, count, count, dt, op, 0, NULL, comm, &done);
+	int done, rc = reduction(COLL_SCAN, sendbuf, recvbuf, count, dt, op, 0, NULL, comm, &done);
 	if (done) return rc;
 	scollmpi_forwarded(COLL_SCAN);
 	return PMPI_Scan(sendbuf, recvbuf, count, dt, op, comm);
 }
 
 int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
-	int done, rc = reduction(COLL_EXSCAN, sendbuf, recvbuf, count, count, count, dt, op, 0, NULL, comm, &done);
+	int done, rc = reduction(COLL_EXSCAN, sendbuf, recvbuf, count, dt, op, 0, NULL, comm, &done);
 	if (done) return rc;
 	scollmpi_forwarded(COLL_EXSCAN);
 	return PMPI_Exscan(sendbuf, recvbuf, count, dt, op, comm);
@@ -212,7 +218,7 @@ int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, M
 int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
 	int size = 0, done;
 	PMPI_Comm_size(comm, &size);
-	int rc = reduction(COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount * size, recvcount, recvcount, dt, op, 0, NULL, comm, &done);
+	int rc = reduction(COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount, dt, op, 0, NULL, comm, &done);
 	if (done) return rc;
 	scollmpi_forwarded(COLL_REDUCE_SCATTER_BLOCK);
 	return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, dt, op, comm);
@@ -223,7 +229,7 @@ int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[
 	PMPI_Comm_size(comm, &size);
 	PMPI_Comm_rank(comm, &me);
 	for (int i = 0; i < size; i++) total += recvcounts[i] > 0 ? recvcounts[i] : 0;
-	int rc = reduction(COLL_REDUCE_SCATTER, sendbuf, recvbuf, total, recvcounts[me], total, dt, op, 0, recvcounts, comm, &done);
+	int rc = reduction(COLL_REDUCE_SCATTER, sendbuf, recvbuf, total, dt, op, 0, recvcounts, comm, &done);
 	if (done) return rc;
 	scollmpi_forwarded(COLL_REDUCE_SCATTER);
 	return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, dt, op, comm);

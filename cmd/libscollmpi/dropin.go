@@ -43,7 +43,8 @@ var collNames = [C.NUM_COLLS]string{C.COLL_ALLREDUCE: "allreduce", C.COLL_BCAST:
 	C.COLL_SPLIT: "comm_split", C.COLL_DUP: "comm_dup", C.COLL_ALLGATHERV: "allgatherv", C.COLL_REDUCE_SCATTER: "reduce_scatter",
 	C.COLL_ALLTOALLV: "alltoallv"}
 
-var ops = map[C.int]scoll.Op{C.OP_SUM: scoll.Sum, C.OP_PROD: scoll.Prod, C.OP_MAX: scoll.Max, C.OP_MIN: scoll.Min}
+var ops = map[C.int]scoll.Op{C.OP_SUM: scoll.Sum, C.OP_PROD: scoll.Prod, C.OP_MAX: scoll.Max, C.OP_MIN: scoll.Min,
+	C.OP_MINLOC: scoll.MinLoc, C.OP_MAXLOC: scoll.MaxLoc}
 
 // native marks the collectives SCOLL_ALGORITHM_<COLL>=native leaves to the
 // MPI library.
@@ -129,6 +130,16 @@ func scollmpi_reduction(h, coll C.int, send, recv unsafe.Pointer, n, dt, op, roo
 		err = reduction[float32](c, coll, send, recv, int(n), ops[op], int(root), cs)
 	case C.DT_FLOAT64:
 		err = reduction[float64](c, coll, send, recv, int(n), ops[op], int(root), cs)
+	case C.DT_FLOAT_INT:
+		err = reduction[scoll.Loc[float32]](c, coll, send, recv, int(n), ops[op], int(root), cs)
+	case C.DT_DOUBLE_INT:
+		err = reduction[scoll.Loc[float64]](c, coll, send, recv, int(n), ops[op], int(root), cs)
+	case C.DT_LONG_INT:
+		err = reduction[scoll.Loc[int64]](c, coll, send, recv, int(n), ops[op], int(root), cs)
+	case C.DT_2INT:
+		err = reduction[scoll.Loc[int32]](c, coll, send, recv, int(n), ops[op], int(root), cs)
+	case C.DT_SHORT_INT:
+		err = reduction[scoll.Loc[int16]](c, coll, send, recv, int(n), ops[op], int(root), cs)
 	default:
 		return C.H_FORWARD
 	}
@@ -144,10 +155,13 @@ func slice[T any](p unsafe.Pointer, n int) []T {
 	return unsafe.Slice((*T)(p), n)
 }
 
-// reduction runs the reduction coll on elements of type T: n elements per
-// rank (MPI_Reduce_scatter_block: n per block, Size() blocks of input). A
-// nil send is MPI_IN_PLACE.
-func reduction[T scoll.Number](c *scoll.Comm, coll C.int, send, recv unsafe.Pointer, n int, op scoll.Op, root int, counts []int) error {
+// reduction runs the reduction coll on elements of type T (a number, or
+// the value-and-index pair of MPI_MINLOC and MPI_MAXLOC, laid out as C's
+// struct { T value; int index; }): n elements per rank
+// (MPI_Reduce_scatter_block: n per block, Size() blocks of input;
+// MPI_Reduce_scatter: n in all, counts per rank). A nil send is
+// MPI_IN_PLACE.
+func reduction[T scoll.Element](c *scoll.Comm, coll C.int, send, recv unsafe.Pointer, n int, op scoll.Op, root int, counts []int) error {
 	ctx := context.Background()
 	switch coll {
 	case C.COLL_ALLREDUCE:

@@ -12,10 +12,12 @@ enum {
 	DT_INT8, DT_INT16, DT_INT32, DT_INT64,
 	DT_UINT8, DT_UINT16, DT_UINT32, DT_UINT64,
 	DT_FLOAT32, DT_FLOAT64,
+	// The pair types of MPI_MINLOC and MPI_MAXLOC: a value and an int.
+	DT_FLOAT_INT, DT_DOUBLE_INT, DT_LONG_INT, DT_2INT, DT_SHORT_INT,
 };
 
 // Operators scoll handles.
-enum { OP_NONE = 0, OP_SUM, OP_PROD, OP_MAX, OP_MIN };
+enum { OP_NONE = 0, OP_SUM, OP_PROD, OP_MAX, OP_MIN, OP_MINLOC, OP_MAXLOC };
 
 // The collectives, as the report names them.
 enum {

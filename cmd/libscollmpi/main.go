@@ -13,17 +13,18 @@
 // MPI_Comm_free releases); and on MPI_COMM_WORLD and the communicators
 // derived so, MPI_Allreduce, MPI_Reduce, MPI_Scan, MPI_Exscan,
 // MPI_Reduce_scatter_block and MPI_Reduce_scatter with predefined datatypes
-// and the operators MPI_SUM, MPI_PROD, MPI_MAX and MPI_MIN; MPI_Bcast,
-// MPI_Allgather, MPI_Alltoall, MPI_Gather, MPI_Scatter, MPI_Allgatherv and
-// MPI_Alltoallv with any datatypes (derived ones whose elements are not
-// packed in memory travel as a packed copy, so ranks passing equal type
-// signatures through different handles decide alike); MPI_Barrier
-// (MPI_IN_PLACE included). Every other call, communicator, datatype or
-// operator goes to the MPI library unchanged. SCOLL_MPI_REPORT=FILE makes
-// every rank append one JSON line of what it handled and forwarded to FILE
-// at MPI_Finalize. scoll's errors reach the program as MPI error classes
-// (MPI_ERR_ROOT, MPI_ERR_ARG, MPI_ERR_OTHER) through the communicator's
-// error handler; SCOLL_VERBOSE=1 also prints them.
+// and the operators MPI_SUM, MPI_PROD, MPI_MAX and MPI_MIN (MPI_MINLOC and
+// MPI_MAXLOC with the pair types); MPI_Bcast, MPI_Allgather, MPI_Alltoall,
+// MPI_Gather, MPI_Scatter, MPI_Allgatherv and MPI_Alltoallv with any
+// datatypes (derived ones whose elements are not packed in memory travel as
+// a packed copy, so ranks passing equal type signatures through different
+// handles decide alike); MPI_Barrier (MPI_IN_PLACE included). Every other
+// call, communicator, datatype or operator goes to the MPI library
+// unchanged. SCOLL_MPI_REPORT=FILE makes every rank append one JSON line of
+// what it handled and forwarded to FILE at MPI_Finalize. scoll's errors
+// reach the program as MPI error classes (MPI_ERR_ROOT, MPI_ERR_ARG,
+// MPI_ERR_OTHER) through the communicator's error handler; SCOLL_VERBOSE=1
+// also prints them.
 //
 // Inside an intercepted call scoll calls MPI only on the application's
 // calling thread and only through PMPI_ functions (dropin.c): no goroutine

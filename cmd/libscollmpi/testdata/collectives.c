@@ -328,6 +328,32 @@ int main(int argc, char **argv) {
 		free(sc);
 	}
 
+	// MPI_MINLOC and MPI_MAXLOC on pair types; equal values (they repeat
+	// across ranks) keep the lower index, as MPI says.
+	for (int ip = 0; ip < 2; ip++) {
+		struct { double v; int i; } ds[50], dr[50];
+		struct { int v; int i; } is[50], ir[50];
+		for (int k = 0; k < 50; k++) {
+			ds[k].v = dr[k].v = (double)in(rank, k);
+			ds[k].i = dr[k].i = rank;
+			is[k].v = ir[k].v = (int)in(rank, k) % 5;
+			is[k].i = ir[k].i = rank;
+		}
+		CHECK(MPI_Allreduce(ip ? MPI_IN_PLACE : ds, dr, 50, MPI_DOUBLE_INT, MPI_MINLOC, MPI_COMM_WORLD) == MPI_SUCCESS, "minloc rc");
+		CHECK(MPI_Allreduce(ip ? MPI_IN_PLACE : is, ir, 50, MPI_2INT, MPI_MAXLOC, MPI_COMM_WORLD) == MPI_SUCCESS, "maxloc rc");
+		for (int k = 0; k < 50; k++) {
+			int wmin = 0, wmax = 0;
+			for (int q = 1; q < size; q++) {
+				if (in(q, k) < in(wmin, k)) wmin = q;
+				if ((int)in(q, k) % 5 > (int)in(wmax, k) % 5) wmax = q;
+			}
+			CHECK(dr[k].v == (double)in(wmin, k) && dr[k].i == wmin, "minloc inplace=%d: element %d = (%g, %d), want (%g, %d)", ip, k,
+			      dr[k].v, dr[k].i, (double)in(wmin, k), wmin);
+			CHECK(ir[k].v == (int)in(wmax, k) % 5 && ir[k].i == wmax, "maxloc inplace=%d: element %d = (%d, %d), want (%d, %d)", ip, k,
+			      ir[k].v, ir[k].i, (int)in(wmax, k) % 5, wmax);
+		}
+	}
+
 	// Errors through the communicator's error handler: MPI_ERRORS_RETURN
 	// returns the class (a root out of range: MPI_ERR_ROOT) on every rank.
 	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
