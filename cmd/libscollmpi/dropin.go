@@ -37,11 +37,11 @@ var (
 	nextHandle C.int
 )
 
-var collNames = [C.NUM_COLLS]string{C.COLL_ALLREDUCE: "allreduce", C.COLL_BCAST: "bcast", C.COLL_BARRIER: "barrier",
-	C.COLL_REDUCE: "reduce", C.COLL_SCAN: "scan", C.COLL_EXSCAN: "exscan", C.COLL_REDUCE_SCATTER_BLOCK: "reduce_scatter_block",
-	C.COLL_ALLGATHER: "allgather", C.COLL_ALLTOALL: "alltoall", C.COLL_GATHER: "gather", C.COLL_SCATTER: "scatter",
-	C.COLL_SPLIT: "comm_split", C.COLL_DUP: "comm_dup", C.COLL_ALLGATHERV: "allgatherv", C.COLL_REDUCE_SCATTER: "reduce_scatter",
-	C.COLL_ALLTOALLV: "alltoallv"}
+// collNames are the collectives' names in the report, in the order of
+// dropin.h's COLL_ constants (the conversion fails at load time if the
+// counts differ).
+var collNames = [C.NUM_COLLS]string(strings.Fields(`allreduce bcast barrier reduce scan exscan
+	reduce_scatter_block allgather alltoall gather scatter comm_split comm_dup allgatherv reduce_scatter alltoallv`))
 
 var ops = map[C.int]scoll.Op{C.OP_SUM: scoll.Sum, C.OP_PROD: scoll.Prod, C.OP_MAX: scoll.Max, C.OP_MIN: scoll.Min,
 	C.OP_MINLOC: scoll.MinLoc, C.OP_MAXLOC: scoll.MaxLoc}
