@@ -163,16 +163,8 @@ func TestSVG(t *testing.T) {
 		}
 		msgs += s.Messages()
 	}
-	d := xml.NewDecoder(&buf)
 	lines, ranks := 0, 0
-	for {
-		tok, err := d.Token()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatalf("not XML: %v", err)
-		}
+	eachToken(t, &buf, func(tok xml.Token) {
 		switch e := tok.(type) {
 		case xml.StartElement:
 			for _, a := range e.Attr {
@@ -185,7 +177,7 @@ func TestSVG(t *testing.T) {
 				ranks++
 			}
 		}
-	}
+	})
 	if lines != msgs || ranks != size {
 		t.Fatalf("%d lines for %d messages, %d rank labels for %d ranks", lines, msgs, ranks, size)
 	}

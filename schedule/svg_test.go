@@ -56,15 +56,7 @@ func TestSVGMessagesBetweenColumns(t *testing.T) {
 			}
 			return v
 		}
-		d := xml.NewDecoder(&buf)
-		for {
-			tok, err := d.Token()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Fatalf("not XML: %v", err)
-			}
+		eachToken(t, &buf, func(tok xml.Token) {
 			switch e := tok.(type) {
 			case xml.StartElement:
 				m := attrs(e)
@@ -90,7 +82,7 @@ func TestSVGMessagesBetweenColumns(t *testing.T) {
 					labelY = f(textAttrs, "y")
 				}
 			}
-		}
+		})
 		if len(lines) == 0 || len(columns) == 0 {
 			t.Fatalf("%s %s: %d message lines, %d columns", tc.coll, tc.alg, len(lines), len(columns))
 		}
@@ -118,5 +110,22 @@ func TestSVGMessagesBetweenColumns(t *testing.T) {
 				t.Errorf("%s %s: line %v spans more than half the grid", tc.coll, tc.alg, l)
 			}
 		}
+	}
+}
+
+// eachToken calls fn with every token of the XML document in r, and fails
+// t when r is not XML.
+func eachToken(t *testing.T, r io.Reader, fn func(xml.Token)) {
+	t.Helper()
+	d := xml.NewDecoder(r)
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			t.Fatalf("not XML: %v", err)
+		}
+		fn(tok)
 	}
 }

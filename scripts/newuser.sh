@@ -20,11 +20,26 @@ go build -o "$work/run/allreduce" ./examples/allreduce || exit 1
 export PATH="$work/bin:$PATH"
 fails=0 runs=0
 
+# verdict WANT CODE OUT: why a run with exit status CODE and output OUT
+# fails what WANT (ok or fail) asks, or nothing when it does not: a run
+# over the time limit, a panic, or the wrong exit status.
+verdict() {
+	if [ "$2" -eq 124 ]; then
+		echo "ran longer than ${limit}s"
+	elif grep -qE '^panic:|^goroutine [0-9]+ \[' <<<"$3"; then
+		echo "panicked"
+	elif [ "$1" = ok ] && [ "$2" -ne 0 ]; then
+		echo "exit status $2, want 0"
+	elif [ "$1" = fail ] && [ "$2" -eq 0 ]; then
+		echo "exit status 0, want failure"
+	fi
+}
+
 # check WANT NAME CMD: runs CMD (a shell line) in the work directory under
 # the time limit and checks its exit status (WANT ok or fail) and that it
 # did not panic.
 check() {
-	local want=$1 name=$2 line=$3 start end code out
+	local want=$1 name=$2 line=$3 start end code out why
 	runs=$((runs + 1))
 	start=$(date +%s)
 	local dir="$work/run"
@@ -32,16 +47,7 @@ check() {
 	out=$(cd "$dir" && timeout "$limit" bash -c "$line" 2>&1 >/dev/null)
 	code=$?
 	end=$(date +%s)
-	local why=""
-	if [ $code -eq 124 ]; then
-		why="ran longer than ${limit}s"
-	elif grep -qE '^panic:|^goroutine [0-9]+ \[' <<<"$out"; then
-		why="panicked"
-	elif [ "$want" = ok ] && [ $code -ne 0 ]; then
-		why="exit status $code, want 0"
-	elif [ "$want" = fail ] && [ $code -eq 0 ]; then
-		why="exit status 0, want failure"
-	fi
+	why=$(verdict "$want" $code "$out")
 	if [ -n "$why" ]; then
 		fails=$((fails + 1))
 		echo "FAIL ($why, $((end - start))s) $name: $line"
@@ -62,15 +68,7 @@ expect() {
 	case $line in *"go run "*) dir=$root ;; esac
 	out=$(cd "$dir" && timeout "$limit" bash -c "$line" 2>&1)
 	code=$?
-	if [ $code -eq 124 ]; then
-		why="ran longer than ${limit}s"
-	elif grep -qE '^panic:|^goroutine [0-9]+ \[' <<<"$out"; then
-		why="panicked"
-	elif [ "$want" = ok ] && [ $code -ne 0 ]; then
-		why="exit status $code, want 0"
-	elif [ "$want" = fail ] && [ $code -eq 0 ]; then
-		why="exit status 0, want failure"
-	fi
+	why=$(verdict "$want" $code "$out")
 	for pat in "$@"; do
 		[ -n "$why" ] && break
 		case $pat in
