@@ -112,6 +112,10 @@ func (e *endpoint) post(m *transport.Msg, recv bool) error {
 func (e *endpoint) Poll() {
 	e.mu.Lock()
 	n := int(C.dropin_testsome(&e.done[0], &e.counts[0], C.int(len(e.done))))
+	if n <= 0 {
+		e.mu.Unlock() // the usual poll of a waiting rank: nothing to do
+		return
+	}
 	finished := make([]*pending, 0, n)
 	for i := range n {
 		slot := int(e.done[i])
