@@ -24,6 +24,13 @@ type CallOption func(*plan.Options)
 // stand-in message schedules elsewhere.
 func WithAlgorithm(name string) CallOption { return func(o *plan.Options) { o.Alg = name } }
 
+// WithChosen stores in *name the registry name of the algorithm the call
+// runs (the default choice's, or the one named), once the call is
+// prepared and before it runs; a call that fails to prepare leaves *name
+// as it was. Programs that report what ran use it, as scoll's MPI drop-in
+// library does for SCOLL_MPI_REPORT.
+func WithChosen(name *string) CallOption { return func(o *plan.Options) { o.Chosen = name } }
+
 // WithInner names the algorithm the node-aware algorithm "hier" runs among
 // the node leaders (for example "rd-optimal" or "ring"); without it the
 // default rule chooses for the leaders' call. hier is the default choice

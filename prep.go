@@ -33,7 +33,11 @@ func prepare[T Element](cl *comm.Call, ctx context.Context, c *Comm, a plan.Args
 	if a.Coll.Reduces() {
 		k = opFor[T](op)
 	}
-	return comm.Prepare(cl, ctx, c.core(), &a, kernels.Bytes(send), kernels.Bytes(recv), elemSize[T](), &k, &o, blocking)
+	err := comm.Prepare(cl, ctx, c.core(), &a, kernels.Bytes(send), kernels.Bytes(recv), elemSize[T](), &k, &o, blocking)
+	if err == nil && o.Chosen != nil {
+		*o.Chosen = cl.Algorithm()
+	}
+	return err
 }
 
 // opFor returns op as a call on T elements needs it.

@@ -49,6 +49,13 @@ import (
 // Version is the format version this package reads and writes.
 const Version = 1
 
+// Native is the algorithm name of a rule that leaves the calls it covers
+// to the MPI library scoll runs in front of (the MPI drop-in library,
+// cmd/libscollmpi, forwards them to PMPI_; scoll tune --mpi writes such
+// rules where the library's own collective measured faster). scoll's own
+// default choice skips such rules: the cost model chooses there.
+const Native = "native"
+
 // File is a tuning file.
 type File struct {
 	// Version is the format's version, Version.
@@ -118,11 +125,12 @@ func (f *File) Check() error {
 		case r.MinBytes < 0:
 			return fmt.Errorf("%w: rule %d: min_bytes %d", errs.InvalidArgument, i, r.MinBytes)
 		}
-		if _, ok := algorithms.Lookup(c, r.Algorithm); !ok {
+		if _, ok := algorithms.Lookup(c, r.Algorithm); !ok && r.Algorithm != Native {
 			var valid []string
 			for _, in := range algorithms.List(c) {
 				valid = append(valid, in.Name)
 			}
+			valid = append(valid, Native)
 			return fmt.Errorf("%w: rule %d: %w", errs.InvalidArgument, i, names.Unknown("algorithm", r.Algorithm, c.String(), valid))
 		}
 		k := Rule{Collective: c.String(), Ranks: r.Ranks, MinBytes: r.MinBytes}
@@ -158,10 +166,22 @@ func (f *File) Write(path string) error {
 
 // Lookup returns the algorithm f's rules choose for collective c on ranks
 // ranks with messages of bytes bytes (see the package comment), and
-// whether a rule applies.
+// whether a rule applies. The name may be Native.
 func (f *File) Lookup(c schedule.Collective, ranks, bytes int) (string, bool) {
-	if f == nil {
+	rules := f.For(c, ranks)
+	if len(rules) == 0 {
 		return "", false
+	}
+	return Choose(rules, bytes), true
+}
+
+// For returns the rules of f that apply to collective c on ranks ranks:
+// those for exactly ranks ranks, else for the nearest number of ranks (by
+// ratio; ties to the smaller), sorted by MinBytes; nil when f has no rule
+// for c. Choose picks among them by size.
+func (f *File) For(c schedule.Collective, ranks int) []Rule {
+	if f == nil {
+		return nil
 	}
 	name := c.String()
 	best, bestD := -1, math.Inf(1)
@@ -174,26 +194,29 @@ func (f *File) Lookup(c schedule.Collective, ranks, bytes int) (string, bool) {
 			best, bestD = r.Ranks, d
 		}
 	}
-	if best < 0 {
-		return "", false
-	}
-	alg, from := "", -1
-	lowest, lowestAt := "", math.MaxInt
+	var out []Rule
 	for _, r := range f.Rules {
-		if rc, _ := schedule.ParseCollective(r.Collective); rc.String() != name || r.Ranks != best {
-			continue
-		}
-		if r.MinBytes <= bytes && r.MinBytes > from {
-			alg, from = r.Algorithm, r.MinBytes
-		}
-		if r.MinBytes < lowestAt {
-			lowest, lowestAt = r.Algorithm, r.MinBytes
+		if rc, _ := schedule.ParseCollective(r.Collective); rc.String() == name && r.Ranks == best {
+			out = append(out, r)
 		}
 	}
-	if from < 0 {
-		return lowest, true
+	slices.SortFunc(out, func(a, b Rule) int { return a.MinBytes - b.MinBytes })
+	return out
+}
+
+// Choose returns the algorithm of the rule, among rules (as For returns
+// them: one collective and rank count, sorted by MinBytes, at least one),
+// that covers bytes: the last whose MinBytes is at most bytes, or the
+// first for smaller messages.
+func Choose(rules []Rule, bytes int) string {
+	alg := rules[0].Algorithm
+	for _, r := range rules[1:] {
+		if r.MinBytes > bytes {
+			break
+		}
+		alg = r.Algorithm
 	}
-	return alg, true
+	return alg
 }
 
 // Add appends a rule for collective c on ranks ranks from minBytes on,

@@ -4,9 +4,13 @@
 // the point-to-point calls scoll makes, all through PMPI_ so that nothing
 // recurses into the drop-in.
 
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <limits.h>
 #include <mpi.h>
 #include <sched.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +19,10 @@
 
 static MPI_Comm scoll_comm = MPI_COMM_NULL; // the drop-in's duplicate of MPI_COMM_WORLD
 static int tag_ub = 32767;                  // MPI guarantees at least this
+
+// The calls forwarded to PMPI_, by collective (the report's "forwarded").
+static int64_t forwarded[NUM_COLLS];
+int64_t dropin_forwarded(int coll) { return forwarded[coll]; }
 
 #define MAX_SLOTS 65536
 static MPI_Request reqs[MAX_SLOTS];
@@ -42,6 +50,14 @@ static int dt_code(MPI_Datatype dt) {
 	return DT_NONE;
 }
 
+// The size in bytes of an element of type code d (dt_code's).
+int dropin_elem_size(int d) {
+	static const int sizes[] = {[DT_INT8] = 1, [DT_UINT8] = 1, [DT_INT16] = 2, [DT_UINT16] = 2, [DT_INT32] = 4, [DT_UINT32] = 4,
+				    [DT_INT64] = 8, [DT_UINT64] = 8, [DT_FLOAT32] = 4, [DT_FLOAT64] = 8, [DT_FLOAT_INT] = 8,
+				    [DT_DOUBLE_INT] = 16, [DT_LONG_INT] = 16, [DT_2INT] = 8, [DT_SHORT_INT] = 8};
+	return d > 0 && d < (int)(sizeof sizes / sizeof sizes[0]) ? sizes[d] : 0;
+}
+
 // A predefined operator scoll runs, or OP_NONE.
 static int op_code(MPI_Op op) {
 	if (op == MPI_SUM) return OP_SUM;
@@ -51,6 +67,12 @@ static int op_code(MPI_Op op) {
 	if (op == MPI_MINLOC) return OP_MINLOC;
 	if (op == MPI_MAXLOC) return OP_MAXLOC;
 	return OP_NONE;
+}
+
+static int type_size(MPI_Datatype dt) {
+	int s = 0;
+	PMPI_Type_size(dt, &s);
+	return s;
 }
 
 // A buffer of count elements of dt, as scoll sees it: the user's memory
@@ -97,6 +119,8 @@ static void unstage(stage_t *s, int out) {
 	}
 	free(s->packed);
 }
+
+static void ctrl_close(void);
 
 static int keyval = MPI_KEYVAL_INVALID; // the attribute that holds a communicator's scoll handle
 
@@ -154,6 +178,7 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
 int MPI_Finalize(void) {
 	if (scoll_comm != MPI_COMM_NULL) {
 		scollmpi_finalize();
+		ctrl_close();
 		PMPI_Comm_free_keyval(&keyval);
 		PMPI_Comm_free(&scoll_comm);
 		scoll_comm = MPI_COMM_NULL;
@@ -162,32 +187,34 @@ int MPI_Finalize(void) {
 }
 
 // reduction runs a reduction with scoll when every rank decides so from
-// what MPI requires to agree (the communicator, the datatype, which MPI's
-// predefined operators take predefined only — equal handles such as
-// MPI_INT and MPI_INT32_T decide alike — and the operator), on count
-// elements (per block for MPI_Reduce_scatter_block; in all, with counts
-// per rank, for MPI_Reduce_scatter), from sendbuf (or recvbuf in place)
-// into recvbuf (NULL where MPI ignores it). It returns the MPI return code
+// what MPI requires to agree: the communicator, the operator and the
+// datatype, which MPI's predefined operators take predefined only (equal
+// handles such as MPI_INT and MPI_INT32_T, or MPI_LONG and MPI_INT64_T,
+// decide alike; a derived datatype goes to the MPI library, which reports
+// its error). count elements per rank (per block for
+// MPI_Reduce_scatter_block; in all, with counts per rank, for
+// MPI_Reduce_scatter) go from sendbuf (or recvbuf in place) into recvbuf
+// (NULL where MPI ignores it): a predefined datatype lies in memory as
+// Go's element type does (the pair types with their padding: Loc[T]), so
+// scoll works on the user's buffers. ret is the caller's return address
+// (the call site of arrival predictions). It returns the MPI return code
 // and sets *done, or leaves *done unset for the caller to forward.
 static int reduction(int coll, const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, int root, const int *counts,
-		     MPI_Comm comm, int *done) {
+		     MPI_Comm comm, void *ret, int *done) {
 	int d = dt_code(dt), o = op_code(op), h = handle(comm);
 	*done = 0;
-	if (h < 0 || scollmpi_native(coll) || count < 0 || o == OP_NONE || d == DT_NONE) return 0;
+	if (h < 0 || count < 0 || o == OP_NONE || d == DT_NONE) return 0;
 	if ((o == OP_MINLOC || o == OP_MAXLOC) != (d >= DT_FLOAT_INT)) return 0; // MPI's error, from MPI
-	// A predefined datatype lies in memory as Go's element type does (the
-	// pair types with their padding: Loc[T]), so no staging: scoll works
-	// on the user's buffers.
-	int rc = scollmpi_reduction(h, coll, sendbuf == MPI_IN_PLACE ? NULL : (void *)sendbuf, recvbuf, count, d, o, root, (int *)counts);
+	int rc = scollmpi_reduction(h, coll, sendbuf == MPI_IN_PLACE ? NULL : (void *)sendbuf, recvbuf, count, d, o, root, (int *)counts, ret);
 	if (rc == H_FORWARD) return 0;
 	*done = 1;
 	return rc == H_DONE ? MPI_SUCCESS : fail(comm, rc);
 }
 
 int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
-	int done, rc = reduction(COLL_ALLREDUCE, sendbuf, recvbuf, count, dt, op, 0, NULL, comm, &done);
+	int done, rc = reduction(COLL_ALLREDUCE, sendbuf, recvbuf, count, dt, op, 0, NULL, comm, __builtin_return_address(0), &done);
 	if (done) return rc;
-	scollmpi_forwarded(COLL_ALLREDUCE);
+	forwarded[COLL_ALLREDUCE]++;
 	return PMPI_Allreduce(sendbuf, recvbuf, count, dt, op, comm);
 }
 
@@ -195,43 +222,48 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, M
 	int me = -1, done;
 	PMPI_Comm_rank(comm, &me);
 	// recvbuf matters at the root only.
-	int rc = reduction(COLL_REDUCE, sendbuf, me == root ? recvbuf : NULL, count, dt, op, root, NULL, comm, &done);
+	int rc = reduction(COLL_REDUCE, sendbuf, me == root ? recvbuf : NULL, count, dt, op, root, NULL, comm, __builtin_return_address(0), &done);
 	if (done) return rc;
-	scollmpi_forwarded(COLL_REDUCE);
+	forwarded[COLL_REDUCE]++;
 	return PMPI_Reduce(sendbuf, recvbuf, count, dt, op, root, comm);
 }
 
 int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
-	int done, rc = reduction(COLL_SCAN, sendbuf, recvbuf, count, dt, op, 0, NULL, comm, &done);
+	int done, rc = reduction(COLL_SCAN, sendbuf, recvbuf, count, dt, op, 0, NULL, comm, __builtin_return_address(0), &done);
 	if (done) return rc;
-	scollmpi_forwarded(COLL_SCAN);
+	forwarded[COLL_SCAN]++;
 	return PMPI_Scan(sendbuf, recvbuf, count, dt, op, comm);
 }
 
 int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
-	int done, rc = reduction(COLL_EXSCAN, sendbuf, recvbuf, count, dt, op, 0, NULL, comm, &done);
+	int done, rc = reduction(COLL_EXSCAN, sendbuf, recvbuf, count, dt, op, 0, NULL, comm, __builtin_return_address(0), &done);
 	if (done) return rc;
-	scollmpi_forwarded(COLL_EXSCAN);
+	forwarded[COLL_EXSCAN]++;
 	return PMPI_Exscan(sendbuf, recvbuf, count, dt, op, comm);
 }
 
 int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
 	int size = 0, done;
 	PMPI_Comm_size(comm, &size);
-	int rc = reduction(COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount, dt, op, 0, NULL, comm, &done);
+	int rc = reduction(COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount, dt, op, 0, NULL, comm, __builtin_return_address(0), &done);
 	if (done) return rc;
-	scollmpi_forwarded(COLL_REDUCE_SCATTER_BLOCK);
+	forwarded[COLL_REDUCE_SCATTER_BLOCK]++;
 	return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, dt, op, comm);
 }
 
 int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
-	int size = 0, me = 0, total = 0, done;
+	int size = 0, me = 0, done;
 	PMPI_Comm_size(comm, &size);
 	PMPI_Comm_rank(comm, &me);
-	for (int i = 0; i < size; i++) total += recvcounts[i] > 0 ? recvcounts[i] : 0;
-	int rc = reduction(COLL_REDUCE_SCATTER, sendbuf, recvbuf, total, dt, op, 0, recvcounts, comm, &done);
+	int64_t total = 0, bad = 0;
+	for (int i = 0; i < size; i++) {
+		total += recvcounts[i];
+		bad |= recvcounts[i] < 0;
+	}
+	done = 0;
+	int rc = bad || total > INT_MAX ? 0 : reduction(COLL_REDUCE_SCATTER, sendbuf, recvbuf, (int)total, dt, op, 0, recvcounts, comm, __builtin_return_address(0), &done);
 	if (done) return rc;
-	scollmpi_forwarded(COLL_REDUCE_SCATTER);
+	forwarded[COLL_REDUCE_SCATTER]++;
 	return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, dt, op, comm);
 }
 
@@ -277,7 +309,7 @@ static void vunstage(char *packed, void *buf, const int *counts, const int *disp
 int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
 		  const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
 	int h = handle(comm), size = 0;
-	if (h >= 0 && !scollmpi_native(COLL_ALLTOALLV)) {
+	if (h >= 0) {
 		PMPI_Comm_size(comm, &size);
 		int64_t *b = malloc(sizeof(int64_t) * 4 * size), *sbc = b, *sbd = b + size, *rbc = b + 2 * size, *rbd = b + 3 * size;
 		int inplace = sendbuf == MPI_IN_PLACE;
@@ -302,14 +334,14 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
 			free(b);
 		}
 	}
-	scollmpi_forwarded(COLL_ALLTOALLV);
+	forwarded[COLL_ALLTOALLV]++;
 	return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 }
 
 int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[],
 		   MPI_Datatype recvtype, MPI_Comm comm) {
 	int h = handle(comm), size = 0, me = 0, rsize = 0, ssize = 0;
-	if (h >= 0 && !scollmpi_native(COLL_ALLGATHERV)) {
+	if (h >= 0) {
 		PMPI_Comm_size(comm, &size);
 		PMPI_Comm_rank(comm, &me);
 		PMPI_Type_size(recvtype, &rsize);
@@ -351,7 +383,7 @@ int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 			free(bdispls);
 		}
 	}
-	scollmpi_forwarded(COLL_ALLGATHERV);
+	forwarded[COLL_ALLGATHERV]++;
 	return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 }
 
@@ -363,13 +395,14 @@ static int movement(int coll, const void *sendbuf, int sendcount, MPI_Datatype s
 		    MPI_Datatype recvtype, int sblocks, MPI_Comm comm, int *done) {
 	int size = 0, ssize = 0, rsize = 0, h = handle(comm);
 	*done = 0;
-	if (h < 0 || scollmpi_native(coll) || sendcount < 0 || recvcount < 0) return 0;
+	if (h < 0 || sendcount < 0 || recvcount < 0) return 0;
 	PMPI_Comm_size(comm, &size);
 	PMPI_Type_size(recvtype, &rsize);
 	int inplace = sendbuf == MPI_IN_PLACE;
 	if (!inplace) PMPI_Type_size(sendtype, &ssize);
 	int64_t block = (int64_t)rsize * recvcount;
 	if (!inplace && (int64_t)ssize * sendcount != block) return 0;
+	if (block * size > INT_MAX) return 0; // beyond what MPI_Pack takes
 	stage_t in, out;
 	stage(&out, recvbuf, recvcount * size, recvtype, inplace);
 	if (!inplace) stage(&in, sendbuf, sendcount * sblocks, sendtype, 1);
@@ -385,7 +418,7 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 		  MPI_Comm comm) {
 	int done, rc = movement(COLL_ALLGATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, 1, comm, &done);
 	if (done) return rc;
-	scollmpi_forwarded(COLL_ALLGATHER);
+	forwarded[COLL_ALLGATHER]++;
 	return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
@@ -395,7 +428,7 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 	PMPI_Comm_size(comm, &size);
 	int rc = movement(COLL_ALLTOALL, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, size, comm, &done);
 	if (done) return rc;
-	scollmpi_forwarded(COLL_ALLTOALL);
+	forwarded[COLL_ALLTOALL]++;
 	return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
@@ -408,7 +441,7 @@ static int rooted(int scatter, const void *sendbuf, int sendcount, MPI_Datatype 
 		  MPI_Datatype recvtype, int root, MPI_Comm comm, int *done) {
 	int me = -1, size = 0, bsize = 0, h = handle(comm);
 	*done = 0;
-	if (h < 0 || scollmpi_native(scatter ? COLL_SCATTER : COLL_GATHER)) return 0;
+	if (h < 0) return 0;
 	PMPI_Comm_rank(comm, &me);
 	PMPI_Comm_size(comm, &size);
 	int isroot = me == root;
@@ -420,6 +453,7 @@ static int rooted(int scatter, const void *sendbuf, int sendcount, MPI_Datatype 
 	if (isroot ? manycount < 0 : onecount < 0) return 0; // MPI's own error
 	PMPI_Type_size(isroot ? manytype : onetype, &bsize);
 	int64_t block = (int64_t)bsize * (isroot ? manycount : onecount);
+	if (block * size > INT_MAX) return 0; // beyond what MPI_Pack takes
 	stage_t m = {0}, o = {0};
 	if (isroot) stage(&m, many, manycount * size, manytype, scatter || inplace);
 	if (!inplace) stage(&o, one, onecount, onetype, !scatter);
@@ -436,7 +470,7 @@ int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *
 	       MPI_Comm comm) {
 	int done, rc = rooted(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &done);
 	if (done) return rc;
-	scollmpi_forwarded(COLL_GATHER);
+	forwarded[COLL_GATHER]++;
 	return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 
@@ -444,13 +478,73 @@ int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 		MPI_Comm comm) {
 	int done, rc = rooted(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &done);
 	if (done) return rc;
-	scollmpi_forwarded(COLL_SCATTER);
+	forwarded[COLL_SCATTER]++;
 	return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+}
+
+// rootedv runs a gatherv (scatterv when scatter is set) with scoll: the
+// root's blocks (many: counts[i] elements of manytype at displs[i]
+// extents, one per rank) travel packed in rank order, and every rank's own
+// block (one; MPI_IN_PLACE at the root) packed when its datatype does not
+// pack it. Only the root knows every count: the Go side broadcasts them
+// (and the root's verdict, forward or not) before it decides, so that the
+// ranks decide alike.
+static int rootedv(int scatter, const void *many, const int *counts, const int *displs, MPI_Datatype manytype, const void *one,
+		   int onecount, MPI_Datatype onetype, int root, MPI_Comm comm, int *done) {
+	int me = -1, size = 0, h = handle(comm);
+	*done = 0;
+	if (h < 0) return 0;
+	PMPI_Comm_rank(comm, &me);
+	PMPI_Comm_size(comm, &size);
+	int isroot = me == root, inplace = isroot && one == MPI_IN_PLACE;
+	int64_t *bc = malloc(sizeof(int64_t) * 2 * (size + 1)), *bd = bc + size + 1;
+	char *packed = NULL;
+	if (isroot) {
+		packed = vstage(many, counts, displs, manytype, size, bc, bd, scatter, comm);
+		if (packed != NULL && inplace && !scatter) { // the root's own block is already in place
+			MPI_Aint lb, ext;
+			int pos = 0;
+			PMPI_Type_get_extent(manytype, &lb, &ext);
+			PMPI_Pack((const char *)many + displs[me] * ext, counts[me], manytype, packed + bd[me], (int)bc[me], &pos, comm);
+		}
+	}
+	stage_t o = {0};
+	if (!inplace) stage(&o, one, onecount < 0 ? 0 : onecount, onetype, !scatter);
+	int64_t onebytes = inplace ? 0 : (onecount < 0 ? -1 : o.bytes);
+	int rc = scollmpi_rootedv(h, scatter, packed, isroot ? (packed ? bc : NULL) : NULL, inplace ? NULL : at(&o), onebytes, root);
+	if (!inplace) unstage(&o, rc == H_DONE && scatter);
+	if (packed != NULL) {
+		if (rc == H_DONE && !scatter) {
+			vunstage(packed, (void *)many, counts, displs, manytype, size, bc, bd, comm);
+		} else {
+			free(packed);
+		}
+	}
+	free(bc);
+	if (rc == H_FORWARD) return 0;
+	*done = 1;
+	return rc == H_DONE ? MPI_SUCCESS : fail(comm, rc);
+}
+
+int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[],
+		MPI_Datatype recvtype, int root, MPI_Comm comm) {
+	int done, rc = rootedv(0, recvbuf, recvcounts, displs, recvtype, sendbuf, sendcount, sendtype, root, comm, &done);
+	if (done) return rc;
+	forwarded[COLL_GATHERV]++;
+	return PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
+}
+
+int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount,
+		 MPI_Datatype recvtype, int root, MPI_Comm comm) {
+	int done, rc = rootedv(1, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, &done);
+	if (done) return rc;
+	forwarded[COLL_SCATTERV]++;
+	return PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 
 int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm) {
 	int h = handle(comm);
-	if (h >= 0 && !scollmpi_native(COLL_BCAST) && count >= 0) {
+	if (h >= 0 && count >= 0 && (int64_t)count * type_size(dt) <= INT_MAX) {
 		int me = -1;
 		PMPI_Comm_rank(comm, &me);
 		stage_t b;
@@ -460,7 +554,7 @@ int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm) {
 		if (rc == H_DONE) return MPI_SUCCESS;
 		if (rc != H_FORWARD) return fail(comm, rc);
 	}
-	scollmpi_forwarded(COLL_BCAST);
+	forwarded[COLL_BCAST]++;
 	return PMPI_Bcast(buf, count, dt, root, comm);
 }
 
@@ -494,7 +588,7 @@ static int derive(MPI_Comm comm, int rc, int *ranks, int n, int h, MPI_Comm *new
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
 	int size = 0, n = 0, nh = -1, h = handle(comm);
 	if (h < 0) {
-		scollmpi_forwarded(COLL_SPLIT);
+		forwarded[COLL_SPLIT]++;
 		return PMPI_Comm_split(comm, color, key, newcomm);
 	}
 	PMPI_Comm_size(comm, &size);
@@ -506,7 +600,7 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
 	int size = 0, n = 0, nh = -1, h = handle(comm);
 	if (h < 0) {
-		scollmpi_forwarded(COLL_DUP);
+		forwarded[COLL_DUP]++;
 		return PMPI_Comm_dup(comm, newcomm);
 	}
 	PMPI_Comm_size(comm, &size);
@@ -515,14 +609,63 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
 	return derive(comm, rc, ranks, n, nh, newcomm);
 }
 
+// adopt gives newcomm, which the MPI library made from comm (MPI_COMM_NULL
+// on ranks that are in none), a scoll communicator: scoll's split of
+// comm's with the same members in the same order — color the rank in comm
+// of newcomm's rank 0, key the rank in newcomm. It is collective over
+// comm, as the constructors that call it are. A split that fails leaves
+// newcomm without one on every rank (its calls are forwarded).
+static void adopt(MPI_Comm comm, MPI_Comm newcomm, int coll) {
+	int h = handle(comm), color = -1, key = 0, zero = 0, inter = 0;
+	if (h < 0) {
+		forwarded[coll]++;
+		return;
+	}
+	if (newcomm != MPI_COMM_NULL) {
+		MPI_Group g, parent;
+		PMPI_Comm_test_inter(newcomm, &inter);
+		PMPI_Comm_group(newcomm, &g);
+		PMPI_Comm_group(comm, &parent);
+		PMPI_Group_translate_ranks(g, 1, &zero, parent, &color);
+		PMPI_Comm_rank(newcomm, &key);
+		PMPI_Group_free(&g);
+		PMPI_Group_free(&parent);
+	}
+	int nh = scollmpi_adopt(h, coll, inter ? -1 : color, key);
+	if (nh >= 0) PMPI_Comm_set_attr(newcomm, keyval, (void *)(intptr_t)nh);
+}
+
+int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm) {
+	int rc = PMPI_Comm_split_type(comm, split_type, key, info, newcomm);
+	if (rc == MPI_SUCCESS) adopt(comm, *newcomm, COLL_SPLIT_TYPE);
+	return rc;
+}
+
+int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
+	int rc = PMPI_Comm_create(comm, group, newcomm);
+	if (rc == MPI_SUCCESS) adopt(comm, *newcomm, COLL_CREATE);
+	return rc;
+}
+
+// MPI_Comm_free frees the communicator; the attribute's delete callback
+// (release) frees its scoll communicator.
+int MPI_Comm_free(MPI_Comm *comm) {
+	if (comm != NULL && *comm != MPI_COMM_NULL && handle(*comm) > 0) {
+		scollmpi_handled(COLL_FREE);
+	} else {
+		forwarded[COLL_FREE]++;
+	}
+	return PMPI_Comm_free(comm);
+}
+
 int MPI_Barrier(MPI_Comm comm) {
 	int h = handle(comm);
-	if (h >= 0 && !scollmpi_native(COLL_BARRIER)) {
+	if (h >= 0) {
 		int rc = scollmpi_barrier(h);
 		if (rc == H_DONE) return MPI_SUCCESS;
 		if (rc != H_FORWARD) return fail(comm, rc);
 	}
-	scollmpi_forwarded(COLL_BARRIER);
+	forwarded[COLL_BARRIER]++;
 	return PMPI_Barrier(comm);
 }
 
@@ -586,5 +729,57 @@ int dropin_cancel(int slot) {
 	return MPI_SUCCESS;
 }
 
+// The control channel: a call that fails on one rank tells the others
+// (tag CTRL_TAG, two uint64: the call's communicator id and sequence
+// number), so that ranks waiting for its messages fail too instead of
+// waiting for ever. Every rank keeps one receive for it posted.
+static MPI_Request ctrl_req = MPI_REQUEST_NULL;
+static uint64_t ctrl_buf[2];
+#define CTRL_TAG tag_ub
+
+static void ctrl_post(void) { PMPI_Irecv(ctrl_buf, 2, MPI_UINT64_T, MPI_ANY_SOURCE, CTRL_TAG, scoll_comm, &ctrl_req); }
+
+int dropin_ctrl_test(uint64_t *out, int *src) {
+	int flag = 0;
+	MPI_Status st;
+	if (ctrl_req == MPI_REQUEST_NULL) ctrl_post();
+	if (PMPI_Test(&ctrl_req, &flag, &st) != MPI_SUCCESS || !flag) return 0;
+	out[0] = ctrl_buf[0];
+	out[1] = ctrl_buf[1];
+	*src = st.MPI_SOURCE;
+	ctrl_post();
+	return 1;
+}
+
+void dropin_ctrl_send(int peer, uint64_t comm, uint64_t seq) {
+	static uint64_t msg[2]; // a send buffer that outlives the call
+	MPI_Request req;
+	msg[0] = comm;
+	msg[1] = seq;
+	if (PMPI_Isend(msg, 2, MPI_UINT64_T, peer, CTRL_TAG, scoll_comm, &req) == MPI_SUCCESS) {
+		PMPI_Wait(&req, MPI_STATUS_IGNORE); // two words: eager
+	}
+}
+
+// ctrl_close withdraws the control receive before the communicator goes.
+static void ctrl_close(void) {
+	if (ctrl_req != MPI_REQUEST_NULL) {
+		PMPI_Cancel(&ctrl_req);
+		PMPI_Wait(&ctrl_req, MPI_STATUS_IGNORE);
+	}
+}
+
 int dropin_world_rank(void) { int r; PMPI_Comm_rank(scoll_comm, &r); return r; }
 int dropin_world_size(void) { int s; PMPI_Comm_size(scoll_comm, &s); return s; }
+
+int dropin_bcast(void *buf, int n) { return PMPI_Bcast(buf, n, MPI_BYTE, 0, scoll_comm); }
+
+void dropin_site(void *ret, char *buf, int n) {
+	Dl_info info;
+	if (dladdr(ret, &info) && info.dli_fname != NULL) {
+		const char *name = strrchr(info.dli_fname, '/');
+		snprintf(buf, n, "%s+%#lx", name ? name + 1 : info.dli_fname, (unsigned long)((char *)ret - (char *)info.dli_fbase));
+	} else {
+		snprintf(buf, n, "%p", ret);
+	}
+}

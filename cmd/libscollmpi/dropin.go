@@ -10,6 +10,7 @@ import "C"
 
 import (
 	"context"
+	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,36 +20,102 @@ import (
 	"unsafe"
 
 	"github.com/scoll/scoll"
+	"github.com/scoll/scoll/schedule"
+	"github.com/scoll/scoll/tuning"
 )
 
-// The drop-in's state: the scoll communicator over MPI_COMM_WORLD and what
-// it handled. Only the application's thread that calls MPI runs this code
-// (MPI's thread levels are the application's business), one call at a
-// time per process but for MPI_THREAD_MULTIPLE programs, which the C side
-// does not yet serialise.
+// The drop-in's state: the scoll communicators of the MPI communicators
+// it knows and what it handled. Only the application's thread that calls
+// MPI runs this code (MPI's thread levels are the application's business),
+// one call at a time per process but for MPI_THREAD_MULTIPLE programs,
+// which the C side does not yet serialise.
 var (
-	world *scoll.Comm
-	ep    *endpoint
-	count [C.NUM_COLLS]struct{ handled, forwarded int }
-	// comms are the scoll communicators of the MPI communicators the
-	// drop-in made (an attribute on each holds its handle); 0 is
-	// MPI_COMM_WORLD's.
-	comms      = map[C.int]*scoll.Comm{}
+	ep *endpoint
+	// comms are the drop-in's communicators by handle (an attribute on
+	// the MPI communicator holds it); 0 is MPI_COMM_WORLD's.
+	comms      = map[C.int]*dcomm{}
 	nextHandle C.int
+	// handled counts the calls scoll ran, by collective, and by algorithm
+	// (the forwarded ones are counted in C: dropin_forwarded).
+	handled [C.NUM_COLLS]int
+	algs    [C.NUM_COLLS]map[string]int
+	// chosen receives the algorithm of each handled call (chosenOpt).
+	chosen    string
+	chosenOpt = scoll.WithChosen(&chosen)
+	// tuned is the tuning file (SCOLL_TUNING's, else the built-in rules):
+	// per collective, size and number of ranks, native or an algorithm.
+	tuned *tuning.File
+	// force is what the environment decides per collective, overriding
+	// the rules.
+	force [C.NUM_COLLS]forced
+	// clairvoyantSites: SCOLL_ALGORITHM_REDUCE=clairvoyant; MPI_Reduce
+	// calls then name their call site (the caller's return address).
+	clairvoyantSites bool
 )
+
+// defaultRules are the rules the drop-in follows without SCOLL_TUNING
+// (a tuning file: see package tuning), measured on 2 and 4 processes of
+// one node with scripts/dropin-bench.sh (docs/dropin.md).
+//
+//go:embed defaults.json
+var defaultRules []byte
+
+// forced is what the environment says of a collective.
+type forced uint8
+
+const (
+	byRules     forced = iota // the tuning rules choose per call
+	forceNative               // every call forwarded
+	forceScoll                // every call scoll can run
+)
+
+// dcomm is a scoll communicator and the rules for its calls.
+type dcomm struct {
+	c *scoll.Comm
+	// rules are the tuning rules for this communicator's size, by
+	// collective (tuning.File.For).
+	rules [C.NUM_COLLS][]tuning.Rule
+}
+
+func newDcomm(c *scoll.Comm) *dcomm {
+	d := &dcomm{c: c}
+	for coll, name := range scollNames {
+		if sc, ok := schedule.ParseCollective(name); ok {
+			d.rules[coll] = tuned.For(sc, c.Size())
+		}
+	}
+	return d
+}
+
+// native reports whether a call of coll moving bytes (the message size of
+// package tuning: OSU's) goes to the MPI library.
+func (d *dcomm) native(coll C.int, bytes int) bool {
+	switch force[coll] {
+	case forceNative:
+		return true
+	case forceScoll:
+		return false
+	}
+	rs := d.rules[coll]
+	return len(rs) > 0 && tuning.Choose(rs, bytes) == tuning.Native
+}
 
 // collNames are the collectives' names in the report, in the order of
 // dropin.h's COLL_ constants (the conversion fails at load time if the
-// counts differ).
-var collNames = [C.NUM_COLLS]string(strings.Fields(`allreduce bcast barrier reduce scan exscan
-	reduce_scatter_block allgather alltoall gather scatter comm_split comm_dup allgatherv reduce_scatter alltoallv`))
+// counts differ); scollNames are scoll's names of the same collectives
+// (its tuning files' and SCOLL_ALGORITHM_<NAME>'s), "-" for the
+// constructors.
+var (
+	collNames = [C.NUM_COLLS]string(strings.Fields(`allreduce bcast barrier reduce scan exscan
+	reduce_scatter_block allgather alltoall gather scatter comm_split comm_dup allgatherv reduce_scatter alltoallv
+	gatherv scatterv comm_split_type comm_create comm_free`))
+	scollNames = [C.NUM_COLLS]string(strings.Fields(`allreduce bcast barrier reduce scan exscan
+	reducescatter allgather alltoall gather scatter - - allgatherv reducescatterv alltoallv
+	gatherv scatterv - - -`))
+)
 
 var ops = map[C.int]scoll.Op{C.OP_SUM: scoll.Sum, C.OP_PROD: scoll.Prod, C.OP_MAX: scoll.Max, C.OP_MIN: scoll.Min,
 	C.OP_MINLOC: scoll.MinLoc, C.OP_MAXLOC: scoll.MaxLoc}
-
-// native marks the collectives SCOLL_ALGORITHM_<COLL>=native leaves to the
-// MPI library.
-var native [C.NUM_COLLS]bool
 
 //export scollmpi_init
 func scollmpi_init(rank, size C.int) C.int {
@@ -58,92 +125,226 @@ func scollmpi_init(rank, size C.int) C.int {
 	if os.Getenv("GOMAXPROCS") == "" {
 		runtime.GOMAXPROCS(1)
 	}
-	// SCOLL_ALGORITHM_<COLL>=native forwards that collective; the variable
-	// is removed so that scoll does not read "native" as an algorithm.
-	for c, name := range collNames {
-		v := "SCOLL_ALGORITHM_" + strings.ToUpper(strings.ReplaceAll(name, "_", ""))
-		if strings.EqualFold(os.Getenv(v), "native") {
-			native[c] = true
-			os.Unsetenv(v)
+	cfg, err := agree(int(rank))
+	if err == nil {
+		err = configure(cfg)
+	}
+	if err != nil {
+		if rank == 0 {
+			fmt.Fprintf(os.Stderr, "scoll: %v; every collective goes to the MPI library\n", err)
 		}
+		return 1
 	}
 	ep = newEndpoint(int(rank), int(size))
-	world = scoll.NewComm(ep)
-	comms[0], nextHandle = world, 1
+	comms[0], nextHandle = newDcomm(scoll.NewComm(ep, scoll.WithTuning(scollRules(tuned)))), 1
 	return 0
+}
+
+// config is what every rank takes from rank 0, so that the ranks decide
+// alike even when their environments or files differ: rank 0's SCOLL_
+// environment variables and its tuning file's contents.
+type config struct {
+	Env    map[string]string `json:"env"`
+	Tuning []byte            `json:"tuning,omitempty"`
+}
+
+// agree returns rank 0's config on every rank (one broadcast of its size,
+// one of its bytes), and makes it this rank's SCOLL_ environment.
+func agree(rank int) (*config, error) {
+	var b []byte
+	if rank == 0 {
+		cfg := config{Env: map[string]string{}}
+		for _, kv := range os.Environ() {
+			if k, v, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "SCOLL_") {
+				cfg.Env[k] = v
+			}
+		}
+		if path := cfg.Env[scoll.EnvTuning]; path != "" {
+			t, err := os.ReadFile(path)
+			if err != nil {
+				t = []byte("unreadable: " + err.Error()) // fails to parse on every rank
+			}
+			cfg.Tuning = t
+		}
+		b, _ = json.Marshal(&cfg)
+	}
+	n := C.int(len(b))
+	if rc := C.dropin_bcast(unsafe.Pointer(&n), C.int(unsafe.Sizeof(n))); rc != 0 {
+		return nil, fmt.Errorf("MPI error %d agreeing on the configuration", int(rc))
+	}
+	if rank != 0 {
+		b = make([]byte, n)
+	}
+	if rc := C.dropin_bcast(unsafe.Pointer(&b[0]), n); rc != 0 {
+		return nil, fmt.Errorf("MPI error %d agreeing on the configuration", int(rc))
+	}
+	var cfg config
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		return nil, err
+	}
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "SCOLL_") {
+			os.Unsetenv(k)
+		}
+	}
+	for k, v := range cfg.Env {
+		os.Setenv(k, v)
+	}
+	return &cfg, nil
+}
+
+// Environment variables of the drop-in (besides scoll's own: settings.go).
+const (
+	// EnvChoice chooses between scoll and the MPI library for every
+	// collective: "tuned" (the default: the tuning rules per call),
+	// "scoll" (scoll runs every call it can) or "native" (every call
+	// goes to the MPI library; the drop-in only counts).
+	EnvChoice = "SCOLL_MPI_CHOICE"
+	// EnvReport names the file every rank appends its report to at
+	// MPI_Finalize.
+	EnvReport = "SCOLL_MPI_REPORT"
+)
+
+// configure reads the agreed configuration: the tuning rules (the file's,
+// else the built-in ones), SCOLL_MPI_CHOICE and SCOLL_ALGORITHM_<COLL>
+// (native, scoll, or one of scoll's algorithms, which scoll reads itself).
+func configure(cfg *config) error {
+	var err error
+	if cfg.Tuning != nil {
+		if tuned, err = tuning.Parse(cfg.Tuning); err != nil {
+			return fmt.Errorf("%s=%s: %w", scoll.EnvTuning, cfg.Env[scoll.EnvTuning], err)
+		}
+	} else if tuned, err = tuning.Parse(defaultRules); err != nil {
+		return fmt.Errorf("the built-in rules: %w", err)
+	}
+	os.Unsetenv(scoll.EnvTuning) // scoll takes the rules from NewComm
+	all := byRules
+	switch v := strings.ToLower(os.Getenv(EnvChoice)); v {
+	case "", "tuned":
+	case "scoll":
+		all = forceScoll
+	case "native":
+		all = forceNative
+	default:
+		return fmt.Errorf("%w: %s=%s: want tuned, scoll or native", scoll.ErrInvalidArgument, EnvChoice, v)
+	}
+	for coll, name := range scollNames {
+		force[coll] = all
+		if name == "-" {
+			continue
+		}
+		env := scoll.EnvAlgorithmPrefix + strings.ToUpper(name)
+		switch v := os.Getenv(env); strings.ToLower(v) {
+		case "":
+		case tuning.Native:
+			force[coll] = forceNative
+			os.Unsetenv(env) // not one of scoll's algorithms
+		case "scoll", "auto":
+			force[coll] = forceScoll
+			os.Unsetenv(env) // scoll's default choice
+		default:
+			force[coll] = forceScoll // scoll checks the name
+			if name == "reduce" && strings.EqualFold(v, "clairvoyant") {
+				clairvoyantSites = true
+			}
+		}
+	}
+	return nil
+}
+
+// scollRules returns the rules of f that name scoll's algorithms (scoll's
+// default choice skips the native ones anyway; nil for none).
+func scollRules(f *tuning.File) *tuning.File {
+	out := &tuning.File{Version: f.Version, Source: f.Source}
+	for _, r := range f.Rules {
+		if r.Algorithm != tuning.Native {
+			out.Rules = append(out.Rules, r)
+		}
+	}
+	if len(out.Rules) == 0 {
+		return nil
+	}
+	return out
 }
 
 //export scollmpi_finalize
 func scollmpi_finalize() {
-	if file := os.Getenv("SCOLL_MPI_REPORT"); file != "" {
+	if file := os.Getenv(EnvReport); file != "" {
 		if err := writeReport(file, ep.rank); err != nil {
-			fmt.Fprintf(os.Stderr, "scoll: rank %d: SCOLL_MPI_REPORT: %v\n", ep.rank, err)
+			fmt.Fprintf(os.Stderr, "scoll: rank %d: %s: %v\n", ep.rank, EnvReport, err)
 		}
 	}
-	for h, c := range comms {
+	for h, d := range comms {
 		if h != 0 {
-			c.Close()
+			d.c.Close()
 		}
 	}
-	world.Close()
+	comms[0].c.Close()
 	ep.Close()
 }
 
-//export scollmpi_native
-func scollmpi_native(coll C.int) C.int {
-	if native[coll] {
-		return 1
-	}
-	return 0
-}
-
-//export scollmpi_forwarded
-func scollmpi_forwarded(coll C.int) {
-	if world != nil {
-		count[coll].forwarded++
-	}
-}
+//export scollmpi_handled
+func scollmpi_handled(coll C.int) { handled[coll]++ }
 
 //export scollmpi_reduction
-func scollmpi_reduction(h, coll C.int, send, recv unsafe.Pointer, n, dt, op, root C.int, counts *C.int) C.int {
-	c := comms[h]
+func scollmpi_reduction(h, coll C.int, send, recv unsafe.Pointer, n, dt, op, root C.int, counts *C.int, ret unsafe.Pointer) C.int {
+	d := comms[h]
+	c := d.c
+	if d.native(coll, reductionBytes(coll, int(n), int(C.dropin_elem_size(dt)), c.Size())) {
+		return C.H_FORWARD
+	}
 	cs := ints(counts, c.Size())
+	opts := []scoll.CallOption{chosenOpt}
+	if coll == C.COLL_REDUCE && clairvoyantSites {
+		var site [256]C.char
+		C.dropin_site(ret, &site[0], C.int(len(site)))
+		opts = append(opts, scoll.WithCallSite(C.GoString(&site[0])))
+	}
 	var err error
 	switch dt {
 	case C.DT_INT8:
-		err = reduction[int8](c, coll, send, recv, int(n), ops[op], int(root), cs)
+		err = reduction[int8](c, coll, send, recv, int(n), ops[op], int(root), cs, opts)
 	case C.DT_UINT8:
-		err = reduction[uint8](c, coll, send, recv, int(n), ops[op], int(root), cs)
+		err = reduction[uint8](c, coll, send, recv, int(n), ops[op], int(root), cs, opts)
 	case C.DT_INT16:
-		err = reduction[int16](c, coll, send, recv, int(n), ops[op], int(root), cs)
+		err = reduction[int16](c, coll, send, recv, int(n), ops[op], int(root), cs, opts)
 	case C.DT_UINT16:
-		err = reduction[uint16](c, coll, send, recv, int(n), ops[op], int(root), cs)
+		err = reduction[uint16](c, coll, send, recv, int(n), ops[op], int(root), cs, opts)
 	case C.DT_INT32:
-		err = reduction[int32](c, coll, send, recv, int(n), ops[op], int(root), cs)
+		err = reduction[int32](c, coll, send, recv, int(n), ops[op], int(root), cs, opts)
 	case C.DT_UINT32:
-		err = reduction[uint32](c, coll, send, recv, int(n), ops[op], int(root), cs)
+		err = reduction[uint32](c, coll, send, recv, int(n), ops[op], int(root), cs, opts)
 	case C.DT_INT64:
-		err = reduction[int64](c, coll, send, recv, int(n), ops[op], int(root), cs)
+		err = reduction[int64](c, coll, send, recv, int(n), ops[op], int(root), cs, opts)
 	case C.DT_UINT64:
-		err = reduction[uint64](c, coll, send, recv, int(n), ops[op], int(root), cs)
+		err = reduction[uint64](c, coll, send, recv, int(n), ops[op], int(root), cs, opts)
 	case C.DT_FLOAT32:
-		err = reduction[float32](c, coll, send, recv, int(n), ops[op], int(root), cs)
+		err = reduction[float32](c, coll, send, recv, int(n), ops[op], int(root), cs, opts)
 	case C.DT_FLOAT64:
-		err = reduction[float64](c, coll, send, recv, int(n), ops[op], int(root), cs)
+		err = reduction[float64](c, coll, send, recv, int(n), ops[op], int(root), cs, opts)
 	case C.DT_FLOAT_INT:
-		err = reduction[scoll.Loc[float32]](c, coll, send, recv, int(n), ops[op], int(root), cs)
+		err = reduction[scoll.Loc[float32]](c, coll, send, recv, int(n), ops[op], int(root), cs, opts)
 	case C.DT_DOUBLE_INT:
-		err = reduction[scoll.Loc[float64]](c, coll, send, recv, int(n), ops[op], int(root), cs)
+		err = reduction[scoll.Loc[float64]](c, coll, send, recv, int(n), ops[op], int(root), cs, opts)
 	case C.DT_LONG_INT:
-		err = reduction[scoll.Loc[int64]](c, coll, send, recv, int(n), ops[op], int(root), cs)
+		err = reduction[scoll.Loc[int64]](c, coll, send, recv, int(n), ops[op], int(root), cs, opts)
 	case C.DT_2INT:
-		err = reduction[scoll.Loc[int32]](c, coll, send, recv, int(n), ops[op], int(root), cs)
+		err = reduction[scoll.Loc[int32]](c, coll, send, recv, int(n), ops[op], int(root), cs, opts)
 	case C.DT_SHORT_INT:
-		err = reduction[scoll.Loc[int16]](c, coll, send, recv, int(n), ops[op], int(root), cs)
+		err = reduction[scoll.Loc[int16]](c, coll, send, recv, int(n), ops[op], int(root), cs, opts)
 	default:
 		return C.H_FORWARD
 	}
 	return result(coll, err)
+}
+
+// reductionBytes is the message size of a reduction of n elements of
+// elem bytes on size ranks, as package tuning counts it.
+func reductionBytes(coll C.int, n, elem, size int) int {
+	if coll == C.COLL_REDUCE_SCATTER_BLOCK {
+		return n * elem * size
+	}
+	return n * elem
 }
 
 // slice is the n elements of type T at p (nil for a nil p: MPI_IN_PLACE,
@@ -161,45 +362,49 @@ func slice[T any](p unsafe.Pointer, n int) []T {
 // (MPI_Reduce_scatter_block: n per block, Size() blocks of input;
 // MPI_Reduce_scatter: n in all, counts per rank). A nil send is
 // MPI_IN_PLACE.
-func reduction[T scoll.Element](c *scoll.Comm, coll C.int, send, recv unsafe.Pointer, n int, op scoll.Op, root int, counts []int) error {
+func reduction[T scoll.Element](c *scoll.Comm, coll C.int, send, recv unsafe.Pointer, n int, op scoll.Op, root int, counts []int, opts []scoll.CallOption) error {
 	ctx := context.Background()
 	switch coll {
 	case C.COLL_ALLREDUCE:
-		return scoll.Allreduce(ctx, c, slice[T](send, n), slice[T](recv, n), op)
+		return scoll.Allreduce(ctx, c, slice[T](send, n), slice[T](recv, n), op, opts...)
 	case C.COLL_REDUCE:
-		return scoll.Reduce(ctx, c, slice[T](send, n), slice[T](recv, n), op, root)
+		return scoll.Reduce(ctx, c, slice[T](send, n), slice[T](recv, n), op, root, opts...)
 	case C.COLL_SCAN:
-		return scoll.Scan(ctx, c, slice[T](send, n), slice[T](recv, n), op)
+		return scoll.Scan(ctx, c, slice[T](send, n), slice[T](recv, n), op, opts...)
 	case C.COLL_EXSCAN:
-		return scoll.Exscan(ctx, c, slice[T](send, n), slice[T](recv, n), op)
+		return scoll.Exscan(ctx, c, slice[T](send, n), slice[T](recv, n), op, opts...)
 	case C.COLL_REDUCE_SCATTER_BLOCK:
 		if send == nil {
-			return scoll.ReduceScatterBlock(ctx, c, nil, slice[T](recv, n*c.Size()), op)
+			return scoll.ReduceScatterBlock(ctx, c, nil, slice[T](recv, n*c.Size()), op, opts...)
 		}
-		return scoll.ReduceScatterBlock(ctx, c, slice[T](send, n*c.Size()), slice[T](recv, n), op)
+		return scoll.ReduceScatterBlock(ctx, c, slice[T](send, n*c.Size()), slice[T](recv, n), op, opts...)
 	case C.COLL_REDUCE_SCATTER: // n: the sum of counts
 		if send == nil {
-			return scoll.ReduceScatter(ctx, c, nil, slice[T](recv, n), counts, op)
+			return scoll.ReduceScatter(ctx, c, nil, slice[T](recv, n), counts, op, opts...)
 		}
-		return scoll.ReduceScatter(ctx, c, slice[T](send, n), slice[T](recv, counts[c.Rank()]), counts, op)
+		return scoll.ReduceScatter(ctx, c, slice[T](send, n), slice[T](recv, counts[c.Rank()]), counts, op, opts...)
 	}
 	return fmt.Errorf("%w: collective %d", scoll.ErrUnsupported, coll)
 }
 
 //export scollmpi_movement
 func scollmpi_movement(h, coll C.int, send, recv unsafe.Pointer, n C.int64_t, root C.int) C.int {
-	ctx, c := context.Background(), comms[h]
+	ctx, d := context.Background(), comms[h]
+	c := d.c
 	b, p := int(n), c.Size() // bytes per block, blocks
+	if d.native(coll, b) {
+		return C.H_FORWARD
+	}
 	var err error
 	switch coll {
 	case C.COLL_ALLGATHER:
-		err = scoll.Allgather(ctx, c, slice[byte](send, b), slice[byte](recv, b*p))
+		err = scoll.Allgather(ctx, c, slice[byte](send, b), slice[byte](recv, b*p), chosenOpt)
 	case C.COLL_ALLTOALL:
-		err = scoll.Alltoall(ctx, c, slice[byte](send, b*p), slice[byte](recv, b*p))
+		err = scoll.Alltoall(ctx, c, slice[byte](send, b*p), slice[byte](recv, b*p), chosenOpt)
 	case C.COLL_GATHER: // recv: the root's only; send nil: in place at the root
-		err = scoll.Gather(ctx, c, slice[byte](send, b), slice[byte](recv, b*p), int(root))
+		err = scoll.Gather(ctx, c, slice[byte](send, b), slice[byte](recv, b*p), int(root), chosenOpt)
 	case C.COLL_SCATTER: // send: the root's only; recv nil: in place at the root
-		err = scoll.Scatter(ctx, c, slice[byte](send, b*p), slice[byte](recv, b), int(root))
+		err = scoll.Scatter(ctx, c, slice[byte](send, b*p), slice[byte](recv, b), int(root), chosenOpt)
 	default:
 		return C.H_FORWARD
 	}
@@ -218,44 +423,114 @@ func ints(p *C.int, n int) []int {
 	return out
 }
 
-// blocks returns p byte counts and displacements from C, and the length
-// of the buffer they span.
-func blocks(counts, displs *C.int64_t, p int) (cs, ds []int, span int) {
+// blocks returns p byte counts and displacements from C, the length of
+// the buffer they span and the mean count.
+func blocks(counts, displs *C.int64_t, p int) (cs, ds []int, span, mean int) {
 	cs, ds = make([]int, p), make([]int, p)
 	for i := range p {
 		cs[i] = int(unsafe.Slice(counts, p)[i])
 		ds[i] = int(unsafe.Slice(displs, p)[i])
 		span = max(span, ds[i]+cs[i])
+		mean += cs[i]
 	}
-	return cs, ds, span
+	return cs, ds, span, mean / max(p, 1)
 }
 
 //export scollmpi_allgatherv
 func scollmpi_allgatherv(h C.int, send unsafe.Pointer, sendn C.int64_t, recv unsafe.Pointer, counts, displs *C.int64_t) C.int {
-	c := comms[h]
-	cs, ds, span := blocks(counts, displs, c.Size())
-	err := scoll.Allgatherv(context.Background(), c, slice[byte](send, int(sendn)), slice[byte](recv, span), cs, ds)
+	d := comms[h]
+	cs, ds, span, mean := blocks(counts, displs, d.c.Size())
+	if d.native(C.COLL_ALLGATHERV, mean) {
+		return C.H_FORWARD
+	}
+	err := scoll.Allgatherv(context.Background(), d.c, slice[byte](send, int(sendn)), slice[byte](recv, span), cs, ds, chosenOpt)
 	return result(C.COLL_ALLGATHERV, err)
 }
 
 //export scollmpi_alltoallv
 func scollmpi_alltoallv(h C.int, send unsafe.Pointer, scounts, sdispls *C.int64_t, recv unsafe.Pointer, rcounts, rdispls *C.int64_t) C.int {
-	c := comms[h]
-	sc, sd, sspan := blocks(scounts, sdispls, c.Size())
-	rc, rd, rspan := blocks(rcounts, rdispls, c.Size())
-	err := scoll.Alltoallv(context.Background(), c, slice[byte](send, sspan), sc, sd, slice[byte](recv, rspan), rc, rd)
+	d := comms[h]
+	sc, sd, sspan, _ := blocks(scounts, sdispls, d.c.Size())
+	rc, rd, rspan, _ := blocks(rcounts, rdispls, d.c.Size())
+	// No message size is alike on every rank (each knows its own counts
+	// only): the rule for the smallest messages decides.
+	if d.native(C.COLL_ALLTOALLV, -1) {
+		return C.H_FORWARD
+	}
+	err := scoll.Alltoallv(context.Background(), d.c, slice[byte](send, sspan), sc, sd, slice[byte](recv, rspan), rc, rd, chosenOpt)
 	return result(C.COLL_ALLTOALLV, err)
+}
+
+//export scollmpi_rootedv
+func scollmpi_rootedv(h, scatter C.int, many unsafe.Pointer, counts *C.int64_t, one unsafe.Pointer, onen C.int64_t, root C.int) C.int {
+	ctx, d := context.Background(), comms[h]
+	c, coll := d.c, C.int(C.COLL_GATHERV)
+	if scatter != 0 {
+		coll = C.COLL_SCATTERV
+	}
+	p, me := c.Size(), c.Rank()
+	// The root's byte counts and, last, its verdict: 1 to forward (a
+	// negative count, or more than MPI_Pack takes).
+	cs := make([]int64, p+1)
+	if me == int(root) {
+		if counts == nil {
+			cs[p] = 1
+		} else {
+			copy(cs, unsafe.Slice((*int64)(unsafe.Pointer(counts)), p))
+		}
+	}
+	if err := scoll.Bcast(ctx, c, cs, int(root)); err != nil {
+		return result(coll, err)
+	}
+	bytes, total := make([]int, p), 0
+	for i := range p {
+		bytes[i] = int(cs[i])
+		total += bytes[i]
+	}
+	if cs[p] != 0 || d.native(coll, total/p) {
+		return C.H_FORWARD
+	}
+	// This rank's block as the root counts it; a rank that passes another
+	// size takes part with a block of the root's size and fails.
+	own, short := slice[byte](one, int(onen)), C.int(0)
+	if one != nil && int(onen) != bytes[me] {
+		own, short = make([]byte, bytes[me]), C.MPI_ERR_TRUNCATE
+		if scatter == 0 {
+			copy(own, slice[byte](one, int(max(onen, 0))))
+		}
+	}
+	var err error
+	if scatter == 0 {
+		err = scoll.Gatherv(ctx, c, own, slice[byte](many, total), bytes, nil, int(root), chosenOpt)
+	} else {
+		err = scoll.Scatterv(ctx, c, slice[byte](many, total), own, bytes, nil, int(root), chosenOpt)
+		if short != 0 {
+			copy(slice[byte](one, int(max(onen, 0))), own)
+		}
+	}
+	if rc := result(coll, err); rc != C.H_DONE || short == 0 {
+		return rc
+	}
+	return short
 }
 
 //export scollmpi_bcast
 func scollmpi_bcast(h C.int, buf unsafe.Pointer, n C.int64_t, root C.int) C.int {
-	err := scoll.Bcast(context.Background(), comms[h], unsafe.Slice((*byte)(buf), int(n)), int(root))
+	d := comms[h]
+	if d.native(C.COLL_BCAST, int(n)) {
+		return C.H_FORWARD
+	}
+	err := scoll.Bcast(context.Background(), d.c, unsafe.Slice((*byte)(buf), int(n)), int(root), chosenOpt)
 	return result(C.COLL_BCAST, err)
 }
 
 //export scollmpi_barrier
 func scollmpi_barrier(h C.int) C.int {
-	return result(C.COLL_BARRIER, scoll.Barrier(context.Background(), comms[h]))
+	d := comms[h]
+	if d.native(C.COLL_BARRIER, 0) {
+		return C.H_FORWARD
+	}
+	return result(C.COLL_BARRIER, scoll.Barrier(context.Background(), d.c, chosenOpt))
 }
 
 //export scollmpi_split
@@ -264,14 +539,40 @@ func scollmpi_split(h, color, key C.int, ranks *C.int, n, handle *C.int) C.int {
 	if c < 0 {
 		c = scoll.Undefined
 	}
-	sub, err := comms[h].Split(context.Background(), c, int(key))
+	var stats scoll.SplitStats
+	sub, err := comms[h].c.Split(context.Background(), c, int(key), scoll.WithSplitStats(&stats))
+	chosen = stats.Algorithm
 	return derived(h, C.COLL_SPLIT, sub, err, ranks, n, handle)
 }
 
 //export scollmpi_dup
 func scollmpi_dup(h C.int, ranks *C.int, n, handle *C.int) C.int {
-	d, err := comms[h].Dup(context.Background())
+	d, err := comms[h].c.Dup(context.Background())
+	chosen = ""
 	return derived(h, C.COLL_DUP, d, err, ranks, n, handle)
+}
+
+//export scollmpi_adopt
+func scollmpi_adopt(h, coll, color, key C.int) C.int {
+	c := int(color)
+	if c < 0 {
+		c = scoll.Undefined
+	}
+	var stats scoll.SplitStats
+	sub, err := comms[h].c.Split(context.Background(), c, int(key), scoll.WithSplitStats(&stats))
+	chosen = stats.Algorithm
+	if result(coll, err) != C.H_DONE || sub == nil {
+		return -1
+	}
+	return register(sub)
+}
+
+// register gives d a handle.
+func register(d *scoll.Comm) C.int {
+	h := nextHandle
+	comms[h] = newDcomm(d)
+	nextHandle++
+	return h
 }
 
 // derived registers a communicator derived from comms[h] (nil: this rank
@@ -286,7 +587,7 @@ func derived(h, coll C.int, d *scoll.Comm, err error, ranks *C.int, n, handle *C
 	for i := range all {
 		all[i] = i
 	}
-	in, err := d.TranslateRanks(all, comms[h])
+	in, err := d.TranslateRanks(all, comms[h].c)
 	if err != nil {
 		d.Close()
 		return result(coll, err)
@@ -295,56 +596,85 @@ func derived(h, coll C.int, d *scoll.Comm, err error, ranks *C.int, n, handle *C
 	for i, r := range in {
 		out[i] = C.int(r)
 	}
-	*n, *handle = C.int(len(in)), nextHandle
-	comms[nextHandle] = d
-	nextHandle++
+	*n, *handle = C.int(len(in)), register(d)
 	return result(coll, nil)
 }
 
 //export scollmpi_free
 func scollmpi_free(h C.int) {
-	if c := comms[h]; c != nil && h != 0 {
-		c.Close()
+	if d := comms[h]; d != nil && h != 0 {
+		d.c.Close()
 		delete(comms, h)
 	}
 }
 
-// result counts a handled call and turns its error into an MPI error
-// class (H_DONE without one).
+// result counts a handled call (and the algorithm it ran) and turns its
+// error into an MPI error class (H_DONE without one).
 func result(coll C.int, err error) C.int {
-	count[coll].handled++
+	handled[coll]++
+	if chosen != "" {
+		if algs[coll] == nil {
+			algs[coll] = map[string]int{}
+		}
+		algs[coll][chosen]++
+		chosen = ""
+	}
 	if err == nil {
+		ep.Ended()
 		return C.H_DONE
 	}
-	if os.Getenv("SCOLL_VERBOSE") != "" {
+	if os.Getenv(scoll.EnvVerbose) != "" {
 		fmt.Fprintln(os.Stderr, err) // the error handler decides what the program sees
 	}
+	ep.Fail()
+	return errorClass(err)
+}
+
+// errorClass is the MPI error class of one of scoll's errors.
+func errorClass(err error) C.int {
+	msg := err.Error()
 	switch {
-	case errors.Is(err, scoll.ErrInvalidArgument) && strings.Contains(err.Error(), "root"):
+	case errors.Is(err, scoll.ErrInvalidArgument) && strings.Contains(msg, "root"):
 		return C.MPI_ERR_ROOT
+	case errors.Is(err, scoll.ErrInvalidArgument) && strings.Contains(msg, "operator"):
+		return C.MPI_ERR_OP
+	case errors.Is(err, scoll.ErrInvalidArgument) && (strings.Contains(msg, "count") || strings.Contains(msg, "elements")):
+		return C.MPI_ERR_COUNT
 	case errors.Is(err, scoll.ErrInvalidArgument):
 		return C.MPI_ERR_ARG
+	case errors.Is(err, scoll.ErrMismatch):
+		return C.MPI_ERR_ARG // the ranks' calls disagree
+	case errors.Is(err, scoll.ErrUnsupported):
+		return C.MPI_ERR_UNSUPPORTED_OPERATION
 	}
 	return C.MPI_ERR_OTHER
 }
 
 // report is the line SCOLL_MPI_REPORT appends for a rank.
 type report struct {
-	Rank      int                       `json:"rank"`
-	Handled   int                       `json:"handled"`
-	Forwarded int                       `json:"forwarded"`
-	Calls     map[string]map[string]int `json:"calls"`
+	Rank      int              `json:"rank"`
+	Handled   int              `json:"handled"`
+	Forwarded int              `json:"forwarded"`
+	Calls     map[string]calls `json:"calls"`
+}
+
+// calls are one collective's calls in a report.
+type calls struct {
+	Handled    int            `json:"handled"`
+	Forwarded  int            `json:"forwarded"`
+	Algorithms map[string]int `json:"algorithms,omitempty"`
 }
 
 // writeReport appends this rank's report to file (one write, so that the
 // ranks' lines do not interleave).
 func writeReport(file string, rank int) error {
-	r := report{Rank: rank, Calls: map[string]map[string]int{}}
-	for c, n := range count {
-		r.Handled += n.handled
-		r.Forwarded += n.forwarded
-		if n.handled+n.forwarded > 0 {
-			r.Calls[collNames[c]] = map[string]int{"handled": n.handled, "forwarded": n.forwarded}
+	r := report{Rank: rank, Calls: map[string]calls{}}
+	for c, n := range handled {
+		f := int(C.dropin_forwarded(C.int(c)))
+		r.Handled += n
+		r.Forwarded += f
+		if n+f > 0 {
+			r.Calls[collNames[c]] = calls{Handled: n, Forwarded: f, Algorithms: algs[c]}
 		}
 	}
 	line, err := json.Marshal(r)

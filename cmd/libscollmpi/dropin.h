@@ -22,7 +22,8 @@ enum { OP_NONE = 0, OP_SUM, OP_PROD, OP_MAX, OP_MIN, OP_MINLOC, OP_MAXLOC };
 // The collectives, as the report names them.
 enum {
 	COLL_ALLREDUCE = 0, COLL_BCAST, COLL_BARRIER, COLL_REDUCE, COLL_SCAN, COLL_EXSCAN,
-	COLL_REDUCE_SCATTER_BLOCK, COLL_ALLGATHER, COLL_ALLTOALL, COLL_GATHER, COLL_SCATTER, COLL_SPLIT, COLL_DUP, COLL_ALLGATHERV, COLL_REDUCE_SCATTER, COLL_ALLTOALLV, NUM_COLLS
+	COLL_REDUCE_SCATTER_BLOCK, COLL_ALLGATHER, COLL_ALLTOALL, COLL_GATHER, COLL_SCATTER, COLL_SPLIT, COLL_DUP, COLL_ALLGATHERV, COLL_REDUCE_SCATTER, COLL_ALLTOALLV,
+	COLL_GATHERV, COLL_SCATTERV, COLL_SPLIT_TYPE, COLL_CREATE, COLL_FREE, NUM_COLLS
 };
 
 // What a Go handler returns: done, forward to PMPI_, or an MPI error class.
@@ -39,7 +40,20 @@ int dropin_irecv(void *buf, int64_t n, int peer, int tag, int slot);
 // how many, or a negative MPI error code.
 int dropin_testsome(int *done, int64_t *counts, int max);
 int dropin_cancel(int slot);
+// dropin_ctrl_test returns 1 and the notice (a failed call's communicator
+// id and sequence number) and its sender when one arrived, else 0;
+// dropin_ctrl_send sends one.
+int dropin_ctrl_test(uint64_t *out, int *src);
+void dropin_ctrl_send(int peer, uint64_t comm, uint64_t seq);
 int dropin_tag_ub(void);
+int64_t dropin_forwarded(int coll);
+int dropin_elem_size(int dt);
+// dropin_bcast broadcasts n bytes from rank 0 of the drop-in's communicator.
+int dropin_bcast(void *buf, int n);
+// dropin_site writes the call site of return address ret (the module's
+// file name and the offset in it: alike in every process of one program)
+// to buf.
+void dropin_site(void *ret, char *buf, int n);
 void dropin_yield(void);
 
 #endif

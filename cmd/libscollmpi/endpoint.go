@@ -31,6 +31,11 @@ import (
 // were posted (MPI's non-overtaking rule), and every rank makes the calls
 // of a communicator in the same order, so tags that wrap around or collide
 // between calls still match the right messages.
+//
+// A call that fails on one rank (its ranks disagree: a message of the
+// wrong size, say) may leave the others waiting for messages it will not
+// send: the rank that failed tells every rank (Fail), and their waiting
+// operations of that call fail instead.
 type endpoint struct {
 	rank, size int
 	seqBits    uint // the tag's high bits hold the call, the low tagBits the index
@@ -41,22 +46,38 @@ type endpoint struct {
 	free   []int
 	done   []C.int
 	counts []C.int64_t
+	// last is the call of the latest message posted; failed are the
+	// calls some rank reported failed (the latest few), and the rank.
+	last       call
+	failed     map[call]int
+	failedList []call
 }
 
+// call names a collective call: its communicator's context id and its
+// sequence number there.
+type call struct{ comm, seq uint64 }
+
+// maxFailed is how many failed calls an endpoint remembers.
+const maxFailed = 64
+
 // pending is a posted operation: its message and the pin that keeps its
-// buffer where MPI reads or writes it.
+// buffer where MPI reads or writes it. An orphan's message was completed
+// with an error when its call failed elsewhere; MPI still holds its
+// buffer until the operation completes or is cancelled.
 type pending struct {
-	m    *transport.Msg
-	recv bool
-	pin  runtime.Pinner
+	m      *transport.Msg
+	recv   bool
+	orphan bool
+	pin    runtime.Pinner
 }
 
 func newEndpoint(rank, size int) *endpoint {
-	// The largest 2^k − 1 not above MPI_TAG_UB.
-	k := uint(bits.Len(uint(C.dropin_tag_ub())+1) - 1)
+	// The largest 2^k − 1 not above MPI_TAG_UB; messages take tags below
+	// 2^(k-1), the control channel MPI_TAG_UB.
+	k := uint(bits.Len(uint(C.dropin_tag_ub())+1)-1) - 1
 	tagBits := min(16, k/2)
 	return &endpoint{rank: rank, size: size, seqBits: k - tagBits, tagBits: tagBits,
-		done: make([]C.int, 256), counts: make([]C.int64_t, 256)}
+		done: make([]C.int, 256), counts: make([]C.int64_t, 256), failed: map[call]int{}}
 }
 
 func (e *endpoint) Rank() int { return e.rank }
@@ -80,6 +101,11 @@ func (e *endpoint) post(m *transport.Msg, recv bool) error {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	k := call{m.Key.Comm, m.Key.Seq}
+	if r, ok := e.failed[k]; ok {
+		return fmt.Errorf("%w: rank %d failed this call", errs.PeerFailed, r)
+	}
+	e.last = k
 	slot := len(e.slots)
 	if n := len(e.free); n > 0 {
 		slot, e.free = e.free[n-1], e.free[:n-1]
@@ -108,20 +134,30 @@ func (e *endpoint) post(m *transport.Msg, recv bool) error {
 	return nil
 }
 
-// Poll completes the operations MPI has completed.
+// Poll completes the operations MPI has completed, and fails those of
+// calls another rank reported failed.
 func (e *endpoint) Poll() {
 	e.mu.Lock()
+	var finished []*pending
+	var notice [2]C.uint64_t
+	var src C.int
+	for C.dropin_ctrl_test(&notice[0], &src) != 0 {
+		finished = e.failCall(call{uint64(notice[0]), uint64(notice[1])}, int(src), finished)
+	}
 	n := int(C.dropin_testsome(&e.done[0], &e.counts[0], C.int(len(e.done))))
-	if n <= 0 {
+	if n <= 0 && finished == nil {
 		e.mu.Unlock() // the usual poll of a waiting rank: nothing to do
 		return
 	}
-	finished := make([]*pending, 0, n)
-	for i := range n {
+	for i := range max(n, 0) {
 		slot := int(e.done[i])
 		p := e.slots[slot]
 		e.slots[slot] = nil
 		e.free = append(e.free, slot)
+		if p.orphan { // completed already, with its call's failure
+			p.pin.Unpin()
+			continue
+		}
 		switch c := int64(e.counts[i]); {
 		case c < 0:
 			p.m.Err = fmt.Errorf("%w: MPI error %d on a message with rank %d", errs.PeerFailed, -c-1, p.m.Peer)
@@ -132,8 +168,68 @@ func (e *endpoint) Poll() {
 	}
 	e.mu.Unlock()
 	for _, p := range finished {
-		p.pin.Unpin()
+		if !p.orphan {
+			p.pin.Unpin()
+		}
 		p.m.W.Done()
+	}
+}
+
+// failCall records that rank src failed call k, and completes this rank's
+// operations of k with an error (orphans: MPI releases them later; their
+// receives are cancelled). It returns finished with them appended.
+func (e *endpoint) failCall(k call, src int, finished []*pending) []*pending {
+	if _, ok := e.failed[k]; !ok {
+		if len(e.failedList) == maxFailed {
+			delete(e.failed, e.failedList[0])
+			e.failedList = e.failedList[1:]
+		}
+		e.failed[k] = src
+		e.failedList = append(e.failedList, k)
+	}
+	for slot, p := range e.slots {
+		if p == nil || p.orphan || p.m.Key.Comm != k.comm || p.m.Key.Seq != k.seq {
+			continue
+		}
+		p.orphan = true
+		p.m.Err = fmt.Errorf("%w: rank %d failed this call", errs.PeerFailed, src)
+		if p.recv {
+			C.dropin_cancel(C.int(slot))
+		}
+		finished = append(finished, p)
+	}
+	return finished
+}
+
+// Ended says that a call ended well: Fail after the next one, if it posts
+// nothing, reports no call.
+func (e *endpoint) Ended() {
+	e.mu.Lock()
+	e.last = call{}
+	e.mu.Unlock()
+}
+
+// Fail tells every other rank that this rank's call, the one that posted
+// the latest message since the last Ended (none: nothing to tell), failed
+// — unless another rank's report of that call is why — so that none waits
+// for its messages.
+func (e *endpoint) Fail() {
+	e.mu.Lock()
+	k := e.last
+	e.last = call{}
+	if _, ok := e.failed[k]; ok || k == (call{}) {
+		e.mu.Unlock()
+		return
+	}
+	finished := e.failCall(k, e.rank, nil)
+	e.mu.Unlock()
+	for _, p := range finished {
+		p.m.W.Done()
+	}
+	for r := range e.size {
+		if r != e.rank {
+			C.dropin_ctrl_send(C.int(r), C.uint64_t(k.comm), C.uint64_t(k.seq))
+		}
 	}
 }
 

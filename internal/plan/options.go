@@ -65,6 +65,9 @@ type Options struct {
 	// constructor's agreement: SigConstructor) say so to ranks that
 	// called something else.
 	SigKind uint8
+	// Chosen, when not nil, receives the registry name of the algorithm
+	// the call runs once it is prepared.
+	Chosen *string
 }
 
 // Check checks the options of a call of coll on size ranks, all but the

@@ -354,6 +354,72 @@ int main(int argc, char **argv) {
 		}
 	}
 
+	// Gatherv and Scatterv: uneven counts (some zero) with gaps at the
+	// root, to and from several roots, in place at the root and not.
+	{
+		int *vc = malloc(sizeof(int) * size), *vd = malloc(sizeof(int) * size), ext = 0;
+		for (int q = 0; q < size; q++) {
+			vc[q] = (q * 3 + 2) % 5; // 2, 0, 3, 1, 4, ...
+			vd[q] = ext + 2;
+			ext = vd[q] + vc[q];
+		}
+		long *all = malloc(sizeof(long) * (ext + 1)), own[8];
+		int roots[] = {0, size - 1, size / 2};
+		for (int k = 0; k < 3; k++) {
+			for (int ip = 0; ip < 2; ip++) {
+				int root = roots[k], inplace = ip && rank == root;
+				for (int i = 0; i < ext; i++) all[i] = -99;
+				for (int i = 0; i < vc[rank]; i++) own[i] = in(rank, i);
+				if (inplace) for (int i = 0; i < vc[rank]; i++) all[vd[rank] + i] = in(rank, i);
+				CHECK(MPI_Gatherv(inplace ? MPI_IN_PLACE : own, vc[rank], MPI_LONG, all, vc, vd, MPI_LONG, root, MPI_COMM_WORLD) ==
+					      MPI_SUCCESS,
+				      "gatherv rc");
+				for (int q = 0; q < size && rank == root; q++) {
+					CHECK(all[vd[q] - 1] == -99, "gatherv root=%d inplace=%d: the gap before block %d written", root, ip, q);
+					for (int i = 0; i < vc[q]; i++) CHECK(all[vd[q] + i] == in(q, i), "gatherv root=%d inplace=%d: block %d element %d", root, ip, q, i);
+				}
+				for (int q = 0; q < size; q++)
+					for (int i = 0; i < vc[q]; i++) all[vd[q] + i] = rank == root ? in(q, 50 + i) : -5;
+				for (int i = 0; i < 8; i++) own[i] = -99;
+				CHECK(MPI_Scatterv(all, vc, vd, MPI_LONG, inplace ? MPI_IN_PLACE : own, vc[rank], MPI_LONG, root, MPI_COMM_WORLD) == MPI_SUCCESS,
+				      "scatterv rc");
+				for (int i = 0; i < vc[rank] && !inplace; i++) CHECK(own[i] == in(rank, 50 + i), "scatterv root=%d: element %d", root, i);
+				if (!inplace) CHECK(own[vc[rank]] == -99, "scatterv root=%d: wrote past the block", root);
+			}
+		}
+		free(all);
+		free(vc);
+		free(vd);
+	}
+
+	// Communicators the MPI library makes: by shared memory (all of them
+	// here) and from a group (the even ranks).
+	{
+		MPI_Comm node, even;
+		MPI_Group world, evens;
+		CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node) == MPI_SUCCESS, "split_type rc");
+		int ns = 0, nx = 1, ny = 0;
+		MPI_Comm_size(node, &ns);
+		CHECK(MPI_Allreduce(&nx, &ny, 1, MPI_INT, MPI_SUM, node) == MPI_SUCCESS && ny == ns, "allreduce on the node: %d of %d", ny, ns);
+		int *ranks = malloc(sizeof(int) * size), ne = 0;
+		for (int q = 0; q < size; q += 2) ranks[ne++] = q;
+		MPI_Comm_group(MPI_COMM_WORLD, &world);
+		MPI_Group_incl(world, ne, ranks, &evens);
+		CHECK(MPI_Comm_create(MPI_COMM_WORLD, evens, &even) == MPI_SUCCESS, "comm_create rc");
+		CHECK((rank % 2 == 0) == (even != MPI_COMM_NULL), "comm_create: rank %d's communicator", rank);
+		if (even != MPI_COMM_NULL) {
+			int er = -1, v = rank;
+			MPI_Comm_rank(even, &er);
+			CHECK(er == rank / 2, "comm_create: rank %d is %d", rank, er);
+			CHECK(MPI_Bcast(&v, 1, MPI_INT, ne - 1, even) == MPI_SUCCESS && v == ranks[ne - 1], "bcast on the evens: %d", v);
+			MPI_Comm_free(&even);
+		}
+		MPI_Group_free(&evens);
+		MPI_Group_free(&world);
+		MPI_Comm_free(&node);
+		free(ranks);
+	}
+
 	// Errors through the communicator's error handler: MPI_ERRORS_RETURN
 	// returns the class (a root out of range: MPI_ERR_ROOT) on every rank.
 	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
