@@ -118,3 +118,31 @@ func TestMessageBytes(t *testing.T) {
 		}
 	}
 }
+
+// A rule may name Native (the MPI library's own collective): Lookup and
+// For return it like any algorithm, For in size order.
+func TestNative(t *testing.T) {
+	f, err := Parse([]byte(`{"version": 1, "rules": [
+	  {"collective": "allreduce", "ranks": 2, "min_bytes": 65536, "algorithm": "ring"},
+	  {"collective": "allreduce", "ranks": 2, "min_bytes": 0, "algorithm": "native"},
+	  {"collective": "allreduce", "ranks": 4, "min_bytes": 0, "algorithm": "ring"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, _ := f.Lookup(schedule.Allreduce, 2, 8); a != Native {
+		t.Errorf("8 bytes on 2 ranks: %q, want native", a)
+	}
+	if a, _ := f.Lookup(schedule.Allreduce, 2, 1<<20); a != "ring" {
+		t.Errorf("1 MiB on 2 ranks: %q, want ring", a)
+	}
+	rules := f.For(schedule.Allreduce, 2)
+	if len(rules) != 2 || rules[0].Algorithm != Native || rules[1].MinBytes != 65536 || Choose(rules, 65535) != Native {
+		t.Errorf("For(allreduce, 2) = %v", rules)
+	}
+	if rules := f.For(schedule.Allreduce, 3); len(rules) != 1 || rules[0].Ranks != 4 { // 4/3 is nearer than 3/2
+		t.Errorf("For(allreduce, 3) = %v", rules)
+	}
+	if f.For(schedule.Bcast, 2) != nil {
+		t.Error("rules for bcast, which has none")
+	}
+}
