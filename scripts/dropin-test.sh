@@ -45,14 +45,15 @@ launch() {
 	fi
 }
 
-# want_report FILE NP: every rank handled 312 calls (rank 0 313: it is
-# alone in a split's communicator and calls MPI_Barrier there) and
-# forwarded 1 (the user operator).
+# want_report FILE NP: every odd rank handled 331 calls, every even rank
+# 333 (it is in MPI_Comm_create's communicator: a bcast there and its
+# MPI_Comm_free), rank 0 335 (also alone in a split's communicator: a
+# barrier there and its free), and each forwarded 1 (the user operator).
 want_report() {
 	local lines
-	lines=$(grep -cE '^\{"rank":(0,"handled":313|[1-9][0-9]*,"handled":312),"forwarded":1,' "$1" || true)
+	lines=$(grep -cE '^\{"rank":(0,"handled":335|[0-9]*[13579],"handled":331|[0-9]*[2468],"handled":333),"forwarded":1,' "$1" || true)
 	if [ "$lines" -ne "$2" ]; then
-		echo "dropin ($mpi): $1: want $2 ranks with 312 handled (rank 0: 313) and 1 forwarded calls, got:" >&2
+		echo "dropin ($mpi): $1: want $2 ranks with 331 handled (even ranks 333, rank 0 335) and 1 forwarded calls, got:" >&2
 		cat "$1" >&2
 		exit 1
 	fi
@@ -95,6 +96,7 @@ check() {
 	scripts/build-dropin.sh "$1" "$tmp/$mpi/libscollmpi.so"
 	"$1" -O1 -o "$tmp/$mpi-native" cmd/libscollmpi/testdata/collectives.c
 	"$1" -O1 -o "$tmp/$mpi-linked" cmd/libscollmpi/testdata/collectives.c -L"$tmp/$mpi" -lscollmpi
+	"$1" -O1 -o "$tmp/$mpi-disagree" cmd/libscollmpi/testdata/disagree.c
 	for np in 1 2 3 4 5; do
 		run_native "$np"
 		rm -f "$tmp/report"
@@ -113,12 +115,37 @@ check() {
 	attempt 3 LD_PRELOAD="$tmp/$mpi/libscollmpi.so" SCOLL_MPI_REPORT="$tmp/report" \
 		SCOLL_ALGORITHM_ALLREDUCE=native SCOLL_ALGORITHM_BCAST=binomial "$tmp/$mpi-native"
 	want_ok
-	if [ "$(grep -cE '"allreduce":\{"forwarded":[1-9][0-9]*,"handled":0\}.*"bcast":\{"forwarded":0,' "$tmp/report")" -ne 3 ]; then
-		echo "dropin ($mpi): SCOLL_ALGORITHM_ALLREDUCE=native: want every allreduce forwarded, every bcast handled:" >&2
+	want_native_allreduce "SCOLL_ALGORITHM_ALLREDUCE=native"
+	echo "dropin ($mpi): ok with SCOLL_ALGORITHM_ALLREDUCE=native"
+	# The ranks take rank 0's configuration: set on rank 0 alone, it holds
+	# on every rank (a tuning file or variable that differs between ranks
+	# cannot make them decide differently).
+	rm -f "$tmp/report"
+	attempt 3 SCOLL_MPI_REPORT="$tmp/report" bash -c 'if [ "${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-}}" = 0 ]; then
+		export SCOLL_ALGORITHM_ALLREDUCE=native SCOLL_ALGORITHM_BCAST=binomial; fi; LD_PRELOAD='"$tmp/$mpi/libscollmpi.so"' exec "$0"' \
+		"$tmp/$mpi-native"
+	want_ok
+	want_native_allreduce "the variables on rank 0 only"
+	echo "dropin ($mpi): ok with rank 0's configuration on every rank"
+	# Ranks that disagree (rank 0 passes MPI_Allreduce another count) get
+	# an error on every rank and the program ends.
+	attempt 3 LD_PRELOAD="$tmp/$mpi/libscollmpi.so" "$tmp/$mpi-disagree"
+	if [ "$rc" -ne 0 ] || [ "$(grep -c '^ok: rank' "$tmp/out")" -ne 3 ]; then
+		echo "dropin ($mpi): disagreeing ranks: want an error on each of 3 ranks, got exit status $rc and:" >&2
+		cat "$tmp/out" >&2
+		exit 1
+	fi
+	echo "dropin ($mpi): ok with disagreeing ranks (an error on every rank)"
+}
+
+# want_native_allreduce WHAT: the report in $tmp/report has 3 ranks that
+# forwarded every allreduce and ran every bcast with the binomial tree.
+want_native_allreduce() {
+	if [ "$(grep -cE '"allreduce":\{"handled":0,"forwarded":[1-9][0-9]*\}.*"bcast":\{"handled":[0-9]+,"forwarded":0,"algorithms":\{"binomial":' "$tmp/report")" -ne 3 ]; then
+		echo "dropin ($mpi): $1: want every allreduce forwarded, every bcast handled by binomial:" >&2
 		cat "$tmp/report" >&2
 		exit 1
 	fi
-	echo "dropin ($mpi): ok with SCOLL_ALGORITHM_ALLREDUCE=native"
 }
 
 check "$mpicc"

@@ -27,6 +27,7 @@ int64_t dropin_forwarded(int coll) { return forwarded[coll]; }
 #define MAX_SLOTS 65536
 static MPI_Request reqs[MAX_SLOTS];
 static int slot_of[MAX_SLOTS]; // reqs[i] belongs to slot slot_of[i]
+static char recv_of[MAX_SLOTS]; // reqs[i] is a receive (a send's status is undefined: MPICH leaves it unwritten)
 static int nreqs;              // active requests: reqs[0:nreqs]
 
 // A predefined datatype scoll reduces, or DT_NONE.
@@ -672,7 +673,7 @@ int MPI_Barrier(MPI_Comm comm) {
 int dropin_tag_ub(void) { return tag_ub; }
 void dropin_yield(void) { sched_yield(); }
 
-static int post(int rc, MPI_Request req, int slot) {
+static int post(int rc, MPI_Request req, int slot, int recv) {
 	if (rc != MPI_SUCCESS) return rc;
 	if (nreqs == MAX_SLOTS) {
 		PMPI_Cancel(&req);
@@ -680,6 +681,7 @@ static int post(int rc, MPI_Request req, int slot) {
 	}
 	reqs[nreqs] = req;
 	slot_of[nreqs] = slot;
+	recv_of[nreqs] = (char)recv;
 	nreqs++;
 	return MPI_SUCCESS;
 }
@@ -688,14 +690,14 @@ int dropin_isend(const void *buf, int64_t n, int peer, int tag, int slot) {
 	MPI_Request req;
 	if (n > 0x7fffffff) return MPI_ERR_COUNT;
 	int rc = PMPI_Isend(buf, (int)n, MPI_BYTE, peer, tag, scoll_comm, &req);
-	return post(rc, req, slot);
+	return post(rc, req, slot, 0);
 }
 
 int dropin_irecv(void *buf, int64_t n, int peer, int tag, int slot) {
 	MPI_Request req;
 	if (n > 0x7fffffff) return MPI_ERR_COUNT;
 	int rc = PMPI_Irecv(buf, (int)n, MPI_BYTE, peer, tag, scoll_comm, &req);
-	return post(rc, req, slot);
+	return post(rc, req, slot, 1);
 }
 
 int dropin_testsome(int *done, int64_t *counts, int max) {
@@ -709,13 +711,14 @@ int dropin_testsome(int *done, int64_t *counts, int max) {
 			continue;
 		}
 		int bytes = 0;
-		if (rc == MPI_SUCCESS) PMPI_Get_count(&st, MPI_BYTE, &bytes);
+		if (rc == MPI_SUCCESS && recv_of[i]) PMPI_Get_count(&st, MPI_BYTE, &bytes);
 		done[k] = slot_of[i];
 		counts[k] = rc == MPI_SUCCESS ? bytes : -(int64_t)rc - 1; // an error: its code
 		k++;
 		nreqs--;
 		reqs[i] = reqs[nreqs];
 		slot_of[i] = slot_of[nreqs];
+		recv_of[i] = recv_of[nreqs];
 	}
 	return k;
 }

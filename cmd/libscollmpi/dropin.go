@@ -48,9 +48,16 @@ var (
 	// force is what the environment decides per collective, overriding
 	// the rules.
 	force [C.NUM_COLLS]forced
+	// named marks the collectives whose algorithm SCOLL_ALGORITHM_<COLL>
+	// names (scoll applies it; the network's choice does not override it).
+	named [C.NUM_COLLS]bool
 	// clairvoyantSites: SCOLL_ALGORITHM_REDUCE=clairvoyant; MPI_Reduce
 	// calls then name their call site (the caller's return address).
 	clairvoyantSites bool
+	// net is the network SCOLL_TOPOLOGY describes (nil: none).
+	net *network
+	// plain are the options of a call with nothing to add (read only).
+	plain = []scoll.CallOption{chosenOpt}
 )
 
 // defaultRules are the rules the drop-in follows without SCOLL_TUNING
@@ -75,6 +82,36 @@ type dcomm struct {
 	// rules are the tuning rules for this communicator's size, by
 	// collective (tuning.File.For).
 	rules [C.NUM_COLLS][]tuning.Rule
+	// members are its ranks' world ranks (made when net needs them).
+	members []int
+}
+
+// options returns the options of a call of coll on count elements of elem
+// bytes: the report's, and on a known network (SCOLL_TOPOLOGY) the
+// algorithm the network's model charges least, unless the environment
+// names one.
+func (d *dcomm) options(coll C.int, count, elem int) []scoll.CallOption {
+	sc, ok := schedule.ParseCollective(scollNames[coll])
+	if net == nil || named[coll] || !ok {
+		return plain
+	}
+	if d.members == nil {
+		all := identity(d.c.Size())
+		m, err := d.c.TranslateRanks(all, comms[0].c)
+		if err != nil {
+			return plain
+		}
+		d.members = m
+	}
+	ch := net.choose(sc, d.members, count, elem)
+	if ch.alg == "" {
+		return plain
+	}
+	opts := []scoll.CallOption{chosenOpt, scoll.WithAlgorithm(ch.alg)}
+	if ch.grid != nil {
+		opts = append(opts, scoll.WithGrid(ch.grid...))
+	}
+	return opts
 }
 
 func newDcomm(c *scoll.Comm) *dcomm {
@@ -128,6 +165,15 @@ func scollmpi_init(rank, size C.int) C.int {
 	cfg, err := agree(int(rank))
 	if err == nil {
 		err = configure(cfg)
+	}
+	if err != nil {
+		if rank == 0 {
+			fmt.Fprintf(os.Stderr, "scoll: %v; every collective goes to the MPI library\n", err)
+		}
+		return 1
+	}
+	if err == nil {
+		net, err = newNetwork(os.Getenv, int(size))
 	}
 	if err != nil {
 		if rank == 0 {
@@ -243,7 +289,7 @@ func configure(cfg *config) error {
 			force[coll] = forceScoll
 			os.Unsetenv(env) // scoll's default choice
 		default:
-			force[coll] = forceScoll // scoll checks the name
+			force[coll], named[coll] = forceScoll, true // scoll checks the name
 			if name == "reduce" && strings.EqualFold(v, "clairvoyant") {
 				clairvoyantSites = true
 			}
@@ -294,11 +340,12 @@ func scollmpi_reduction(h, coll C.int, send, recv unsafe.Pointer, n, dt, op, roo
 		return C.H_FORWARD
 	}
 	cs := ints(counts, c.Size())
-	opts := []scoll.CallOption{chosenOpt}
+	opts := d.options(coll, int(n), int(C.dropin_elem_size(dt)))
 	if coll == C.COLL_REDUCE && clairvoyantSites {
+		opts = append(opts[:len(opts):len(opts)], nil) // a copy: plain is shared
 		var site [256]C.char
 		C.dropin_site(ret, &site[0], C.int(len(site)))
-		opts = append(opts, scoll.WithCallSite(C.GoString(&site[0])))
+		opts[len(opts)-1] = scoll.WithCallSite(C.GoString(&site[0]))
 	}
 	var err error
 	switch dt {
@@ -398,13 +445,13 @@ func scollmpi_movement(h, coll C.int, send, recv unsafe.Pointer, n C.int64_t, ro
 	var err error
 	switch coll {
 	case C.COLL_ALLGATHER:
-		err = scoll.Allgather(ctx, c, slice[byte](send, b), slice[byte](recv, b*p), chosenOpt)
+		err = scoll.Allgather(ctx, c, slice[byte](send, b), slice[byte](recv, b*p), d.options(coll, b, 1)...)
 	case C.COLL_ALLTOALL:
-		err = scoll.Alltoall(ctx, c, slice[byte](send, b*p), slice[byte](recv, b*p), chosenOpt)
+		err = scoll.Alltoall(ctx, c, slice[byte](send, b*p), slice[byte](recv, b*p), d.options(coll, b, 1)...)
 	case C.COLL_GATHER: // recv: the root's only; send nil: in place at the root
-		err = scoll.Gather(ctx, c, slice[byte](send, b), slice[byte](recv, b*p), int(root), chosenOpt)
+		err = scoll.Gather(ctx, c, slice[byte](send, b), slice[byte](recv, b*p), int(root), d.options(coll, b, 1)...)
 	case C.COLL_SCATTER: // send: the root's only; recv nil: in place at the root
-		err = scoll.Scatter(ctx, c, slice[byte](send, b*p), slice[byte](recv, b), int(root), chosenOpt)
+		err = scoll.Scatter(ctx, c, slice[byte](send, b*p), slice[byte](recv, b), int(root), d.options(coll, b, 1)...)
 	default:
 		return C.H_FORWARD
 	}
@@ -520,7 +567,7 @@ func scollmpi_bcast(h C.int, buf unsafe.Pointer, n C.int64_t, root C.int) C.int 
 	if d.native(C.COLL_BCAST, int(n)) {
 		return C.H_FORWARD
 	}
-	err := scoll.Bcast(context.Background(), d.c, unsafe.Slice((*byte)(buf), int(n)), int(root), chosenOpt)
+	err := scoll.Bcast(context.Background(), d.c, unsafe.Slice((*byte)(buf), int(n)), int(root), d.options(C.COLL_BCAST, int(n), 1)...)
 	return result(C.COLL_BCAST, err)
 }
 
@@ -530,7 +577,7 @@ func scollmpi_barrier(h C.int) C.int {
 	if d.native(C.COLL_BARRIER, 0) {
 		return C.H_FORWARD
 	}
-	return result(C.COLL_BARRIER, scoll.Barrier(context.Background(), d.c, chosenOpt))
+	return result(C.COLL_BARRIER, scoll.Barrier(context.Background(), d.c, d.options(C.COLL_BARRIER, 0, 1)...))
 }
 
 //export scollmpi_split
