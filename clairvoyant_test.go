@@ -283,3 +283,39 @@ func TestClairvoyantRoundModelAgreed(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// The same when the environment names the clairvoyant reduce
+// (SCOLL_ALGORITHM_REDUCE, as MPI programs under the drop-in library name
+// it): the choice is the override's, and the ranks must still agree on
+// the model before they plan.
+func TestClairvoyantEnvModelAgreed(t *testing.T) {
+	t.Setenv(scoll.EnvAlgorithmPrefix+"REDUCE", "clairvoyant")
+	const p, n = 4, 40000
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err := scoll.Run(ctx, p, func(ctx context.Context, c *scoll.Comm) error {
+		scoll.SetModelHookForTest(c, func(r int) (algorithms.Machine, *algorithms.LogP) {
+			return algorithms.Machine{Alpha: 1e-6 * float64(r+1), Beta: 1e-10, Gamma: 1e-10 * float64(3*r+1)}, nil
+		})
+		send, recv := make([]int64, n), make([]int64, n)
+		for i := range send {
+			send[i] = int64(i%89 + c.Rank())
+		}
+		var alg string
+		if err := scoll.Reduce(ctx, c, send, recv, scoll.Sum, 0, scoll.WithChosen(&alg)); err != nil {
+			return err
+		}
+		if alg != "clairvoyant" {
+			return fmt.Errorf("rank %d ran %q", c.Rank(), alg)
+		}
+		for i, v := range recv {
+			if want := int64(p*(i%89) + p*(p-1)/2); c.Rank() == 0 && v != want {
+				return fmt.Errorf("element %d = %d, want %d", i, v, want)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -342,10 +342,11 @@ func scollmpi_reduction(h, coll C.int, send, recv unsafe.Pointer, n, dt, op, roo
 	cs := ints(counts, c.Size())
 	opts := d.options(coll, int(n), int(C.dropin_elem_size(dt)))
 	if coll == C.COLL_REDUCE && clairvoyantSites {
-		opts = append(opts[:len(opts):len(opts)], nil) // a copy: plain is shared
+		// Named by the call, not only by the environment: scoll predicts
+		// arrivals for the calls that name the clairvoyant reduce.
 		var site [256]C.char
 		C.dropin_site(ret, &site[0], C.int(len(site)))
-		opts[len(opts)-1] = scoll.WithCallSite(C.GoString(&site[0]))
+		opts = []scoll.CallOption{chosenOpt, scoll.WithAlgorithm("clairvoyant"), scoll.WithCallSite(C.GoString(&site[0]))}
 	}
 	var err error
 	switch dt {

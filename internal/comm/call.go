@@ -166,8 +166,23 @@ func (c *Comm) newPlan(ctx context.Context, pc *plan.Call, o *plan.Options) (*pl
 	if err := c.agreeModel(ctx, o.NeedsMachineModel()); err != nil {
 		return nil, err
 	}
-	e, err := plan.New(pc, o, &plan.Defaults{Grid: c.layout.grid, Place: c.layout.place, Nodes: c.layout.nodes, Machine: c.layout.machine,
-		Rounds: c.roundModel, LogP: c.logPModel, Over: c.rs.set.Over})
+	d := &plan.Defaults{Grid: c.layout.grid, Place: c.layout.place, Nodes: c.layout.nodes, Machine: c.layout.machine,
+		Rounds: c.roundModel, LogP: c.logPModel, Over: c.rs.set.Over}
+	e, err := plan.New(pc, o, d)
+	if err == nil && o.Alg == "" && c.agreed == nil {
+		// The environment or a tuning file chose an algorithm whose
+		// schedule depends on the machine model: agree on it first, as a
+		// call naming it does, and plan again (the same on every rank:
+		// their overrides are alike).
+		named := *o
+		named.Alg = e.Info.Name
+		if named.NeedsMachineModel() {
+			if err := c.agreeModel(ctx, true); err != nil {
+				return nil, err
+			}
+			e, err = plan.New(pc, o, d)
+		}
+	}
 	if err != nil || c.mem.grp == nil || e.Path != algorithms.Messages {
 		return e, err
 	}
