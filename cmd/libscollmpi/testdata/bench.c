@@ -35,12 +35,14 @@
 //
 //	COLL SIZE USEC
 //
-// or COLL SIZE - when a call returned an error or a wrong result on some
-// rank (MPI_COMM_WORLD's error handler is MPI_ERRORS_RETURN; the error
-// goes to stderr). The benchmark's own messages (the iteration count, the
-// barrier before a batch, the times, the verdicts) go through PMPI_
-// functions: with the drop-in preloaded, only the measured calls reach it
-// (its SCOLL_MPI_REPORT counts them alone).
+// or COLL SIZE - error when a call returned an error on some rank
+// (MPI_COMM_WORLD's error handler is MPI_ERRORS_RETURN), COLL SIZE - wrong
+// when a result was wrong; what went wrong goes to stderr. A rank whose
+// call failed while others still wait in it aborts the job (exit code 3).
+// The benchmark's own messages (the iteration count, the barrier before a
+// batch, the times, the verdicts) go through PMPI_ functions: with the
+// drop-in preloaded, only the measured calls reach it (its
+// SCOLL_MPI_REPORT counts them alone).
 #include <math.h>
 #include <mpi.h>
 #include <sched.h>
@@ -53,8 +55,9 @@ enum { ALLREDUCE, BCAST, ALLGATHER, REDUCE_SCATTER_BLOCK, ALLTOALL, SPLIT, FORWA
 static const char *names[] = {"allreduce", "bcast", "allgather", "reduce_scatter_block", "alltoall", "split", "forward"};
 
 // bad counts this rank's failures at the current size (errors and wrong
-// results), errs its MPI errors alone.
-static int coll, rank, size, bad, errs;
+// results), errs its MPI errors alone; anyerr says whether agreed saw an
+// MPI error on some rank.
+static int coll, rank, size, bad, errs, anyerr;
 static size_t bytes;           // the size being measured (see the table above)
 static char *sendbuf, *recvbuf; // sized for the largest size
 
@@ -248,12 +251,13 @@ static double batch(long iters) {
 // size; when some are still inside the collective, waiting for this rank,
 // they never will, and after 10 seconds this rank aborts the job.
 static int agreed(void) {
-	int any = 0, done = 0;
+	int mine[2] = {bad, errs}, any[2] = {0, 0}, done = 0;
 	MPI_Request req;
-	PMPI_Iallreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &req);
+	PMPI_Iallreduce(mine, any, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &req);
 	if (!errs) {
 		PMPI_Wait(&req, MPI_STATUS_IGNORE);
-		return any == 0;
+		anyerr = any[1];
+		return any[0] == 0;
 	}
 	double end = MPI_Wtime() + 10;
 	while (PMPI_Test(&req, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done) {
@@ -263,7 +267,8 @@ static int agreed(void) {
 		}
 		sched_yield();
 	}
-	return any == 0;
+	anyerr = any[1];
+	return any[0] == 0;
 }
 
 static int cmp(const void *a, const void *b) {
@@ -322,7 +327,7 @@ static void measure(int reps, double target) {
 	if (ok) return;
 failed:
 	if (rank == 0) {
-		printf("%s %zu -\n", names[coll], coll == SPLIT ? 0 : bytes);
+		printf("%s %zu - %s\n", names[coll], coll == SPLIT ? 0 : bytes, anyerr ? "error" : "wrong");
 		fflush(stdout);
 	}
 }
