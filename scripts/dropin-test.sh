@@ -136,6 +136,28 @@ check() {
 		exit 1
 	fi
 	echo "dropin ($mpi): ok with disagreeing ranks (an error on every rank)"
+	# The example of what only scoll gives an unmodified program: the
+	# clairvoyant reduce keyed by call site, and algorithms chosen for a
+	# described network (Sack's 6-bucket allgather on a multi-port torus).
+	"$1" -O1 -o "$tmp/$mpi-imbalance" examples/dropin/imbalance.c
+	rm -f "$tmp/report"
+	attempt 4 LD_PRELOAD="$tmp/$mpi/libscollmpi.so" SCOLL_MPI_REPORT="$tmp/report" SCOLL_ALGORITHM_REDUCE=clairvoyant "$tmp/$mpi-imbalance" 8 100
+	want_ok
+	want_algorithm '"reduce":\{"handled":[0-9]+,"forwarded":0,"algorithms":\{"clairvoyant":[0-9]+\}' 4 "SCOLL_ALGORITHM_REDUCE=clairvoyant"
+	rm -f "$tmp/report"
+	attempt 8 LD_PRELOAD="$tmp/$mpi/libscollmpi.so" SCOLL_MPI_REPORT="$tmp/report" SCOLL_TOPOLOGY=torus:2x2x2 "$tmp/$mpi-imbalance" 3 0 1024 262144
+	want_ok
+	want_algorithm '"allgather":\{"handled":3,"forwarded":0,"algorithms":\{"bucket6":3\}' 8 "SCOLL_TOPOLOGY=torus:2x2x2"
+	echo "dropin ($mpi): ok with the example (clairvoyant reduce, a described torus)"
+}
+
+# want_algorithm REGEXP NP WHAT: NP ranks' reports in $tmp/report match.
+want_algorithm() {
+	if [ "$(grep -cE "$1" "$tmp/report")" -ne "$2" ]; then
+		echo "dropin ($mpi): $3: want $2 reports matching $1, got:" >&2
+		cat "$tmp/report" >&2
+		exit 1
+	fi
 }
 
 # want_native_allreduce WHAT: the report in $tmp/report has 3 ranks that
