@@ -18,17 +18,11 @@
 #include "_cgo_export.h"
 
 static MPI_Comm scoll_comm = MPI_COMM_NULL; // the drop-in's duplicate of MPI_COMM_WORLD
-static int tag_ub = 32767;                  // MPI guarantees at least this
 
 // The calls forwarded to PMPI_, by collective (the report's "forwarded").
 static int64_t forwarded[NUM_COLLS];
 int64_t dropin_forwarded(int coll) { return forwarded[coll]; }
 
-#define MAX_SLOTS 65536
-static MPI_Request reqs[MAX_SLOTS];
-static int slot_of[MAX_SLOTS]; // reqs[i] belongs to slot slot_of[i]
-static char recv_of[MAX_SLOTS]; // reqs[i] is a receive (a send's status is undefined: MPICH leaves it unwritten)
-static int nreqs;              // active requests: reqs[0:nreqs]
 
 // A predefined datatype scoll reduces, or DT_NONE.
 static int dt_code(MPI_Datatype dt) {
@@ -121,8 +115,6 @@ static void unstage(stage_t *s, int out) {
 	free(s->packed);
 }
 
-static void ctrl_close(void);
-
 static int keyval = MPI_KEYVAL_INVALID; // the attribute that holds a communicator's scoll handle
 
 // handle returns the scoll communicator of comm, or -1 when it has none
@@ -148,14 +140,13 @@ static int fail(MPI_Comm comm, int code) {
 }
 
 static void attach(void) {
-	int *ub, flag = 0, rank, size;
+	int rank, size;
 	if (PMPI_Comm_dup(MPI_COMM_WORLD, &scoll_comm) != MPI_SUCCESS) {
 		scoll_comm = MPI_COMM_NULL;
 		return;
 	}
 	PMPI_Comm_set_errhandler(scoll_comm, MPI_ERRORS_RETURN); // scoll reports its errors itself
 	PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, release, &keyval, NULL);
-	if (PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag) == MPI_SUCCESS && flag) tag_ub = *ub;
 	PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	PMPI_Comm_size(MPI_COMM_WORLD, &size);
 	if (scollmpi_init(rank, size) != 0) {
@@ -179,7 +170,6 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
 int MPI_Finalize(void) {
 	if (scoll_comm != MPI_COMM_NULL) {
 		scollmpi_finalize();
-		ctrl_close();
 		PMPI_Comm_free_keyval(&keyval);
 		PMPI_Comm_free(&scoll_comm);
 		scoll_comm = MPI_COMM_NULL;
@@ -670,110 +660,7 @@ int MPI_Barrier(MPI_Comm comm) {
 	return PMPI_Barrier(comm);
 }
 
-int dropin_tag_ub(void) { return tag_ub; }
-void dropin_yield(void) { sched_yield(); }
-
-static int post(int rc, MPI_Request req, int slot, int recv) {
-	if (rc != MPI_SUCCESS) return rc;
-	if (nreqs == MAX_SLOTS) {
-		PMPI_Cancel(&req);
-		return MPI_ERR_NO_MEM;
-	}
-	reqs[nreqs] = req;
-	slot_of[nreqs] = slot;
-	recv_of[nreqs] = (char)recv;
-	nreqs++;
-	return MPI_SUCCESS;
-}
-
-int dropin_isend(const void *buf, int64_t n, int peer, int tag, int slot) {
-	MPI_Request req;
-	if (n > 0x7fffffff) return MPI_ERR_COUNT;
-	int rc = PMPI_Isend(buf, (int)n, MPI_BYTE, peer, tag, scoll_comm, &req);
-	return post(rc, req, slot, 0);
-}
-
-int dropin_irecv(void *buf, int64_t n, int peer, int tag, int slot) {
-	MPI_Request req;
-	if (n > 0x7fffffff) return MPI_ERR_COUNT;
-	int rc = PMPI_Irecv(buf, (int)n, MPI_BYTE, peer, tag, scoll_comm, &req);
-	return post(rc, req, slot, 1);
-}
-
-int dropin_testsome(int *done, int64_t *counts, int max) {
-	int k = 0;
-	for (int i = 0; i < nreqs && k < max;) {
-		int flag = 0;
-		MPI_Status st;
-		int rc = PMPI_Test(&reqs[i], &flag, &st);
-		if (rc == MPI_SUCCESS && !flag) {
-			i++;
-			continue;
-		}
-		int bytes = 0;
-		if (rc == MPI_SUCCESS && recv_of[i]) PMPI_Get_count(&st, MPI_BYTE, &bytes);
-		done[k] = slot_of[i];
-		counts[k] = rc == MPI_SUCCESS ? bytes : -(int64_t)rc - 1; // an error: its code
-		k++;
-		nreqs--;
-		reqs[i] = reqs[nreqs];
-		slot_of[i] = slot_of[nreqs];
-		recv_of[i] = recv_of[nreqs];
-	}
-	return k;
-}
-
-int dropin_cancel(int slot) {
-	for (int i = 0; i < nreqs; i++) {
-		if (slot_of[i] == slot) {
-			return PMPI_Cancel(&reqs[i]);
-		}
-	}
-	return MPI_SUCCESS;
-}
-
-// The control channel: a call that fails on one rank tells the others
-// (tag CTRL_TAG, two uint64: the call's communicator id and sequence
-// number), so that ranks waiting for its messages fail too instead of
-// waiting for ever. Every rank keeps one receive for it posted.
-static MPI_Request ctrl_req = MPI_REQUEST_NULL;
-static uint64_t ctrl_buf[2];
-#define CTRL_TAG tag_ub
-
-static void ctrl_post(void) { PMPI_Irecv(ctrl_buf, 2, MPI_UINT64_T, MPI_ANY_SOURCE, CTRL_TAG, scoll_comm, &ctrl_req); }
-
-int dropin_ctrl_test(uint64_t *out, int *src) {
-	int flag = 0;
-	MPI_Status st;
-	if (ctrl_req == MPI_REQUEST_NULL) ctrl_post();
-	if (PMPI_Test(&ctrl_req, &flag, &st) != MPI_SUCCESS || !flag) return 0;
-	out[0] = ctrl_buf[0];
-	out[1] = ctrl_buf[1];
-	*src = st.MPI_SOURCE;
-	ctrl_post();
-	return 1;
-}
-
-void dropin_ctrl_send(int peer, uint64_t comm, uint64_t seq) {
-	static uint64_t msg[2]; // a send buffer that outlives the call
-	MPI_Request req;
-	msg[0] = comm;
-	msg[1] = seq;
-	if (PMPI_Isend(msg, 2, MPI_UINT64_T, peer, CTRL_TAG, scoll_comm, &req) == MPI_SUCCESS) {
-		PMPI_Wait(&req, MPI_STATUS_IGNORE); // two words: eager
-	}
-}
-
-// ctrl_close withdraws the control receive before the communicator goes.
-static void ctrl_close(void) {
-	if (ctrl_req != MPI_REQUEST_NULL) {
-		PMPI_Cancel(&ctrl_req);
-		PMPI_Wait(&ctrl_req, MPI_STATUS_IGNORE);
-	}
-}
-
-int dropin_world_rank(void) { int r; PMPI_Comm_rank(scoll_comm, &r); return r; }
-int dropin_world_size(void) { int s; PMPI_Comm_size(scoll_comm, &s); return s; }
+int dropin_world_f(void) { return (int)MPI_Comm_c2f(MPI_COMM_WORLD); }
 
 int dropin_bcast(void *buf, int n) { return PMPI_Bcast(buf, n, MPI_BYTE, 0, scoll_comm); }
 

@@ -21,6 +21,7 @@ import (
 
 	"github.com/scoll/scoll"
 	"github.com/scoll/scoll/schedule"
+	"github.com/scoll/scoll/transport/mpi"
 	"github.com/scoll/scoll/tuning"
 )
 
@@ -30,7 +31,7 @@ import (
 // one call at a time per process but for MPI_THREAD_MULTIPLE programs,
 // which the C side does not yet serialise.
 var (
-	ep *endpoint
+	ep *mpi.Caller
 	// comms are the drop-in's communicators by handle (an attribute on
 	// the MPI communicator holds it); 0 is MPI_COMM_WORLD's.
 	comms      = map[C.int]*dcomm{}
@@ -181,7 +182,12 @@ func scollmpi_init(rank, size C.int) C.int {
 		}
 		return 1
 	}
-	ep = newEndpoint(int(rank), int(size))
+	if ep, err = mpi.NewCaller(int(C.dropin_world_f())); err != nil {
+		if rank == 0 {
+			fmt.Fprintf(os.Stderr, "scoll: %v; every collective goes to the MPI library\n", err)
+		}
+		return 1
+	}
 	comms[0], nextHandle = newDcomm(scoll.NewComm(ep, scoll.WithTuning(scollRules(tuned)))), 1
 	return 0
 }
@@ -316,8 +322,8 @@ func scollRules(f *tuning.File) *tuning.File {
 //export scollmpi_finalize
 func scollmpi_finalize() {
 	if file := os.Getenv(EnvReport); file != "" {
-		if err := writeReport(file, ep.rank); err != nil {
-			fmt.Fprintf(os.Stderr, "scoll: rank %d: %s: %v\n", ep.rank, EnvReport, err)
+		if err := writeReport(file, ep.Rank()); err != nil {
+			fmt.Fprintf(os.Stderr, "scoll: rank %d: %s: %v\n", ep.Rank(), EnvReport, err)
 		}
 	}
 	for h, d := range comms {

@@ -29,23 +29,8 @@ enum {
 // What a Go handler returns: done, forward to PMPI_, or an MPI error class.
 enum { H_DONE = 0, H_FORWARD = -1 };
 
-// Point-to-point over the drop-in's own duplicate of MPI_COMM_WORLD,
-// through PMPI_ only. Requests are slots in a table the Go side indexes.
-int dropin_world_rank(void);
-int dropin_world_size(void);
-int dropin_isend(const void *buf, int64_t n, int peer, int tag, int slot);
-int dropin_irecv(void *buf, int64_t n, int peer, int tag, int slot);
-// dropin_testsome tests the active slots; it writes the completed slots'
-// indices to done (and each receive's byte count to counts) and returns
-// how many, or a negative MPI error code.
-int dropin_testsome(int *done, int64_t *counts, int max);
-int dropin_cancel(int slot);
-// dropin_ctrl_test returns 1 and the notice (a failed call's communicator
-// id and sequence number) and its sender when one arrived, else 0;
-// dropin_ctrl_send sends one.
-int dropin_ctrl_test(uint64_t *out, int *src);
-void dropin_ctrl_send(int peer, uint64_t comm, uint64_t seq);
-int dropin_tag_ub(void);
+// The Fortran handle of MPI_COMM_WORLD (scoll's transport duplicates it).
+int dropin_world_f(void);
 int64_t dropin_forwarded(int coll);
 int dropin_elem_size(int dt);
 // dropin_bcast broadcasts n bytes from rank 0 of the drop-in's communicator.
@@ -54,6 +39,5 @@ int dropin_bcast(void *buf, int n);
 // file name and the offset in it: alike in every process of one program)
 // to buf.
 void dropin_site(void *ret, char *buf, int n);
-void dropin_yield(void);
 
 #endif

@@ -1,9 +1,9 @@
 //go:build mpi
 
-package main
+package mpi
 
 /*
-#include "dropin.h"
+#include "caller.h"
 */
 import "C"
 
@@ -18,14 +18,18 @@ import (
 	"github.com/scoll/scoll/transport"
 )
 
-// endpoint is scoll's transport over the drop-in's duplicate of
-// MPI_COMM_WORLD: every message is one PMPI_Isend or PMPI_Irecv of its
-// bytes, with a tag made of the call and the message's index. It has no
-// goroutine of its own: operations are posted by the goroutine that posts
-// them, and complete when a waiting goroutine polls (Poll, and Park, which
-// polls until the waiter's operations are done instead of sleeping). In
-// the drop-in that goroutine is the application's thread, inside its MPI
-// call.
+// Caller is a scoll transport that calls MPI only from the goroutines
+// that post and wait: every message is one PMPI_Isend or PMPI_Irecv of its
+// bytes on its own duplicate of a communicator, with a tag made of the
+// call and the message's index. It has no goroutine of its own: operations
+// are posted by the goroutine that posts them, and complete when a waiting
+// goroutine polls (Poll, and Park, which polls until the waiter's
+// operations are done instead of sleeping). Under scoll's drop-in library
+// (cmd/libscollmpi) that goroutine is the application's thread inside its
+// MPI call, so every MPI thread level works; a Go program that runs its
+// calls on one goroutine locked to the thread that initialised MPI
+// (runtime.LockOSThread) can use it with MPI_THREAD_FUNNELED. Its MPI
+// calls are PMPI_ ones.
 //
 // Messages of one pair of ranks with equal tags match in the order they
 // were posted (MPI's non-overtaking rule), and every rank makes the calls
@@ -36,7 +40,8 @@ import (
 // wrong size, say) may leave the others waiting for messages it will not
 // send: the rank that failed tells every rank (Fail), and their waiting
 // operations of that call fail instead.
-type endpoint struct {
+type Caller struct {
+	c          *C.scoll_caller
 	rank, size int
 	seqBits    uint // the tag's high bits hold the call, the low tagBits the index
 	tagBits    uint
@@ -71,28 +76,36 @@ type pending struct {
 	pin    runtime.Pinner
 }
 
-func newEndpoint(rank, size int) *endpoint {
+// NewCaller returns a Caller over a duplicate of the communicator whose
+// Fortran handle (MPI_Comm_c2f) is fcomm, which MPI must have initialised.
+// It is collective over that communicator, as Close is.
+func NewCaller(fcomm int) (*Caller, error) {
+	var c *C.scoll_caller
+	var rank, size, ub C.int
+	if rc := C.scoll_caller_open(C.int(fcomm), &c, &rank, &size, &ub); rc != 0 {
+		return nil, mpiError("MPI_Comm_dup", rc)
+	}
 	// The largest 2^k − 1 not above MPI_TAG_UB; messages take tags below
 	// 2^(k-1), the control channel MPI_TAG_UB.
-	k := uint(bits.Len(uint(C.dropin_tag_ub())+1)-1) - 1
+	k := uint(bits.Len(uint(ub)+1)-1) - 1
 	tagBits := min(16, k/2)
-	return &endpoint{rank: rank, size: size, seqBits: k - tagBits, tagBits: tagBits,
-		done: make([]C.int, 256), counts: make([]C.int64_t, 256), failed: map[call]int{}}
+	return &Caller{c: c, rank: int(rank), size: int(size), seqBits: k - tagBits, tagBits: tagBits,
+		done: make([]C.int, 256), counts: make([]C.int64_t, 256), failed: map[call]int{}}, nil
 }
 
-func (e *endpoint) Rank() int { return e.rank }
-func (e *endpoint) Size() int { return e.size }
+func (e *Caller) Rank() int { return e.rank }
+func (e *Caller) Size() int { return e.size }
 
 // tag is the MPI tag of messages with key k.
-func (e *endpoint) tag(k transport.Key) int {
+func (e *Caller) tag(k transport.Key) int {
 	call := (k.Comm*0x9e3779b97f4a7c15 ^ k.Seq) & (1<<e.seqBits - 1)
 	return int(call<<e.tagBits | uint64(k.Tag)&(1<<e.tagBits-1))
 }
 
-func (e *endpoint) Isend(m *transport.Msg) error { return e.post(m, false) }
-func (e *endpoint) Irecv(m *transport.Msg) error { return e.post(m, true) }
+func (e *Caller) Isend(m *transport.Msg) error { return e.post(m, false) }
+func (e *Caller) Irecv(m *transport.Msg) error { return e.post(m, true) }
 
-func (e *endpoint) post(m *transport.Msg, recv bool) error {
+func (e *Caller) post(m *transport.Msg, recv bool) error {
 	if m.Peer < 0 || m.Peer >= e.size {
 		return fmt.Errorf("%w: peer %d of %d ranks", errs.InvalidArgument, m.Peer, e.size)
 	}
@@ -101,6 +114,9 @@ func (e *endpoint) post(m *transport.Msg, recv bool) error {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.c == nil {
+		return errs.Closed
+	}
 	k := call{m.Key.Comm, m.Key.Seq}
 	if r, ok := e.failed[k]; ok {
 		return fmt.Errorf("%w: rank %d failed this call", errs.PeerFailed, r)
@@ -121,9 +137,9 @@ func (e *endpoint) post(m *transport.Msg, recv bool) error {
 	tag := C.int(e.tag(m.Key))
 	var rc C.int
 	if recv {
-		rc = C.dropin_irecv(buf, C.int64_t(len(m.Buf)), C.int(m.Peer), tag, C.int(slot))
+		rc = C.scoll_caller_irecv(e.c, buf, C.int64_t(len(m.Buf)), C.int(m.Peer), tag, C.int(slot))
 	} else {
-		rc = C.dropin_isend(buf, C.int64_t(len(m.Buf)), C.int(m.Peer), tag, C.int(slot))
+		rc = C.scoll_caller_isend(e.c, buf, C.int64_t(len(m.Buf)), C.int(m.Peer), tag, C.int(slot))
 	}
 	if rc != 0 {
 		p.pin.Unpin()
@@ -136,15 +152,19 @@ func (e *endpoint) post(m *transport.Msg, recv bool) error {
 
 // Poll completes the operations MPI has completed, and fails those of
 // calls another rank reported failed.
-func (e *endpoint) Poll() {
+func (e *Caller) Poll() {
 	e.mu.Lock()
+	if e.c == nil {
+		e.mu.Unlock()
+		return
+	}
 	var finished []*pending
 	var notice [2]C.uint64_t
 	var src C.int
-	for C.dropin_ctrl_test(&notice[0], &src) != 0 {
+	for C.scoll_caller_ctrl_test(e.c, &notice[0], &src) != 0 {
 		finished = e.failCall(call{uint64(notice[0]), uint64(notice[1])}, int(src), finished)
 	}
-	n := int(C.dropin_testsome(&e.done[0], &e.counts[0], C.int(len(e.done))))
+	n := int(C.scoll_caller_testsome(e.c, &e.done[0], &e.counts[0], C.int(len(e.done))))
 	if n <= 0 && finished == nil {
 		e.mu.Unlock() // the usual poll of a waiting rank: nothing to do
 		return
@@ -178,7 +198,7 @@ func (e *endpoint) Poll() {
 // failCall records that rank src failed call k, and completes this rank's
 // operations of k with an error (orphans: MPI releases them later; their
 // receives are cancelled). It returns finished with them appended.
-func (e *endpoint) failCall(k call, src int, finished []*pending) []*pending {
+func (e *Caller) failCall(k call, src int, finished []*pending) []*pending {
 	if _, ok := e.failed[k]; !ok {
 		if len(e.failedList) == maxFailed {
 			delete(e.failed, e.failedList[0])
@@ -194,7 +214,7 @@ func (e *endpoint) failCall(k call, src int, finished []*pending) []*pending {
 		p.orphan = true
 		p.m.Err = fmt.Errorf("%w: rank %d failed this call", errs.PeerFailed, src)
 		if p.recv {
-			C.dropin_cancel(C.int(slot))
+			C.scoll_caller_cancel(e.c, C.int(slot))
 		}
 		finished = append(finished, p)
 	}
@@ -203,7 +223,7 @@ func (e *endpoint) failCall(k call, src int, finished []*pending) []*pending {
 
 // Ended says that a call ended well: Fail after the next one, if it posts
 // nothing, reports no call.
-func (e *endpoint) Ended() {
+func (e *Caller) Ended() {
 	e.mu.Lock()
 	e.last = call{}
 	e.mu.Unlock()
@@ -213,7 +233,7 @@ func (e *endpoint) Ended() {
 // the latest message since the last Ended (none: nothing to tell), failed
 // — unless another rank's report of that call is why — so that none waits
 // for its messages.
-func (e *endpoint) Fail() {
+func (e *Caller) Fail() {
 	e.mu.Lock()
 	k := e.last
 	e.last = call{}
@@ -228,26 +248,73 @@ func (e *endpoint) Fail() {
 	}
 	for r := range e.size {
 		if r != e.rank {
-			C.dropin_ctrl_send(C.int(r), C.uint64_t(k.comm), C.uint64_t(k.seq))
+			C.scoll_caller_ctrl_send(e.c, C.int(r), C.uint64_t(k.comm), C.uint64_t(k.seq))
 		}
 	}
 }
 
 // Park polls until w's operations are done: no other goroutine would
 // complete them.
-func (e *endpoint) Park(w *transport.Waiter) {
+func (e *Caller) Park(w *transport.Waiter) {
 	for w.Pending() > 0 {
 		e.Poll()
 		if w.Pending() > 0 {
-			C.dropin_yield()
+			C.scoll_caller_yield()
 		}
 	}
 }
 
-func (e *endpoint) Unpark(*transport.Waiter) {}
+func (e *Caller) Unpark(*transport.Waiter) {}
 
 // Cancel withdraws nothing: a posted operation completes when its peer's
 // does.
-func (e *endpoint) Cancel(*transport.Msg) bool { return false }
+func (e *Caller) Cancel(*transport.Msg) bool { return false }
 
-func (e *endpoint) Close() error { return nil }
+// Close frees the duplicate communicator (collective, as MPI_Comm_free);
+// later calls fail. Call it before MPI_Finalize.
+func (e *Caller) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.c != nil {
+		C.scoll_caller_close(e.c)
+		e.c = nil
+	}
+	return nil
+}
+
+// Native collectives the benchmarks compare with (scoll tune --mpi).
+const (
+	NativeAllreduce          = C.SCOLL_NATIVE_ALLREDUCE            // sum of float64s
+	NativeBcast              = C.SCOLL_NATIVE_BCAST                // bytes
+	NativeAllgather          = C.SCOLL_NATIVE_ALLGATHER            // bytes per rank
+	NativeReduceScatterBlock = C.SCOLL_NATIVE_REDUCE_SCATTER_BLOCK // sum of float64s, per block
+	NativeAlltoall           = C.SCOLL_NATIVE_ALLTOALL             // bytes per block
+	NativeBarrier            = C.SCOLL_NATIVE_BARRIER
+)
+
+// Native runs the MPI library's own collective coll (a Native constant)
+// on the Caller's communicator: n elements per rank or block (float64s for
+// the reductions, bytes for the others) from send into recv, bcast in
+// recv from root. Every rank must make the same calls; none may be waiting
+// for this rank's messages of a scoll call meanwhile.
+func (e *Caller) Native(coll int, send, recv []byte, n, root int) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.c == nil {
+		return errs.Closed
+	}
+	var sp, rp unsafe.Pointer
+	if len(send) > 0 {
+		sp = unsafe.Pointer(&send[0])
+	}
+	if len(recv) > 0 {
+		rp = unsafe.Pointer(&recv[0])
+	}
+	if rc := C.scoll_caller_native(e.c, C.int(coll), sp, rp, C.int(n), C.int(root)); rc != 0 {
+		return mpiError("a native collective", rc)
+	}
+	return nil
+}
+
+// Wtime is MPI_Wtime.
+func Wtime() float64 { return float64(C.scoll_caller_wtime()) }
