@@ -83,7 +83,7 @@ library (github.com/scoll/scoll).`,
 	root.SetFlagErrorFunc(flagError)
 	root.Version = version()
 	root.SetVersionTemplate("scoll {{.Version}}\n")
-	root.AddCommand(newBenchCmd(), newAlgorithmsCmd(), newSimCmd(), newScheduleCmd(), newCalibrateCmd(), newPredictCmd(), newModelCmd(), newFiguresCmd(), newRunCmd(), newSplitCmd(), newSplitPhasesCmd(), newClairvoyantCmd(), newMarendicCmd())
+	root.AddCommand(newBenchCmd(), newAlgorithmsCmd(), newSimCmd(), newScheduleCmd(), newCalibrateCmd(), newPredictCmd(), newModelCmd(), newFiguresCmd(), newRunCmd(), newSplitCmd(), newSplitPhasesCmd(), newClairvoyantCmd(), newMarendicCmd(), newTuneCmd())
 	shapeArgs(root)
 	aliasFlags(root)
 	return root

@@ -154,3 +154,5 @@ int scoll_caller_native(scoll_caller *c, int coll, const void *send, void *recv,
 }
 
 double scoll_caller_wtime(void) { return PMPI_Wtime(); }
+
+int scoll_caller_world_f(void) { return (int)MPI_Comm_c2f(MPI_COMM_WORLD); }

@@ -4,6 +4,7 @@ package mpi
 
 /*
 #include "caller.h"
+#include "shim.h"
 */
 import "C"
 
@@ -318,3 +319,29 @@ func (e *Caller) Native(coll int, send, recv []byte, n, root int) error {
 
 // Wtime is MPI_Wtime.
 func Wtime() float64 { return float64(C.scoll_caller_wtime()) }
+
+// InitCaller initialises MPI (MPI_THREAD_FUNNELED) on the calling thread,
+// which the caller must have locked (runtime.LockOSThread) and must use for
+// every later MPI call, and returns a Caller on MPI_COMM_WORLD. Finalize
+// ends MPI. For programs that are MPI programs themselves, as scoll tune
+// --mpi is; Init's transport is the one for Go programs.
+func InitCaller() (*Caller, error) {
+	if C.scoll_state() != 0 {
+		return nil, fmt.Errorf("%w: mpi: MPI was initialised already", errs.InvalidArgument)
+	}
+	var provided C.int
+	if rc := C.scoll_init_thread(1, &provided); rc != 0 {
+		return nil, mpiError("MPI_Init_thread", rc)
+	}
+	return NewCaller(int(C.scoll_caller_world_f()))
+}
+
+// Finalize closes c and ends MPI (MPI_Finalize), on the thread that
+// initialised it.
+func Finalize(c *Caller) error {
+	c.Close()
+	if rc := C.scoll_finalize(); rc != 0 {
+		return mpiError("MPI_Finalize", rc)
+	}
+	return nil
+}

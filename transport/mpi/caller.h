@@ -40,5 +40,6 @@ enum { SCOLL_NATIVE_ALLREDUCE, SCOLL_NATIVE_BCAST, SCOLL_NATIVE_ALLGATHER, SCOLL
        SCOLL_NATIVE_BARRIER };
 int scoll_caller_native(scoll_caller *c, int coll, const void *send, void *recv, int n, int root);
 double scoll_caller_wtime(void);
+int scoll_caller_world_f(void); // MPI_Comm_c2f(MPI_COMM_WORLD)
 
 #endif
