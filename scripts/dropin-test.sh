@@ -149,6 +149,34 @@ check() {
 	want_ok
 	want_algorithm '"allgather":\{"handled":3,"forwarded":0,"algorithms":\{"bucket6":3\}' 8 "SCOLL_TOPOLOGY=torus:2x2x2"
 	echo "dropin ($mpi): ok with the example (clairvoyant reduce, a described torus)"
+	# A tuning file's rules choose per call: allreduce natively below 1 KiB
+	# (the test's counts 0, 1 and 7), with scoll above (1000 and 20011).
+	cat >"$tmp/rules.json" <<-'RULES'
+		{"version": 1, "rules": [
+		  {"collective": "allreduce", "ranks": 3, "min_bytes": 0, "algorithm": "native"},
+		  {"collective": "allreduce", "ranks": 3, "min_bytes": 1024, "algorithm": "ring"}]}
+	RULES
+	rm -f "$tmp/report"
+	attempt 3 LD_PRELOAD="$tmp/$mpi/libscollmpi.so" SCOLL_MPI_REPORT="$tmp/report" SCOLL_TUNING="$tmp/rules.json" "$tmp/$mpi-native"
+	want_ok
+	want_algorithm '"allreduce":\{"handled":(6[0-9]|[7-9][0-9]),"forwarded":(9[0-9]|1[0-9][0-9]),"algorithms":\{"ring":' 3 "SCOLL_TUNING with native rules"
+	# scoll tune --mpi writes such a file from measurements; the library takes it.
+	go build -tags "$(tags)" -o "$tmp/$mpi-scoll" ./cmd/scoll
+	rm -f "$tmp/tuned.json"
+	attempt 2 "$tmp/$mpi-scoll" tune --mpi --ops allreduce,alltoall --sizes 8,64K --reps 1 --time 2ms --tune-out "$tmp/tuned.json"
+	if [ "$rc" -ne 0 ] || ! grep -q '"algorithm"' "$tmp/tuned.json"; then
+		echo "dropin ($mpi): scoll tune --mpi: exit status $rc:" >&2
+		cat "$tmp/out" >&2
+		exit 1
+	fi
+	attempt 2 LD_PRELOAD="$tmp/$mpi/libscollmpi.so" SCOLL_TUNING="$tmp/tuned.json" "$tmp/$mpi-native"
+	want_ok
+	echo "dropin ($mpi): ok with tuning files (native rules; scoll tune --mpi's)"
+}
+
+# tags: the build tags of $mpi.
+tags() {
+	if [ "$mpi" = mpich ]; then echo "mpi mpich"; else echo mpi; fi
 }
 
 # want_algorithm REGEXP NP WHAT: NP ranks' reports in $tmp/report match.

@@ -51,8 +51,8 @@ algorithm. The drop-in reads it with SCOLL_TUNING=FILE. Message sizes are
 package tuning's: the buffer for allreduce and bcast, each rank's block for
 allgather and alltoall, the whole send buffer for reducescatter (the block
 each rank gets times the number of ranks).`,
-		Example: `  mpirun -np 4 scoll tune --mpi --out rules.json
-  mpirun -np 2 scoll tune --mpi --ops allreduce,bcast --sizes 8..1M --reps 3 --out rules.json`,
+		Example: `  mpirun -np 4 scoll tune --mpi --tune-out rules.json
+  mpirun -np 2 scoll tune --mpi --ops allreduce,bcast --sizes 8..1M --reps 3 --tune-out rules.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !mpiFlag {
@@ -77,7 +77,7 @@ each rank gets times the number of ranks).`,
 				return fmt.Errorf("--time %v: want a positive duration", budget)
 			}
 			if out == "" {
-				return fmt.Errorf("--out: want a file name")
+				return fmt.Errorf("--tune-out: want a file name")
 			}
 			if err := checkTuneOut(out); err != nil {
 				return err
@@ -94,6 +94,6 @@ each rank gets times the number of ranks).`,
 	f.StringVar(&sizes, "sizes", "8..16M", "message sizes, like 8..16M or 8,1K,1M")
 	f.IntVar(&reps, "reps", 5, "repetitions of every measurement (the median counts)")
 	f.DurationVar(&budget, "time", 20*time.Millisecond, "time per variant, size and repetition")
-	f.StringVar(&out, "out", "scoll-mpi-rules.json", "the rules file rank 0 writes")
+	f.StringVar(&out, "tune-out", "scoll-mpi-rules.json", "the rules file rank 0 writes (JSON, package tuning; the drop-in reads it with SCOLL_TUNING)")
 	return cmd
 }

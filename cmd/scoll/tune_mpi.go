@@ -176,7 +176,7 @@ func tune(ctx context.Context, c *scoll.Comm, t *mpi.Caller, cfg *tuneConfig) er
 	}
 	tw.Flush()
 	if err := file.Write(cfg.out); err != nil {
-		return fmt.Errorf("--out: %w", err)
+		return fmt.Errorf("--tune-out: %w", err)
 	}
 	fmt.Fprintf(cfg.stdout, "wrote %d rules to %s (use it with SCOLL_TUNING=%s)\n", len(file.Rules), cfg.out, cfg.out)
 	return nil
