@@ -16,6 +16,7 @@ type tuneConfig struct {
 	sizes  []int         // message sizes in bytes (package tuning's)
 	reps   int           // repetitions; the median counts
 	budget time.Duration // time per variant, size and repetition
+	margin float64       // how much faster than native scoll must be
 	out    string        // the rules file
 	stdout io.Writer     // rank 0's table
 }
@@ -33,6 +34,7 @@ func newTuneCmd() *cobra.Command {
 		ops     string
 		sizes   string
 		reps    int
+		margin  float64
 		budget  time.Duration
 		out     string
 	)
@@ -45,9 +47,9 @@ size the MPI library's own collective against every scoll algorithm, run as
 the drop-in library (cmd/libscollmpi) runs them: on the transport that
 calls MPI from the calling thread only. Each variant runs back to back for
 --time, --reps times, alternating; the median counts. Rank 0 writes a
-tuning file (package tuning) whose rules name, per size, the fastest:
-"native" (the drop-in forwards such calls to the MPI library) or a scoll
-algorithm. The drop-in reads it with SCOLL_TUNING=FILE. Message sizes are
+tuning file (package tuning) whose rules name, per size, the fastest scoll
+algorithm where it beats the MPI library's collective by --margin, else
+"native" (the drop-in forwards such calls to the MPI library). The drop-in reads it with SCOLL_TUNING=FILE. Message sizes are
 package tuning's: the buffer for allreduce and bcast, each rank's block for
 allgather and alltoall, the whole send buffer for reducescatter (the block
 each rank gets times the number of ranks).`,
@@ -58,7 +60,7 @@ each rank gets times the number of ranks).`,
 			if !mpiFlag {
 				return fmt.Errorf("scoll tune measures MPI programs' collectives: give --mpi and run it under mpirun")
 			}
-			cfg := tuneConfig{reps: reps, budget: budget, out: out, stdout: cmd.OutOrStdout()}
+			cfg := tuneConfig{reps: reps, budget: budget, margin: margin, out: out, stdout: cmd.OutOrStdout()}
 			for _, op := range strings.Split(ops, ",") {
 				op = strings.TrimSpace(strings.ToLower(op))
 				if err := checkName("ops", "collective", op, tuneOps); err != nil {
@@ -72,6 +74,9 @@ each rank gets times the number of ranks).`,
 			}
 			if reps < 1 {
 				return fmt.Errorf("--reps %d: want at least 1", reps)
+			}
+			if !(margin >= 0 && margin < 1) {
+				return fmt.Errorf("--margin %g: want a fraction in [0, 1)", margin)
 			}
 			if budget <= 0 {
 				return fmt.Errorf("--time %v: want a positive duration", budget)
@@ -94,6 +99,7 @@ each rank gets times the number of ranks).`,
 	f.StringVar(&sizes, "sizes", "8..16M", "message sizes, like 8..16M or 8,1K,1M")
 	f.IntVar(&reps, "reps", 5, "repetitions of every measurement (the median counts)")
 	f.DurationVar(&budget, "time", 20*time.Millisecond, "time per variant, size and repetition")
+	f.Float64Var(&margin, "margin", 0.1, "a rule names a scoll algorithm only where it beats the MPI library's collective by this fraction")
 	f.StringVar(&out, "tune-out", "scoll-mpi-rules.json", "the rules file rank 0 writes (JSON, package tuning; the drop-in reads it with SCOLL_TUNING)")
 	return cmd
 }

@@ -18,6 +18,7 @@ func TestTuneFlags(t *testing.T) {
 		{[]string{"tune", "--mpi", "--sizes", "8..1Q"}, "--sizes"},
 		{[]string{"tune", "--mpi", "--reps", "0"}, "--reps 0"},
 		{[]string{"tune", "--mpi", "--time", "0s"}, "--time"},
+		{[]string{"tune", "--mpi", "--margin", "1"}, "--margin 1"},
 		{[]string{"tune", "--mpi", "--tune-out", t.TempDir()}, "is a directory"},
 	} {
 		_, _, err := run(t, tc.args...)
