@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"unsafe"
 
@@ -55,6 +56,8 @@ var (
 	// clairvoyantSites: SCOLL_ALGORITHM_REDUCE=clairvoyant; MPI_Reduce
 	// calls then name their call site (the caller's return address).
 	clairvoyantSites bool
+	// splitOpts are the options of scoll's splits (SCOLL_ALGORITHM_SPLIT).
+	splitOpts []scoll.SplitOption
 	// net is the network SCOLL_TOPOLOGY describes (nil: none).
 	net *network
 	// plain are the options of a call with nothing to add (read only).
@@ -169,7 +172,7 @@ func scollmpi_init(rank, size C.int) C.int {
 	}
 	if err != nil {
 		if rank == 0 {
-			fmt.Fprintf(os.Stderr, "scoll: %v; every collective goes to the MPI library\n", err)
+			fmt.Fprintf(os.Stderr, "scoll drop-in: %v; every collective goes to the MPI library\n", err)
 		}
 		return 1
 	}
@@ -178,13 +181,13 @@ func scollmpi_init(rank, size C.int) C.int {
 	}
 	if err != nil {
 		if rank == 0 {
-			fmt.Fprintf(os.Stderr, "scoll: %v; every collective goes to the MPI library\n", err)
+			fmt.Fprintf(os.Stderr, "scoll drop-in: %v; every collective goes to the MPI library\n", err)
 		}
 		return 1
 	}
 	if ep, err = mpi.NewCaller(int(C.dropin_world_f())); err != nil {
 		if rank == 0 {
-			fmt.Fprintf(os.Stderr, "scoll: %v; every collective goes to the MPI library\n", err)
+			fmt.Fprintf(os.Stderr, "scoll drop-in: %v; every collective goes to the MPI library\n", err)
 		}
 		return 1
 	}
@@ -255,6 +258,8 @@ const (
 	// EnvReport names the file every rank appends its report to at
 	// MPI_Finalize.
 	EnvReport = "SCOLL_MPI_REPORT"
+	// EnvSplit names scoll's split algorithm for MPI_Comm_split.
+	EnvSplit = "SCOLL_ALGORITHM_SPLIT"
 )
 
 // configure reads the agreed configuration: the tuning rules (the file's,
@@ -279,6 +284,20 @@ func configure(cfg *config) error {
 		all = forceNative
 	default:
 		return fmt.Errorf("%w: %s=%s: want tuned, scoll or native", scoll.ErrInvalidArgument, EnvChoice, v)
+	}
+	// SCOLL_ALGORITHM_SPLIT names the split algorithm of MPI_Comm_split
+	// and of the communicators the MPI library makes (Sack's merge or
+	// cheng, Moody's bitonic, radix or hash, ...; scoll.SplitAlgorithms).
+	if v := os.Getenv(EnvSplit); v != "" {
+		var valid []string
+		for _, a := range scoll.SplitAlgorithms() {
+			valid = append(valid, a.Name)
+		}
+		if !slices.Contains(valid, v) {
+			return fmt.Errorf("%w: %s=%s: want one of %s", scoll.ErrInvalidArgument, EnvSplit, v, strings.Join(valid, ", "))
+		}
+		splitOpts = []scoll.SplitOption{scoll.WithSplitAlgorithm(v)}
+		os.Unsetenv(EnvSplit) // not a collective's: scoll would refuse it
 	}
 	for coll, name := range scollNames {
 		force[coll] = all
@@ -594,7 +613,7 @@ func scollmpi_split(h, color, key C.int, ranks *C.int, n, handle *C.int) C.int {
 		c = scoll.Undefined
 	}
 	var stats scoll.SplitStats
-	sub, err := comms[h].c.Split(context.Background(), c, int(key), scoll.WithSplitStats(&stats))
+	sub, err := comms[h].c.Split(context.Background(), c, int(key), append(splitOpts, scoll.WithSplitStats(&stats))...)
 	chosen = stats.Algorithm
 	return derived(h, C.COLL_SPLIT, sub, err, ranks, n, handle)
 }
@@ -613,7 +632,7 @@ func scollmpi_adopt(h, coll, color, key C.int) C.int {
 		c = scoll.Undefined
 	}
 	var stats scoll.SplitStats
-	sub, err := comms[h].c.Split(context.Background(), c, int(key), scoll.WithSplitStats(&stats))
+	sub, err := comms[h].c.Split(context.Background(), c, int(key), append(splitOpts, scoll.WithSplitStats(&stats))...)
 	chosen = stats.Algorithm
 	if result(coll, err) != C.H_DONE || sub == nil {
 		return -1
