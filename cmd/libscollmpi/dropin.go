@@ -170,22 +170,13 @@ func scollmpi_init(rank, size C.int) C.int {
 	if err == nil {
 		err = configure(cfg)
 	}
-	if err != nil {
-		if rank == 0 {
-			fmt.Fprintf(os.Stderr, "scoll drop-in: %v; every collective goes to the MPI library\n", err)
-		}
-		return 1
-	}
 	if err == nil {
 		net, err = newNetwork(os.Getenv, int(size))
 	}
-	if err != nil {
-		if rank == 0 {
-			fmt.Fprintf(os.Stderr, "scoll drop-in: %v; every collective goes to the MPI library\n", err)
-		}
-		return 1
+	if err == nil {
+		ep, err = mpi.NewCaller(int(C.dropin_world_f()))
 	}
-	if ep, err = mpi.NewCaller(int(C.dropin_world_f())); err != nil {
+	if err != nil { // alike on every rank: the configuration is rank 0's
 		if rank == 0 {
 			fmt.Fprintf(os.Stderr, "scoll drop-in: %v; every collective goes to the MPI library\n", err)
 		}
