@@ -149,6 +149,16 @@ check() {
 	want_ok
 	want_algorithm '"allgather":\{"handled":3,"forwarded":0,"algorithms":\{"bucket6":3\}' 8 "SCOLL_TOPOLOGY=torus:2x2x2"
 	echo "dropin ($mpi): ok with the example (clairvoyant reduce, a described torus)"
+	# Sack's and Moody's split algorithms for MPI_Comm_split (Moody's
+	# bitonic and hash ask other ranks for addresses: requests answered
+	# while those ranks are inside MPI calls).
+	for alg in merge cheng bitonic hash radix; do
+		rm -f "$tmp/report"
+		attempt 4 LD_PRELOAD="$tmp/$mpi/libscollmpi.so" SCOLL_MPI_REPORT="$tmp/report" SCOLL_ALGORITHM_SPLIT=$alg "$tmp/$mpi-native"
+		want_ok
+		want_algorithm '"comm_split":\{"handled":3,"forwarded":0,"algorithms":\{"'$alg'":3\}' 4 "SCOLL_ALGORITHM_SPLIT=$alg"
+	done
+	echo "dropin ($mpi): ok with the split algorithms merge, cheng, bitonic, hash, radix"
 	# A tuning file's rules choose per call: allreduce natively below 1 KiB
 	# (the test's counts 0, 1 and 7), with scoll above (1000 and 20011).
 	cat >"$tmp/rules.json" <<-'RULES'

@@ -3,6 +3,7 @@
 #include <mpi.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "caller.h"
 
@@ -18,12 +19,20 @@ struct scoll_caller {
 	// The control channel's receive and its buffer.
 	MPI_Request ctrl;
 	uint64_t ctrl_buf[2];
+	// The request channel's receive and its buffer (a 16-byte key, then
+	// at most SCOLL_CALLER_MAX_REQUEST bytes).
+	MPI_Request req;
+	char req_buf[16 + SCOLL_CALLER_MAX_REQUEST];
 };
 
 #define CTRL_TAG(c) ((c)->tag_ub)
 
 static void ctrl_post(scoll_caller *c) {
 	PMPI_Irecv(c->ctrl_buf, 2, MPI_UINT64_T, MPI_ANY_SOURCE, CTRL_TAG(c), c->comm, &c->ctrl);
+}
+
+static void req_post(scoll_caller *c) {
+	PMPI_Irecv(c->req_buf, (int)sizeof c->req_buf, MPI_BYTE, MPI_ANY_SOURCE, SCOLL_CALLER_REQ_TAG(c->tag_ub), c->comm, &c->req);
 }
 
 int scoll_caller_open(int fcomm, scoll_caller **out, int *rank, int *size, int *tag_ub) {
@@ -42,14 +51,18 @@ int scoll_caller_open(int fcomm, scoll_caller **out, int *rank, int *size, int *
 	*tag_ub = c->tag_ub;
 	c->ctrl = MPI_REQUEST_NULL;
 	ctrl_post(c);
+	req_post(c);
 	*out = c;
 	return MPI_SUCCESS;
 }
 
 void scoll_caller_close(scoll_caller *c) {
-	if (c->ctrl != MPI_REQUEST_NULL) {
-		PMPI_Cancel(&c->ctrl);
-		PMPI_Wait(&c->ctrl, MPI_STATUS_IGNORE);
+	MPI_Request *rs[] = {&c->ctrl, &c->req};
+	for (int i = 0; i < 2; i++) {
+		if (*rs[i] != MPI_REQUEST_NULL) {
+			PMPI_Cancel(rs[i]);
+			PMPI_Wait(rs[i], MPI_STATUS_IGNORE);
+		}
 	}
 	PMPI_Comm_free(&c->comm);
 	free(c->reqs);
@@ -125,6 +138,17 @@ int scoll_caller_ctrl_test(scoll_caller *c, uint64_t *out, int *src) {
 	out[1] = c->ctrl_buf[1];
 	*src = st.MPI_SOURCE;
 	ctrl_post(c);
+	return 1;
+}
+
+int scoll_caller_req_test(scoll_caller *c, void *out, int *n, int *src) {
+	int flag = 0;
+	MPI_Status st;
+	if (c->req == MPI_REQUEST_NULL || PMPI_Test(&c->req, &flag, &st) != MPI_SUCCESS || !flag) return 0;
+	PMPI_Get_count(&st, MPI_BYTE, n);
+	memcpy(out, c->req_buf, *n);
+	*src = st.MPI_SOURCE;
+	req_post(c);
 	return 1;
 }
 

@@ -9,6 +9,7 @@ package mpi
 import "C"
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math/bits"
 	"runtime"
@@ -57,6 +58,15 @@ type Caller struct {
 	last       call
 	failed     map[call]int
 	failedList []call
+	// The request channel (caller_respond.go): services and their
+	// handlers, the services withdrawn, point-to-point receives posted and
+	// arrivals no receive or service took yet.
+	reqTag   int
+	reqBuf   []byte
+	services map[uint64]func(int, []byte) []byte
+	unserved map[uint64]bool
+	local    []*transport.Msg
+	unexp    []reqArrival
 }
 
 // call names a collective call: its communicator's context id and its
@@ -75,6 +85,7 @@ type pending struct {
 	recv   bool
 	orphan bool
 	pin    runtime.Pinner
+	keep   []byte // the buffer MPI sends from, when not m.Buf
 }
 
 // NewCaller returns a Caller over a duplicate of the communicator whose
@@ -91,7 +102,8 @@ func NewCaller(fcomm int) (*Caller, error) {
 	k := uint(bits.Len(uint(ub)+1)-1) - 1
 	tagBits := min(16, k/2)
 	return &Caller{c: c, rank: int(rank), size: int(size), seqBits: k - tagBits, tagBits: tagBits,
-		done: make([]C.int, 256), counts: make([]C.int64_t, 256), failed: map[call]int{}}, nil
+		done: make([]C.int, 256), counts: make([]C.int64_t, 256), failed: map[call]int{},
+		reqTag: int(ub) - 1, reqBuf: make([]byte, 16+transport.MaxRequest)}, nil
 }
 
 func (e *Caller) Rank() int { return e.rank }
@@ -118,29 +130,44 @@ func (e *Caller) post(m *transport.Msg, recv bool) error {
 	if e.c == nil {
 		return errs.Closed
 	}
-	k := call{m.Key.Comm, m.Key.Seq}
-	if r, ok := e.failed[k]; ok {
-		return fmt.Errorf("%w: rank %d failed this call", errs.PeerFailed, r)
+	buf, tag := m.Buf, e.tag(m.Key)
+	if transport.IsRequest(m.Key) { // on the request channel
+		if recv {
+			return e.postLocal(m)
+		}
+		if len(m.Buf) > transport.MaxRequest {
+			return fmt.Errorf("%w: a point-to-point message or request of %d bytes (at most %d on this transport)",
+				errs.Unsupported, len(m.Buf), transport.MaxRequest)
+		}
+		buf = make([]byte, 16+len(m.Buf))
+		binary.LittleEndian.PutUint64(buf, m.Key.Comm)
+		binary.LittleEndian.PutUint64(buf[8:], uint64(m.Key.Tag))
+		copy(buf[16:], m.Buf)
+		tag = e.reqTag
+	} else {
+		k := call{m.Key.Comm, m.Key.Seq}
+		if r, ok := e.failed[k]; ok {
+			return fmt.Errorf("%w: rank %d failed this call", errs.PeerFailed, r)
+		}
+		e.last = k
 	}
-	e.last = k
 	slot := len(e.slots)
 	if n := len(e.free); n > 0 {
 		slot, e.free = e.free[n-1], e.free[:n-1]
 	} else {
 		e.slots = append(e.slots, nil)
 	}
-	p := &pending{m: m, recv: recv}
-	var buf unsafe.Pointer
-	if len(m.Buf) > 0 {
-		p.pin.Pin(&m.Buf[0])
-		buf = unsafe.Pointer(&m.Buf[0])
+	p := &pending{m: m, recv: recv, keep: buf}
+	var ptr unsafe.Pointer
+	if len(buf) > 0 {
+		p.pin.Pin(&buf[0])
+		ptr = unsafe.Pointer(&buf[0])
 	}
-	tag := C.int(e.tag(m.Key))
 	var rc C.int
 	if recv {
-		rc = C.scoll_caller_irecv(e.c, buf, C.int64_t(len(m.Buf)), C.int(m.Peer), tag, C.int(slot))
+		rc = C.scoll_caller_irecv(e.c, ptr, C.int64_t(len(buf)), C.int(m.Peer), C.int(tag), C.int(slot))
 	} else {
-		rc = C.scoll_caller_isend(e.c, buf, C.int64_t(len(m.Buf)), C.int(m.Peer), tag, C.int(slot))
+		rc = C.scoll_caller_isend(e.c, ptr, C.int64_t(len(buf)), C.int(m.Peer), C.int(tag), C.int(slot))
 	}
 	if rc != 0 {
 		p.pin.Unpin()
@@ -161,12 +188,16 @@ func (e *Caller) Poll() {
 	}
 	var finished []*pending
 	var notice [2]C.uint64_t
-	var src C.int
+	var src, nb C.int
 	for C.scoll_caller_ctrl_test(e.c, &notice[0], &src) != 0 {
 		finished = e.failCall(call{uint64(notice[0]), uint64(notice[1])}, int(src), finished)
 	}
+	var replies []*transport.Msg
+	for C.scoll_caller_req_test(e.c, unsafe.Pointer(&e.reqBuf[0]), &nb, &src) != 0 {
+		replies = e.arrive(int(src), e.reqBuf[:nb], replies)
+	}
 	n := int(C.scoll_caller_testsome(e.c, &e.done[0], &e.counts[0], C.int(len(e.done))))
-	if n <= 0 && finished == nil {
+	if n <= 0 && finished == nil && replies == nil {
 		e.mu.Unlock() // the usual poll of a waiting rank: nothing to do
 		return
 	}
@@ -194,6 +225,7 @@ func (e *Caller) Poll() {
 		}
 		p.m.W.Done()
 	}
+	e.sendReplies(replies)
 }
 
 // failCall records that rank src failed call k, and completes this rank's

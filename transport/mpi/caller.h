@@ -32,6 +32,17 @@ int scoll_caller_ctrl_test(scoll_caller *c, uint64_t *out, int *src);
 void scoll_caller_ctrl_send(scoll_caller *c, int peer, uint64_t comm, uint64_t seq);
 void scoll_caller_yield(void);
 
+// The request channel: requests to a rank's services and point-to-point
+// messages (a key's Seq 0, its Tag below transport.ReplyTag) travel as one
+// message of a 16-byte key (communicator id, tag) and at most
+// SCOLL_CALLER_MAX_REQUEST bytes on tag SCOLL_CALLER_REQ_TAG, received
+// by a receive the caller keeps posted. scoll_caller_req_test returns 1
+// and one such message (copied to out, n bytes) and its sender when one
+// arrived.
+#define SCOLL_CALLER_MAX_REQUEST 4096
+#define SCOLL_CALLER_REQ_TAG(tag_ub) ((tag_ub) - 1)
+int scoll_caller_req_test(scoll_caller *c, void *out, int *n, int *src);
+
 // The MPI library's own collectives on the caller's communicator, for
 // benchmarks: coll is one of the SCOLL_NATIVE_ constants; reductions sum
 // doubles (n of them per rank, per block for reduce-scatter-block), the
