@@ -61,8 +61,17 @@ static int op_code(MPI_Op op) {
 	if (op == MPI_MIN) return OP_MIN;
 	if (op == MPI_MINLOC) return OP_MINLOC;
 	if (op == MPI_MAXLOC) return OP_MAXLOC;
-	return OP_NONE;
+	if (op == MPI_LAND) return OP_LAND;
+	if (op == MPI_LOR) return OP_LOR;
+	if (op == MPI_BAND) return OP_BAND;
+	if (op == MPI_BOR) return OP_BOR;
+	if (op == MPI_BXOR) return OP_BXOR;
+	return OP_NONE; // MPI_LXOR, MPI_REPLACE, MPI_NO_OP, user operators
 }
+
+// integral reports whether d is an integer element type (the logical and
+// bitwise operators take those only).
+static int integral(int d) { return d >= DT_INT8 && d <= DT_UINT64; }
 
 static int type_size(MPI_Datatype dt) {
 	int s = 0;
@@ -114,6 +123,9 @@ static void unstage(stage_t *s, int out) {
 	}
 	free(s->packed);
 }
+
+static void adopt(MPI_Comm comm, MPI_Comm newcomm, int coll);
+static void adopt_dup(MPI_Comm comm, MPI_Comm newcomm, int coll);
 
 static int keyval = MPI_KEYVAL_INVALID; // the attribute that holds a communicator's scoll handle
 
@@ -196,6 +208,7 @@ static int reduction(int coll, const void *sendbuf, void *recvbuf, int count, MP
 	*done = 0;
 	if (h < 0 || count < 0 || o == OP_NONE || d == DT_NONE) return 0;
 	if ((o == OP_MINLOC || o == OP_MAXLOC) != (d >= DT_FLOAT_INT)) return 0; // MPI's error, from MPI
+	if (o >= OP_LAND && !integral(d)) return 0;                              // the same (or C's bool types)
 	int rc = scollmpi_reduction(h, coll, sendbuf == MPI_IN_PLACE ? NULL : (void *)sendbuf, recvbuf, count, d, o, root, (int *)counts, ret);
 	if (rc == H_FORWARD) return 0;
 	*done = 1;
@@ -386,10 +399,10 @@ static int movement(int coll, const void *sendbuf, int sendcount, MPI_Datatype s
 		    MPI_Datatype recvtype, int sblocks, MPI_Comm comm, int *done) {
 	int size = 0, ssize = 0, rsize = 0, h = handle(comm);
 	*done = 0;
-	if (h < 0 || sendcount < 0 || recvcount < 0) return 0;
+	int inplace = sendbuf == MPI_IN_PLACE; // MPI then ignores sendcount and sendtype
+	if (h < 0 || (!inplace && sendcount < 0) || recvcount < 0) return 0;
 	PMPI_Comm_size(comm, &size);
 	PMPI_Type_size(recvtype, &rsize);
-	int inplace = sendbuf == MPI_IN_PLACE;
 	if (!inplace) PMPI_Type_size(sendtype, &ssize);
 	int64_t block = (int64_t)rsize * recvcount;
 	if (!inplace && (int64_t)ssize * sendcount != block) return 0;
@@ -588,16 +601,19 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
 	return derive(comm, rc, ranks, n, nh, newcomm);
 }
 
+// MPI_Comm_dup is the MPI library's (it copies the attributes and info,
+// which MPI requires), given scoll's duplicate of comm's scoll
+// communicator.
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
-	int size = 0, n = 0, nh = -1, h = handle(comm);
-	if (h < 0) {
-		forwarded[COLL_DUP]++;
-		return PMPI_Comm_dup(comm, newcomm);
-	}
-	PMPI_Comm_size(comm, &size);
-	int *ranks = malloc(sizeof(int) * (size + 1));
-	int rc = scollmpi_dup(h, ranks, &n, &nh);
-	return derive(comm, rc, ranks, n, nh, newcomm);
+	int rc = PMPI_Comm_dup(comm, newcomm);
+	if (rc == MPI_SUCCESS) adopt_dup(comm, *newcomm, COLL_DUP);
+	return rc;
+}
+
+int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) {
+	int rc = PMPI_Comm_dup_with_info(comm, info, newcomm);
+	if (rc == MPI_SUCCESS) adopt_dup(comm, *newcomm, COLL_DUP);
+	return rc;
 }
 
 // adopt gives newcomm, which the MPI library made from comm (MPI_COMM_NULL
@@ -624,6 +640,53 @@ static void adopt(MPI_Comm comm, MPI_Comm newcomm, int coll) {
 	}
 	int nh = scollmpi_adopt(h, coll, inter ? -1 : color, key);
 	if (nh >= 0) PMPI_Comm_set_attr(newcomm, keyval, (void *)(intptr_t)nh);
+}
+
+// adopt_dup gives newcomm, the MPI library's duplicate of comm, scoll's
+// duplicate of comm's scoll communicator. Collective over comm.
+static void adopt_dup(MPI_Comm comm, MPI_Comm newcomm, int coll) {
+	int h = handle(comm);
+	if (h < 0) {
+		forwarded[coll]++;
+		return;
+	}
+	int nh = scollmpi_dup(h);
+	if (nh >= 0) PMPI_Comm_set_attr(newcomm, keyval, (void *)(intptr_t)nh);
+}
+
+// The communicators with a topology are intracommunicators like any
+// other: their collectives are scoll's too.
+int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm *newcomm) {
+	int rc = PMPI_Cart_create(comm, ndims, dims, periods, reorder, newcomm);
+	if (rc == MPI_SUCCESS) adopt(comm, *newcomm, COLL_CREATE);
+	return rc;
+}
+
+int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm) {
+	int rc = PMPI_Cart_sub(comm, remain_dims, newcomm);
+	if (rc == MPI_SUCCESS) adopt(comm, *newcomm, COLL_CREATE);
+	return rc;
+}
+
+int MPI_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int edges[], int reorder, MPI_Comm *newcomm) {
+	int rc = PMPI_Graph_create(comm, nnodes, index, edges, reorder, newcomm);
+	if (rc == MPI_SUCCESS) adopt(comm, *newcomm, COLL_CREATE);
+	return rc;
+}
+
+int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sources[], const int sourceweights[], int outdegree,
+				   const int destinations[], const int destweights[], MPI_Info info, int reorder, MPI_Comm *newcomm) {
+	int rc = PMPI_Dist_graph_create_adjacent(comm, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder,
+						 newcomm);
+	if (rc == MPI_SUCCESS) adopt(comm, *newcomm, COLL_CREATE);
+	return rc;
+}
+
+int MPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[], const int degrees[], const int destinations[], const int weights[],
+			  MPI_Info info, int reorder, MPI_Comm *newcomm) {
+	int rc = PMPI_Dist_graph_create(comm, n, sources, degrees, destinations, weights, info, reorder, newcomm);
+	if (rc == MPI_SUCCESS) adopt(comm, *newcomm, COLL_CREATE);
+	return rc;
 }
 
 int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm) {

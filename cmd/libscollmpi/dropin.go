@@ -156,7 +156,8 @@ var (
 )
 
 var ops = map[C.int]scoll.Op{C.OP_SUM: scoll.Sum, C.OP_PROD: scoll.Prod, C.OP_MAX: scoll.Max, C.OP_MIN: scoll.Min,
-	C.OP_MINLOC: scoll.MinLoc, C.OP_MAXLOC: scoll.MaxLoc}
+	C.OP_MINLOC: scoll.MinLoc, C.OP_MAXLOC: scoll.MaxLoc,
+	C.OP_LAND: scoll.Land, C.OP_LOR: scoll.Lor, C.OP_BAND: scoll.Band, C.OP_BOR: scoll.Bor, C.OP_BXOR: scoll.Bxor}
 
 //export scollmpi_init
 func scollmpi_init(rank, size C.int) C.int {
@@ -262,6 +263,11 @@ func configure(cfg *config) error {
 		if tuned, err = tuning.Parse(cfg.Tuning); err != nil {
 			return fmt.Errorf("%s=%s: %w", scoll.EnvTuning, cfg.Env[scoll.EnvTuning], err)
 		}
+	} else if os.Getenv(EnvTopology) != "" {
+		// A described network is not the one the built-in rules were
+		// measured on: the network's model chooses among scoll's
+		// algorithms (a tuning file measured there still rules).
+		tuned = &tuning.File{Version: tuning.Version}
 	} else if tuned, err = tuning.Parse(defaultRules); err != nil {
 		return fmt.Errorf("the built-in rules: %w", err)
 	}
@@ -610,10 +616,13 @@ func scollmpi_split(h, color, key C.int, ranks *C.int, n, handle *C.int) C.int {
 }
 
 //export scollmpi_dup
-func scollmpi_dup(h C.int, ranks *C.int, n, handle *C.int) C.int {
+func scollmpi_dup(h C.int) C.int {
 	d, err := comms[h].c.Dup(context.Background())
 	chosen = ""
-	return derived(h, C.COLL_DUP, d, err, ranks, n, handle)
+	if result(C.COLL_DUP, err) != C.H_DONE {
+		return -1
+	}
+	return register(d)
 }
 
 //export scollmpi_adopt

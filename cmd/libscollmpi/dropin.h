@@ -17,7 +17,7 @@ enum {
 };
 
 // Operators scoll handles.
-enum { OP_NONE = 0, OP_SUM, OP_PROD, OP_MAX, OP_MIN, OP_MINLOC, OP_MAXLOC };
+enum { OP_NONE = 0, OP_SUM, OP_PROD, OP_MAX, OP_MIN, OP_MINLOC, OP_MAXLOC, OP_LAND, OP_LOR, OP_BAND, OP_BOR, OP_BXOR };
 
 // The collectives, as the report names them.
 enum {

@@ -420,6 +420,43 @@ int main(int argc, char **argv) {
 		free(ranks);
 	}
 
+	// Logical and bitwise operators on integers; an in-place allgather
+	// whose ignored send count and type are -1 and MPI_DATATYPE_NULL.
+	{
+		int v = rank + 1, band = 0;
+		CHECK(MPI_Allreduce(&v, &band, 1, MPI_INT, MPI_BAND, MPI_COMM_WORLD) == MPI_SUCCESS, "band rc");
+		int zero = rank == size - 1, any = 0;
+		CHECK(MPI_Allreduce(&zero, &any, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD) == MPI_SUCCESS, "lor rc");
+		int want = 1;
+		for (int q = 0; q < size; q++) want = q == 0 ? 1 : want & (q + 1);
+		CHECK(band == want && any == 1, "band %d (want %d), lor %d", band, want, any);
+		int *ag = malloc(sizeof(int) * size);
+		for (int q = 0; q < size; q++) ag[q] = q == rank ? 10 * q : -1;
+		CHECK(MPI_Allgather(MPI_IN_PLACE, -1, MPI_DATATYPE_NULL, ag, 1, MPI_INT, MPI_COMM_WORLD) == MPI_SUCCESS, "allgather in place rc");
+		for (int q = 0; q < size; q++) CHECK(ag[q] == 10 * q, "allgather in place (send count -1): block %d = %d", q, ag[q]);
+		free(ag);
+	}
+
+	// MPI_Comm_dup copies the attributes (MPI's copy callbacks); a
+	// Cartesian communicator's collectives are scoll's too.
+	{
+		int kv, flag = 0, *got = NULL;
+		static int value = 42;
+		MPI_Comm_create_keyval(MPI_COMM_DUP_FN, MPI_COMM_NULL_DELETE_FN, &kv, NULL);
+		MPI_Comm_set_attr(MPI_COMM_WORLD, kv, &value);
+		MPI_Comm dup, cart;
+		MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+		MPI_Comm_get_attr(dup, kv, &got, &flag);
+		CHECK(flag && got == &value, "MPI_Comm_dup did not copy an attribute");
+		int dims[1] = {size}, periods[1] = {1}, x = 1, y = 0;
+		MPI_Cart_create(dup, 1, dims, periods, 0, &cart);
+		CHECK(MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, cart) == MPI_SUCCESS && y == size, "allreduce on a cartesian communicator: %d", y);
+		MPI_Comm_free(&cart);
+		MPI_Comm_free(&dup);
+		MPI_Comm_delete_attr(MPI_COMM_WORLD, kv);
+		MPI_Comm_free_keyval(&kv);
+	}
+
 	// Errors through the communicator's error handler: MPI_ERRORS_RETURN
 	// returns the class (a root out of range: MPI_ERR_ROOT) on every rank.
 	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
