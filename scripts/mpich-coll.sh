@@ -86,7 +86,10 @@ case "$("$MPIRUN" --version 2>&1)" in
 	export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=${OMPI_ALLOW_RUN_AS_ROOT_CONFIRM:-1}
 	;;
 *HYDRA*)
-	launch() { echo -np "$1"; }
+	# MPICH 4.0's device-level MPI_Reduce crashes with MPI_IN_PLACE at a
+	# root other than 0 (pmodels/mpich#6540, fixed by 4.1.3): its portable
+	# algorithms instead (a documented CVAR), natively and preloaded alike.
+	launch() { echo -np "$1" -genv MPIR_CVAR_REDUCE_DEVICE_COLLECTIVE 0; }
 	envarg() { printf '%s\n' -genv "$1" "$2"; }
 	;;
 *) die "$MPIRUN: neither Open MPI's nor MPICH's (Hydra) launcher" ;;
