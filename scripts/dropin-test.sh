@@ -205,7 +205,7 @@ want_algorithm() {
 # want_native_allreduce WHAT: the report in $tmp/report has 3 ranks that
 # forwarded every allreduce and ran every bcast with the binomial tree.
 want_native_allreduce() {
-	if [ "$(grep -cE '"allreduce":\{"handled":0,"forwarded":[1-9][0-9]*\}.*"bcast":\{"handled":[0-9]+,"forwarded":0,"algorithms":\{"binomial":' "$tmp/report")" -ne 3 ]; then
+	if [ "$(grep -cE '"allreduce":\{"handled":0,"forwarded":[1-9][0-9]*,"forwarded_by":\{"operator":1,"rule":[1-9][0-9]*\}\}.*"bcast":\{"handled":[0-9]+,"forwarded":0,"algorithms":\{"binomial":' "$tmp/report")" -ne 3 ]; then
 		echo "dropin ($mpi): $1: want every allreduce forwarded, every bcast handled by binomial:" >&2
 		cat "$tmp/report" >&2
 		exit 1

@@ -19,9 +19,31 @@
 
 static MPI_Comm scoll_comm = MPI_COMM_NULL; // the drop-in's duplicate of MPI_COMM_WORLD
 
-// The calls forwarded to PMPI_, by collective (the report's "forwarded").
-static int64_t forwarded[NUM_COLLS];
-int64_t dropin_forwarded(int coll) { return forwarded[coll]; }
+// The calls forwarded to PMPI_, by collective and reason (the report's
+// "forwarded" and "forwarded_by"). why is the reason of the call being
+// decided, when it is not the rules' (WHY_RULE) or the communicator's.
+static int64_t forwarded[NUM_COLLS][NUM_WHY];
+static int why = WHY_RULE;
+int64_t dropin_forwarded(int coll, int reason) { return forwarded[coll][reason]; }
+
+static int handle(MPI_Comm comm);
+
+// forward counts a call of coll on comm that goes to PMPI_.
+static void forward(int coll, MPI_Comm comm) {
+	int inter = 0;
+	if (handle(comm) < 0) {
+		if (comm != MPI_COMM_NULL) PMPI_Comm_test_inter(comm, &inter);
+		why = inter ? WHY_INTER : WHY_COMM;
+	}
+	forwarded[coll][why]++;
+	why = WHY_RULE;
+}
+
+// skip returns 0 (forward) with reason r.
+static int skip(int r) {
+	why = r;
+	return 0;
+}
 
 
 // A predefined datatype scoll reduces, or DT_NONE.
@@ -206,9 +228,12 @@ static int reduction(int coll, const void *sendbuf, void *recvbuf, int count, MP
 		     MPI_Comm comm, void *ret, int *done) {
 	int d = dt_code(dt), o = op_code(op), h = handle(comm);
 	*done = 0;
-	if (h < 0 || count < 0 || o == OP_NONE || d == DT_NONE) return 0;
-	if ((o == OP_MINLOC || o == OP_MAXLOC) != (d >= DT_FLOAT_INT)) return 0; // MPI's error, from MPI
-	if (o >= OP_LAND && !integral(d)) return 0;                              // the same (or C's bool types)
+	if (h < 0) return 0;
+	if (count < 0) return skip(WHY_ARG);
+	if (o == OP_NONE) return skip(WHY_OP);
+	if (d == DT_NONE) return skip(WHY_TYPE);
+	if ((o == OP_MINLOC || o == OP_MAXLOC) != (d >= DT_FLOAT_INT)) return skip(WHY_ARG); // MPI's error, from MPI
+	if (o >= OP_LAND && !integral(d)) return skip(WHY_TYPE);                             // the same (or C's bool types)
 	int rc = scollmpi_reduction(h, coll, sendbuf == MPI_IN_PLACE ? NULL : (void *)sendbuf, recvbuf, count, d, o, root, (int *)counts, ret);
 	if (rc == H_FORWARD) return 0;
 	*done = 1;
@@ -218,7 +243,7 @@ static int reduction(int coll, const void *sendbuf, void *recvbuf, int count, MP
 int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
 	int done, rc = reduction(COLL_ALLREDUCE, sendbuf, recvbuf, count, dt, op, 0, NULL, comm, __builtin_return_address(0), &done);
 	if (done) return rc;
-	forwarded[COLL_ALLREDUCE]++;
+	forward(COLL_ALLREDUCE, comm);
 	return PMPI_Allreduce(sendbuf, recvbuf, count, dt, op, comm);
 }
 
@@ -228,21 +253,21 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, M
 	// recvbuf matters at the root only.
 	int rc = reduction(COLL_REDUCE, sendbuf, me == root ? recvbuf : NULL, count, dt, op, root, NULL, comm, __builtin_return_address(0), &done);
 	if (done) return rc;
-	forwarded[COLL_REDUCE]++;
+	forward(COLL_REDUCE, comm);
 	return PMPI_Reduce(sendbuf, recvbuf, count, dt, op, root, comm);
 }
 
 int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
 	int done, rc = reduction(COLL_SCAN, sendbuf, recvbuf, count, dt, op, 0, NULL, comm, __builtin_return_address(0), &done);
 	if (done) return rc;
-	forwarded[COLL_SCAN]++;
+	forward(COLL_SCAN, comm);
 	return PMPI_Scan(sendbuf, recvbuf, count, dt, op, comm);
 }
 
 int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
 	int done, rc = reduction(COLL_EXSCAN, sendbuf, recvbuf, count, dt, op, 0, NULL, comm, __builtin_return_address(0), &done);
 	if (done) return rc;
-	forwarded[COLL_EXSCAN]++;
+	forward(COLL_EXSCAN, comm);
 	return PMPI_Exscan(sendbuf, recvbuf, count, dt, op, comm);
 }
 
@@ -251,7 +276,7 @@ int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, 
 	PMPI_Comm_size(comm, &size);
 	int rc = reduction(COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount, dt, op, 0, NULL, comm, __builtin_return_address(0), &done);
 	if (done) return rc;
-	forwarded[COLL_REDUCE_SCATTER_BLOCK]++;
+	forward(COLL_REDUCE_SCATTER_BLOCK, comm);
 	return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, dt, op, comm);
 }
 
@@ -267,7 +292,7 @@ int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[
 	done = 0;
 	int rc = bad || total > INT_MAX ? 0 : reduction(COLL_REDUCE_SCATTER, sendbuf, recvbuf, (int)total, dt, op, 0, recvcounts, comm, __builtin_return_address(0), &done);
 	if (done) return rc;
-	forwarded[COLL_REDUCE_SCATTER]++;
+	forward(COLL_REDUCE_SCATTER, comm);
 	return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, dt, op, comm);
 }
 
@@ -336,9 +361,10 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
 			free(s);
 			free(r);
 			free(b);
+			why = WHY_SIZE; // or a negative count: MPI's error
 		}
 	}
-	forwarded[COLL_ALLTOALLV]++;
+	forward(COLL_ALLTOALLV, comm);
 	return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 }
 
@@ -385,9 +411,10 @@ int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 		} else {
 			free(bcounts);
 			free(bdispls);
+			why = WHY_SIZE; // or counts MPI refuses
 		}
 	}
-	forwarded[COLL_ALLGATHERV]++;
+	forward(COLL_ALLGATHERV, comm);
 	return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 }
 
@@ -400,13 +427,14 @@ static int movement(int coll, const void *sendbuf, int sendcount, MPI_Datatype s
 	int size = 0, ssize = 0, rsize = 0, h = handle(comm);
 	*done = 0;
 	int inplace = sendbuf == MPI_IN_PLACE; // MPI then ignores sendcount and sendtype
-	if (h < 0 || (!inplace && sendcount < 0) || recvcount < 0) return 0;
+	if (h < 0) return 0;
+	if ((!inplace && sendcount < 0) || recvcount < 0) return skip(WHY_ARG);
 	PMPI_Comm_size(comm, &size);
 	PMPI_Type_size(recvtype, &rsize);
 	if (!inplace) PMPI_Type_size(sendtype, &ssize);
 	int64_t block = (int64_t)rsize * recvcount;
-	if (!inplace && (int64_t)ssize * sendcount != block) return 0;
-	if (block * size > INT_MAX) return 0; // beyond what MPI_Pack takes
+	if (!inplace && (int64_t)ssize * sendcount != block) return skip(WHY_ARG);
+	if (block * size > INT_MAX) return skip(WHY_SIZE); // beyond what MPI_Pack takes
 	stage_t in, out;
 	stage(&out, recvbuf, recvcount * size, recvtype, inplace);
 	if (!inplace) stage(&in, sendbuf, sendcount * sblocks, sendtype, 1);
@@ -422,7 +450,7 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 		  MPI_Comm comm) {
 	int done, rc = movement(COLL_ALLGATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, 1, comm, &done);
 	if (done) return rc;
-	forwarded[COLL_ALLGATHER]++;
+	forward(COLL_ALLGATHER, comm);
 	return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
@@ -432,7 +460,7 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 	PMPI_Comm_size(comm, &size);
 	int rc = movement(COLL_ALLTOALL, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, size, comm, &done);
 	if (done) return rc;
-	forwarded[COLL_ALLTOALL]++;
+	forward(COLL_ALLTOALL, comm);
 	return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
@@ -454,10 +482,10 @@ static int rooted(int scatter, const void *sendbuf, int sendcount, MPI_Datatype 
 	int manycount = scatter ? sendcount : recvcount, onecount = scatter ? recvcount : sendcount;
 	MPI_Datatype manytype = scatter ? sendtype : recvtype, onetype = scatter ? recvtype : sendtype;
 	int inplace = isroot && one == MPI_IN_PLACE;
-	if (isroot ? manycount < 0 : onecount < 0) return 0; // MPI's own error
+	if (isroot ? manycount < 0 : onecount < 0) return skip(WHY_ARG); // MPI's own error
 	PMPI_Type_size(isroot ? manytype : onetype, &bsize);
 	int64_t block = (int64_t)bsize * (isroot ? manycount : onecount);
-	if (block * size > INT_MAX) return 0; // beyond what MPI_Pack takes
+	if (block * size > INT_MAX) return skip(WHY_SIZE); // beyond what MPI_Pack takes
 	stage_t m = {0}, o = {0};
 	if (isroot) stage(&m, many, manycount * size, manytype, scatter || inplace);
 	if (!inplace) stage(&o, one, onecount, onetype, !scatter);
@@ -474,7 +502,7 @@ int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *
 	       MPI_Comm comm) {
 	int done, rc = rooted(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &done);
 	if (done) return rc;
-	forwarded[COLL_GATHER]++;
+	forward(COLL_GATHER, comm);
 	return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 
@@ -482,7 +510,7 @@ int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 		MPI_Comm comm) {
 	int done, rc = rooted(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &done);
 	if (done) return rc;
-	forwarded[COLL_SCATTER]++;
+	forward(COLL_SCATTER, comm);
 	return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 
@@ -534,7 +562,7 @@ int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 		MPI_Datatype recvtype, int root, MPI_Comm comm) {
 	int done, rc = rootedv(0, recvbuf, recvcounts, displs, recvtype, sendbuf, sendcount, sendtype, root, comm, &done);
 	if (done) return rc;
-	forwarded[COLL_GATHERV]++;
+	forward(COLL_GATHERV, comm);
 	return PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
 }
 
@@ -542,12 +570,13 @@ int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[]
 		 MPI_Datatype recvtype, int root, MPI_Comm comm) {
 	int done, rc = rootedv(1, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, &done);
 	if (done) return rc;
-	forwarded[COLL_SCATTERV]++;
+	forward(COLL_SCATTERV, comm);
 	return PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 
 int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm) {
 	int h = handle(comm);
+	if (h >= 0 && (count < 0 || (int64_t)count * type_size(dt) > INT_MAX)) why = count < 0 ? WHY_ARG : WHY_SIZE;
 	if (h >= 0 && count >= 0 && (int64_t)count * type_size(dt) <= INT_MAX) {
 		int me = -1;
 		PMPI_Comm_rank(comm, &me);
@@ -558,7 +587,7 @@ int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm) {
 		if (rc == H_DONE) return MPI_SUCCESS;
 		if (rc != H_FORWARD) return fail(comm, rc);
 	}
-	forwarded[COLL_BCAST]++;
+	forward(COLL_BCAST, comm);
 	return PMPI_Bcast(buf, count, dt, root, comm);
 }
 
@@ -592,7 +621,7 @@ static int derive(MPI_Comm comm, int rc, int *ranks, int n, int h, MPI_Comm *new
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
 	int size = 0, n = 0, nh = -1, h = handle(comm);
 	if (h < 0) {
-		forwarded[COLL_SPLIT]++;
+		forward(COLL_SPLIT, comm);
 		return PMPI_Comm_split(comm, color, key, newcomm);
 	}
 	PMPI_Comm_size(comm, &size);
@@ -625,7 +654,7 @@ int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) {
 static void adopt(MPI_Comm comm, MPI_Comm newcomm, int coll) {
 	int h = handle(comm), color = -1, key = 0, zero = 0, inter = 0;
 	if (h < 0) {
-		forwarded[coll]++;
+		forward(coll, comm);
 		return;
 	}
 	if (newcomm != MPI_COMM_NULL) {
@@ -647,7 +676,7 @@ static void adopt(MPI_Comm comm, MPI_Comm newcomm, int coll) {
 static void adopt_dup(MPI_Comm comm, MPI_Comm newcomm, int coll) {
 	int h = handle(comm);
 	if (h < 0) {
-		forwarded[coll]++;
+		forward(coll, comm);
 		return;
 	}
 	int nh = scollmpi_dup(h);
@@ -707,7 +736,7 @@ int MPI_Comm_free(MPI_Comm *comm) {
 	if (comm != NULL && *comm != MPI_COMM_NULL && handle(*comm) > 0) {
 		scollmpi_handled(COLL_FREE);
 	} else {
-		forwarded[COLL_FREE]++;
+		forward(COLL_FREE, comm != NULL ? *comm : MPI_COMM_NULL);
 	}
 	return PMPI_Comm_free(comm);
 }
@@ -719,7 +748,7 @@ int MPI_Barrier(MPI_Comm comm) {
 		if (rc == H_DONE) return MPI_SUCCESS;
 		if (rc != H_FORWARD) return fail(comm, rc);
 	}
-	forwarded[COLL_BARRIER]++;
+	forward(COLL_BARRIER, comm);
 	return PMPI_Barrier(comm);
 }
 

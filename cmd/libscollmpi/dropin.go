@@ -736,18 +736,36 @@ type calls struct {
 	Handled    int            `json:"handled"`
 	Forwarded  int            `json:"forwarded"`
 	Algorithms map[string]int `json:"algorithms,omitempty"`
+	// ForwardedBy counts the forwarded calls by reason (whyNames).
+	ForwardedBy map[string]int `json:"forwarded_by,omitempty"`
 }
+
+// whyNames name the reasons a call was forwarded, in the order of
+// dropin.h's WHY_ constants: a rule (the tuning rules or the environment
+// chose the MPI library), a communicator scoll has none for, an
+// intercommunicator, an operator or a datatype scoll does not run, a
+// buffer beyond what scoll packs, arguments MPI refuses (its error).
+var whyNames = [C.NUM_WHY]string(strings.Fields("rule communicator intercommunicator operator datatype size argument"))
 
 // writeReport appends this rank's report to file (one write, so that the
 // ranks' lines do not interleave).
 func writeReport(file string, rank int) error {
 	r := report{Rank: rank, Calls: map[string]calls{}}
 	for c, n := range handled {
-		f := int(C.dropin_forwarded(C.int(c)))
+		cs := calls{Handled: n, Algorithms: algs[c]}
+		for w, name := range whyNames {
+			if f := int(C.dropin_forwarded(C.int(c), C.int(w))); f > 0 {
+				if cs.ForwardedBy == nil {
+					cs.ForwardedBy = map[string]int{}
+				}
+				cs.ForwardedBy[name] = f
+				cs.Forwarded += f
+			}
+		}
 		r.Handled += n
-		r.Forwarded += f
-		if n+f > 0 {
-			r.Calls[collNames[c]] = calls{Handled: n, Forwarded: f, Algorithms: algs[c]}
+		r.Forwarded += cs.Forwarded
+		if n+cs.Forwarded > 0 {
+			r.Calls[collNames[c]] = cs
 		}
 	}
 	line, err := json.Marshal(r)

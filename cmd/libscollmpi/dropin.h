@@ -26,12 +26,15 @@ enum {
 	COLL_GATHERV, COLL_SCATTERV, COLL_SPLIT_TYPE, COLL_CREATE, COLL_FREE, NUM_COLLS
 };
 
+// Why a call was forwarded (the report's forwarded_by).
+enum { WHY_RULE = 0, WHY_COMM, WHY_INTER, WHY_OP, WHY_TYPE, WHY_SIZE, WHY_ARG, NUM_WHY };
+
 // What a Go handler returns: done, forward to PMPI_, or an MPI error class.
 enum { H_DONE = 0, H_FORWARD = -1 };
 
 // The Fortran handle of MPI_COMM_WORLD (scoll's transport duplicates it).
 int dropin_world_f(void);
-int64_t dropin_forwarded(int coll);
+int64_t dropin_forwarded(int coll, int reason);
 int dropin_elem_size(int dt);
 // dropin_bcast broadcasts n bytes from rank 0 of the drop-in's communicator.
 int dropin_bcast(void *buf, int n);
