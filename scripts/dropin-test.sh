@@ -45,15 +45,15 @@ launch() {
 	fi
 }
 
-# want_report FILE NP: every odd rank handled 339 calls, every even rank
-# 341 (it is in MPI_Comm_create's communicator: a bcast there and its
-# MPI_Comm_free), rank 0 343 (also alone in a split's communicator: a
+# want_report FILE NP: every odd rank handled 354 calls, every even rank
+# 356 (it is in MPI_Comm_create's communicator: a bcast there and its
+# MPI_Comm_free), rank 0 358 (also alone in a split's communicator: a
 # barrier there and its free), and each forwarded 1 (the user operator).
 want_report() {
 	local lines
-	lines=$(grep -cE '^\{"rank":(0,"handled":343|[0-9]*[13579],"handled":339|[0-9]*[2468],"handled":341),"forwarded":1,' "$1" || true)
+	lines=$(grep -cE '^\{"rank":(0,"handled":358|[0-9]*[13579],"handled":354|[0-9]*[2468],"handled":356),"forwarded":1,' "$1" || true)
 	if [ "$lines" -ne "$2" ]; then
-		echo "dropin ($mpi): $1: want $2 ranks with 339 handled (even ranks 341, rank 0 343) and 1 forwarded calls, got:" >&2
+		echo "dropin ($mpi): $1: want $2 ranks with 354 handled (even ranks 356, rank 0 358) and 1 forwarded calls, got:" >&2
 		cat "$1" >&2
 		exit 1
 	fi

@@ -23,6 +23,10 @@ struct scoll_caller {
 	// at most SCOLL_CALLER_MAX_REQUEST bytes).
 	MPI_Request req;
 	char req_buf[16 + SCOLL_CALLER_MAX_REQUEST];
+	// A notice or request completed (tested by scoll_caller_testsome, taken
+	// by scoll_caller_ctrl_test and scoll_caller_req_test), with its sender
+	// and the request's size.
+	int ctrl_ready, ctrl_src, req_ready, req_src, req_n;
 };
 
 #define CTRL_TAG(c) ((c)->tag_ub)
@@ -101,8 +105,20 @@ int scoll_caller_irecv(scoll_caller *c, void *buf, int64_t n, int peer, int tag,
 	return post(c, rc, req, slot, 1);
 }
 
-int scoll_caller_testsome(scoll_caller *c, int *done, int64_t *counts, int max) {
-	int k = 0;
+int scoll_caller_testsome(scoll_caller *c, int *done, int64_t *counts, int max, int *events) {
+	int k = 0, flag = 0;
+	MPI_Status st;
+	if (!c->ctrl_ready && c->ctrl != MPI_REQUEST_NULL && PMPI_Test(&c->ctrl, &flag, &st) == MPI_SUCCESS && flag) {
+		c->ctrl_ready = 1;
+		c->ctrl_src = st.MPI_SOURCE;
+	}
+	flag = 0;
+	if (!c->req_ready && c->req != MPI_REQUEST_NULL && PMPI_Test(&c->req, &flag, &st) == MPI_SUCCESS && flag) {
+		c->req_ready = 1;
+		c->req_src = st.MPI_SOURCE;
+		PMPI_Get_count(&st, MPI_BYTE, &c->req_n);
+	}
+	*events = c->ctrl_ready | c->req_ready << 1;
 	for (int i = 0; i < c->n && k < max;) {
 		int flag = 0, bytes = 0;
 		MPI_Status st;
@@ -131,23 +147,21 @@ int scoll_caller_cancel(scoll_caller *c, int slot) {
 }
 
 int scoll_caller_ctrl_test(scoll_caller *c, uint64_t *out, int *src) {
-	int flag = 0;
-	MPI_Status st;
-	if (c->ctrl == MPI_REQUEST_NULL || PMPI_Test(&c->ctrl, &flag, &st) != MPI_SUCCESS || !flag) return 0;
+	if (!c->ctrl_ready) return 0;
 	out[0] = c->ctrl_buf[0];
 	out[1] = c->ctrl_buf[1];
-	*src = st.MPI_SOURCE;
+	*src = c->ctrl_src;
+	c->ctrl_ready = 0;
 	ctrl_post(c);
 	return 1;
 }
 
 int scoll_caller_req_test(scoll_caller *c, void *out, int *n, int *src) {
-	int flag = 0;
-	MPI_Status st;
-	if (c->req == MPI_REQUEST_NULL || PMPI_Test(&c->req, &flag, &st) != MPI_SUCCESS || !flag) return 0;
-	PMPI_Get_count(&st, MPI_BYTE, n);
+	if (!c->req_ready) return 0;
+	*n = c->req_n;
 	memcpy(out, c->req_buf, *n);
-	*src = st.MPI_SOURCE;
+	*src = c->req_src;
+	c->req_ready = 0;
 	req_post(c);
 	return 1;
 }

@@ -186,17 +186,18 @@ func (e *Caller) Poll() {
 		e.mu.Unlock()
 		return
 	}
+	var events C.int
+	n := int(C.scoll_caller_testsome(e.c, &e.done[0], &e.counts[0], C.int(len(e.done)), &events))
 	var finished []*pending
 	var notice [2]C.uint64_t
 	var src, nb C.int
-	for C.scoll_caller_ctrl_test(e.c, &notice[0], &src) != 0 {
+	if events&1 != 0 && C.scoll_caller_ctrl_test(e.c, &notice[0], &src) != 0 {
 		finished = e.failCall(call{uint64(notice[0]), uint64(notice[1])}, int(src), finished)
 	}
 	var replies []*transport.Msg
-	for C.scoll_caller_req_test(e.c, unsafe.Pointer(&e.reqBuf[0]), &nb, &src) != 0 {
+	if events&2 != 0 && C.scoll_caller_req_test(e.c, unsafe.Pointer(&e.reqBuf[0]), &nb, &src) != 0 {
 		replies = e.arrive(int(src), e.reqBuf[:nb], replies)
 	}
-	n := int(C.scoll_caller_testsome(e.c, &e.done[0], &e.counts[0], C.int(len(e.done))))
 	if n <= 0 && finished == nil && replies == nil {
 		e.mu.Unlock() // the usual poll of a waiting rank: nothing to do
 		return

@@ -22,8 +22,11 @@ int scoll_caller_isend(scoll_caller *c, const void *buf, int64_t n, int peer, in
 int scoll_caller_irecv(scoll_caller *c, void *buf, int64_t n, int peer, int tag, int slot);
 // scoll_caller_testsome tests the posted requests; it writes the completed
 // ones' slots to done (and each receive's byte count, or −code−1 for an
-// error, to counts) and returns how many.
-int scoll_caller_testsome(scoll_caller *c, int *done, int64_t *counts, int max);
+// error, to counts) and returns how many. It tests the control and
+// request channels too: events has bit 0 set when a notice waits for
+// scoll_caller_ctrl_test, bit 1 when a request waits for
+// scoll_caller_req_test (one cgo call per poll when nothing arrived).
+int scoll_caller_testsome(scoll_caller *c, int *done, int64_t *counts, int max, int *events);
 int scoll_caller_cancel(scoll_caller *c, int slot);
 // scoll_caller_ctrl_test returns 1 and a notice (a failed call's
 // communicator id and sequence number) and its sender when one arrived;

@@ -451,6 +451,25 @@ int main(int argc, char **argv) {
 		int dims[1] = {size}, periods[1] = {1}, x = 1, y = 0;
 		MPI_Cart_create(dup, 1, dims, periods, 0, &cart);
 		CHECK(MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, cart) == MPI_SUCCESS && y == size, "allreduce on a cartesian communicator: %d", y);
+		// The other constructors with a topology, and a dup with info: a
+		// barrier on each.
+		MPI_Comm sub, graph, dgraph, adj, dupi;
+		int remain[1] = {1};
+		MPI_Cart_sub(cart, remain, &sub);
+		int *index = malloc(sizeof(int) * size), *edges = malloc(sizeof(int) * size);
+		for (int q = 0; q < size; q++) index[q] = q + 1, edges[q] = (q + 1) % size; // a ring
+		MPI_Graph_create(dup, size, index, edges, 0, &graph);
+		int next = (rank + 1) % size, prev = (rank + size - 1) % size, one = 1;
+		MPI_Dist_graph_create_adjacent(dup, 1, &prev, MPI_UNWEIGHTED, 1, &next, MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &adj);
+		MPI_Dist_graph_create(dup, 1, &rank, &one, &next, MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &dgraph);
+		MPI_Comm_dup_with_info(dup, MPI_INFO_NULL, &dupi);
+		MPI_Comm made[] = {sub, graph, adj, dgraph, dupi};
+		for (int i = 0; i < 5; i++) {
+			CHECK(MPI_Barrier(made[i]) == MPI_SUCCESS, "barrier on constructed communicator %d", i);
+			MPI_Comm_free(&made[i]);
+		}
+		free(index);
+		free(edges);
 		MPI_Comm_free(&cart);
 		MPI_Comm_free(&dup);
 		MPI_Comm_delete_attr(MPI_COMM_WORLD, kv);
