@@ -28,6 +28,44 @@ int64_t dropin_forwarded(int coll, int reason) { return forwarded[coll][reason];
 
 static int handle(MPI_Comm comm);
 
+// The tuning rules' choice per communicator handle and collective, as the
+// Go side sets it (dropin_set_rules): from mins[i] bytes on, native[i]
+// says whether calls go to the MPI library. Deciding here spares the
+// calls that go to the MPI library a call into Go.
+#define MAX_SEGS 64
+typedef struct {
+	int n;
+	int64_t mins[MAX_SEGS];
+	char native[MAX_SEGS];
+} segs_t;
+static segs_t (*rules)[NUM_COLLS]; // by handle
+static int nrules;
+
+void dropin_set_rules(int h, int coll, int n, const int64_t *mins, const char *native) {
+	if (h >= nrules) {
+		int m = h + 16;
+		rules = realloc(rules, sizeof *rules * m);
+		memset(rules + nrules, 0, sizeof *rules * (m - nrules));
+		nrules = m;
+	}
+	segs_t *g = &rules[h][coll];
+	g->n = n < MAX_SEGS ? n : MAX_SEGS;
+	for (int i = 0; i < g->n; i++) {
+		g->mins[i] = mins[i];
+		g->native[i] = native[i];
+	}
+}
+
+// native reports whether the rules send a call of coll on handle h
+// moving bytes (package tuning's message size) to the MPI library.
+static int native(int h, int coll, int64_t bytes) {
+	if (h >= nrules || rules[h][coll].n == 0) return 0;
+	segs_t *g = &rules[h][coll];
+	int i = 0;
+	while (i + 1 < g->n && g->mins[i + 1] <= bytes) i++;
+	return g->native[i];
+}
+
 // forward counts a call of coll on comm that goes to PMPI_.
 static void forward(int coll, MPI_Comm comm) {
 	int inter = 0;
@@ -234,6 +272,9 @@ static int reduction(int coll, const void *sendbuf, void *recvbuf, int count, MP
 	if (d == DT_NONE) return skip(WHY_TYPE);
 	if ((o == OP_MINLOC || o == OP_MAXLOC) != (d >= DT_FLOAT_INT)) return skip(WHY_ARG); // MPI's error, from MPI
 	if (o >= OP_LAND && !integral(d)) return skip(WHY_TYPE);                             // the same (or C's bool types)
+	int size = 1;
+	if (coll == COLL_REDUCE_SCATTER_BLOCK) PMPI_Comm_size(comm, &size);
+	if (coll != COLL_REDUCE_SCATTER && native(h, coll, (int64_t)count * dropin_elem_size(d) * size)) return 0;
 	int rc = scollmpi_reduction(h, coll, sendbuf == MPI_IN_PLACE ? NULL : (void *)sendbuf, recvbuf, count, d, o, root, (int *)counts, ret);
 	if (rc == H_FORWARD) return 0;
 	*done = 1;
@@ -435,6 +476,7 @@ static int movement(int coll, const void *sendbuf, int sendcount, MPI_Datatype s
 	int64_t block = (int64_t)rsize * recvcount;
 	if (!inplace && (int64_t)ssize * sendcount != block) return skip(WHY_ARG);
 	if (block * size > INT_MAX) return skip(WHY_SIZE); // beyond what MPI_Pack takes
+	if (native(h, coll, block)) return 0;
 	stage_t in, out;
 	stage(&out, recvbuf, recvcount * size, recvtype, inplace);
 	if (!inplace) stage(&in, sendbuf, sendcount * sblocks, sendtype, 1);
@@ -486,6 +528,7 @@ static int rooted(int scatter, const void *sendbuf, int sendcount, MPI_Datatype 
 	PMPI_Type_size(isroot ? manytype : onetype, &bsize);
 	int64_t block = (int64_t)bsize * (isroot ? manycount : onecount);
 	if (block * size > INT_MAX) return skip(WHY_SIZE); // beyond what MPI_Pack takes
+	if (native(h, scatter ? COLL_SCATTER : COLL_GATHER, block)) return 0;
 	stage_t m = {0}, o = {0};
 	if (isroot) stage(&m, many, manycount * size, manytype, scatter || inplace);
 	if (!inplace) stage(&o, one, onecount, onetype, !scatter);
@@ -577,7 +620,7 @@ int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[]
 int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm) {
 	int h = handle(comm);
 	if (h >= 0 && (count < 0 || (int64_t)count * type_size(dt) > INT_MAX)) why = count < 0 ? WHY_ARG : WHY_SIZE;
-	if (h >= 0 && count >= 0 && (int64_t)count * type_size(dt) <= INT_MAX) {
+	if (h >= 0 && count >= 0 && (int64_t)count * type_size(dt) <= INT_MAX && !native(h, COLL_BCAST, (int64_t)count * type_size(dt))) {
 		int me = -1;
 		PMPI_Comm_rank(comm, &me);
 		stage_t b;
@@ -743,7 +786,7 @@ int MPI_Comm_free(MPI_Comm *comm) {
 
 int MPI_Barrier(MPI_Comm comm) {
 	int h = handle(comm);
-	if (h >= 0) {
+	if (h >= 0 && !native(h, COLL_BARRIER, 0)) {
 		int rc = scollmpi_barrier(h);
 		if (rc == H_DONE) return MPI_SUCCESS;
 		if (rc != H_FORWARD) return fail(comm, rc);

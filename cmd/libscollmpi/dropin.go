@@ -128,6 +128,36 @@ func newDcomm(c *scoll.Comm) *dcomm {
 	return d
 }
 
+// publish gives the C side d's choices under handle h, so that calls the
+// rules send to the MPI library go there without calling into Go.
+func (d *dcomm) publish(h C.int) {
+	for coll := range d.rules {
+		var mins []C.int64_t
+		var nat []C.char
+		switch force[coll] {
+		case forceNative:
+			mins, nat = []C.int64_t{0}, []C.char{1}
+		case byRules:
+			for _, r := range d.rules[coll] {
+				mins = append(mins, C.int64_t(r.MinBytes))
+				nat = append(nat, C.char(b2i(r.Algorithm == tuning.Native)))
+			}
+		}
+		if len(mins) == 0 {
+			C.dropin_set_rules(h, C.int(coll), 0, nil, nil)
+			continue
+		}
+		C.dropin_set_rules(h, C.int(coll), C.int(len(mins)), &mins[0], &nat[0])
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // native reports whether a call of coll moving bytes (the message size of
 // package tuning: OSU's) goes to the MPI library.
 func (d *dcomm) native(coll C.int, bytes int) bool {
@@ -184,6 +214,7 @@ func scollmpi_init(rank, size C.int) C.int {
 		return 1
 	}
 	comms[0], nextHandle = newDcomm(scoll.NewComm(ep, scoll.WithTuning(scollRules(tuned)))), 1
+	comms[0].publish(0)
 	return 0
 }
 
@@ -644,6 +675,7 @@ func scollmpi_adopt(h, coll, color, key C.int) C.int {
 func register(d *scoll.Comm) C.int {
 	h := nextHandle
 	comms[h] = newDcomm(d)
+	comms[h].publish(h)
 	nextHandle++
 	return h
 }

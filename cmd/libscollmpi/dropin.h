@@ -36,6 +36,10 @@ enum { H_DONE = 0, H_FORWARD = -1 };
 int dropin_world_f(void);
 int64_t dropin_forwarded(int coll, int reason);
 int dropin_elem_size(int dt);
+// dropin_set_rules sets the rules of collective coll on communicator h:
+// from mins[i] bytes on (increasing), calls go to the MPI library when
+// native[i] is set. n = 0: scoll runs them all.
+void dropin_set_rules(int h, int coll, int n, const int64_t *mins, const char *native);
 // dropin_bcast broadcasts n bytes from rank 0 of the drop-in's communicator.
 int dropin_bcast(void *buf, int n);
 // dropin_site writes the call site of return address ret (the module's
