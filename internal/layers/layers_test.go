@@ -66,8 +66,8 @@ var allowed = map[string][]string{
 	"internal/mem":            {},
 	"internal/layers":         {},
 	"bench":                   {"", "algorithms", "internal/human", "internal/kernels", "internal/names", "internal/sizes", "internal/wire", "schedule", "split", "transport", "transport/inproc", "transport/record"},
-	"cmd/scoll":               {"", "algorithms", "bench", "internal/algtable", "internal/human", "internal/launch", "internal/names", "internal/sizes", "model", "schedule", "sim", "topology", "transport", "transport/record", "tuning", "workload"},
-	"cmd/libscollmpi":         {"", "internal/errs", "transport"},
+	"cmd/scoll":               {"", "algorithms", "bench", "internal/algtable", "internal/human", "internal/launch", "internal/names", "internal/sizes", "model", "schedule", "sim", "topology", "transport", "transport/mpi", "transport/record", "tuning", "workload"},
+	"cmd/libscollmpi":         {"", "algorithms", "schedule", "sim", "topology", "transport/mpi", "tuning"},
 	"examples/allreduce":      {""},
 	"examples/nodeallreduce":  {""},
 }
