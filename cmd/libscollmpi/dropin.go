@@ -389,11 +389,11 @@ func scollmpi_handled(coll C.int) { handled[coll]++ }
 func scollmpi_reduction(h, coll C.int, send, recv unsafe.Pointer, n, dt, op, root C.int, counts *C.int, ret unsafe.Pointer) C.int {
 	d := comms[h]
 	c := d.c
-	if d.native(coll, reductionBytes(coll, int(n), int(C.dropin_elem_size(dt)), c.Size())) {
+	if d.native(coll, reductionBytes(coll, int(n), elemSize[dt], c.Size())) {
 		return C.H_FORWARD
 	}
 	cs := ints(counts, c.Size())
-	opts := d.options(coll, int(n), int(C.dropin_elem_size(dt)))
+	opts := d.options(coll, int(n), elemSize[dt])
 	if coll == C.COLL_REDUCE && clairvoyantSites {
 		// Named by the call, not only by the environment: scoll predicts
 		// arrivals for the calls that name the clairvoyant reduce.
@@ -438,6 +438,12 @@ func scollmpi_reduction(h, coll C.int, send, recv unsafe.Pointer, n, dt, op, roo
 	}
 	return result(coll, err)
 }
+
+// elemSize is the size in bytes of an element of each DT_ type (as
+// dropin_elem_size, without a call into C).
+var elemSize = [...]int{C.DT_INT8: 1, C.DT_UINT8: 1, C.DT_INT16: 2, C.DT_UINT16: 2, C.DT_INT32: 4, C.DT_UINT32: 4,
+	C.DT_INT64: 8, C.DT_UINT64: 8, C.DT_FLOAT32: 4, C.DT_FLOAT64: 8, C.DT_FLOAT_INT: 8, C.DT_DOUBLE_INT: 16,
+	C.DT_LONG_INT: 16, C.DT_2INT: 8, C.DT_SHORT_INT: 8}
 
 // reductionBytes is the message size of a reduction of n elements of
 // elem bytes on size ranks, as package tuning counts it.

@@ -53,6 +53,15 @@ type Caller struct {
 	free   []int
 	done   []C.int
 	counts []C.int64_t
+	// pin keeps the Go buffers of posted operations where MPI reads or
+	// writes them: one Pinner for all (Pin on a fresh Pinner sets a
+	// finalizer, which costs as much as a small message), unpinned when
+	// no pinned operation is left. pinned counts them.
+	pin    runtime.Pinner
+	pinned int
+	// Poll's results from C (fields: passed to C, locals would escape).
+	events, src, nb C.int
+	notice          [2]C.uint64_t
 	// last is the call of the latest message posted; failed are the
 	// calls some rank reported failed (the latest few), and the rank.
 	last       call
@@ -84,7 +93,7 @@ type pending struct {
 	m      *transport.Msg
 	recv   bool
 	orphan bool
-	pin    runtime.Pinner
+	pinned bool   // its buffer is pinned (counted in Caller.pinned)
 	keep   []byte // the buffer MPI sends from, when not m.Buf
 }
 
@@ -160,7 +169,9 @@ func (e *Caller) post(m *transport.Msg, recv bool) error {
 	p := &pending{m: m, recv: recv, keep: buf}
 	var ptr unsafe.Pointer
 	if len(buf) > 0 {
-		p.pin.Pin(&buf[0])
+		e.pin.Pin(&buf[0])
+		e.pinned++
+		p.pinned = true
 		ptr = unsafe.Pointer(&buf[0])
 	}
 	var rc C.int
@@ -170,7 +181,7 @@ func (e *Caller) post(m *transport.Msg, recv bool) error {
 		rc = C.scoll_caller_isend(e.c, ptr, C.int64_t(len(buf)), C.int(m.Peer), C.int(tag), C.int(slot))
 	}
 	if rc != 0 {
-		p.pin.Unpin()
+		e.release(p)
 		e.free = append(e.free, slot)
 		return fmt.Errorf("%w: MPI error %d posting a message to rank %d", errs.PeerFailed, int(rc), m.Peer)
 	}
@@ -186,17 +197,14 @@ func (e *Caller) Poll() {
 		e.mu.Unlock()
 		return
 	}
-	var events C.int
-	n := int(C.scoll_caller_testsome(e.c, &e.done[0], &e.counts[0], C.int(len(e.done)), &events))
+	n := int(C.scoll_caller_testsome(e.c, &e.done[0], &e.counts[0], C.int(len(e.done)), &e.events))
 	var finished []*pending
-	var notice [2]C.uint64_t
-	var src, nb C.int
-	if events&1 != 0 && C.scoll_caller_ctrl_test(e.c, &notice[0], &src) != 0 {
-		finished = e.failCall(call{uint64(notice[0]), uint64(notice[1])}, int(src), finished)
+	if e.events&1 != 0 && C.scoll_caller_ctrl_test(e.c, &e.notice[0], &e.src) != 0 {
+		finished = e.failCall(call{uint64(e.notice[0]), uint64(e.notice[1])}, int(e.src), finished)
 	}
 	var replies []*transport.Msg
-	if events&2 != 0 && C.scoll_caller_req_test(e.c, unsafe.Pointer(&e.reqBuf[0]), &nb, &src) != 0 {
-		replies = e.arrive(int(src), e.reqBuf[:nb], replies)
+	if e.events&2 != 0 && C.scoll_caller_req_test(e.c, unsafe.Pointer(&e.reqBuf[0]), &e.nb, &e.src) != 0 {
+		replies = e.arrive(int(e.src), e.reqBuf[:e.nb], replies)
 	}
 	if n <= 0 && finished == nil && replies == nil {
 		e.mu.Unlock() // the usual poll of a waiting rank: nothing to do
@@ -207,8 +215,8 @@ func (e *Caller) Poll() {
 		p := e.slots[slot]
 		e.slots[slot] = nil
 		e.free = append(e.free, slot)
+		e.release(p)
 		if p.orphan { // completed already, with its call's failure
-			p.pin.Unpin()
 			continue
 		}
 		switch c := int64(e.counts[i]); {
@@ -221,12 +229,20 @@ func (e *Caller) Poll() {
 	}
 	e.mu.Unlock()
 	for _, p := range finished {
-		if !p.orphan {
-			p.pin.Unpin()
-		}
 		p.m.W.Done()
 	}
 	e.sendReplies(replies)
+}
+
+// release unpins p's buffer: MPI is done with it. Called with mu held.
+func (e *Caller) release(p *pending) {
+	if !p.pinned {
+		return
+	}
+	p.pinned = false
+	if e.pinned--; e.pinned == 0 {
+		e.pin.Unpin()
+	}
 }
 
 // failCall records that rank src failed call k, and completes this rank's
