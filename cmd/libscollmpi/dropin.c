@@ -342,12 +342,13 @@ int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[
 // block i at bdispls[i], bcounts[i] bytes; copy says whether to copy the
 // contents. It returns NULL when a count is negative or the whole exceeds
 // what MPI_Pack takes.
+static void vpack(char *packed, const void *buf, const int *counts, const int *displs, MPI_Datatype dt, int i, const int64_t *bcounts,
+		  const int64_t *bdispls, MPI_Comm comm);
+
 static char *vstage(const void *buf, const int *counts, const int *displs, MPI_Datatype dt, int n, int64_t *bcounts, int64_t *bdispls,
 		    int copy, MPI_Comm comm) {
 	int size;
-	MPI_Aint lb, ext;
 	PMPI_Type_size(dt, &size);
-	PMPI_Type_get_extent(dt, &lb, &ext);
 	int64_t total = 0;
 	for (int i = 0; i < n; i++) {
 		if (counts[i] < 0) return NULL;
@@ -357,11 +358,18 @@ static char *vstage(const void *buf, const int *counts, const int *displs, MPI_D
 	}
 	if (total > 0x7fffffff) return NULL;
 	char *packed = malloc(total + 1);
-	for (int i = 0; copy && i < n; i++) {
-		int pos = 0;
-		PMPI_Pack((const char *)buf + displs[i] * ext, counts[i], dt, packed + bdispls[i], (int)bcounts[i], &pos, comm);
-	}
+	for (int i = 0; copy && i < n; i++) vpack(packed, buf, counts, displs, dt, i, bcounts, bdispls, comm);
 	return packed;
+}
+
+// vpack packs block i of a v-buffer (as vstage describes it) into its
+// place in packed.
+static void vpack(char *packed, const void *buf, const int *counts, const int *displs, MPI_Datatype dt, int i, const int64_t *bcounts,
+		  const int64_t *bdispls, MPI_Comm comm) {
+	MPI_Aint lb, ext;
+	int pos = 0;
+	PMPI_Type_get_extent(dt, &lb, &ext);
+	PMPI_Pack((const char *)buf + displs[i] * ext, counts[i], dt, packed + bdispls[i], (int)bcounts[i], &pos, comm);
 }
 
 // vunstage unpacks what vstage packed back to the v-buffer, and frees it.
@@ -411,47 +419,35 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
 
 int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[],
 		   MPI_Datatype recvtype, MPI_Comm comm) {
-	int h = handle(comm), size = 0, me = 0, rsize = 0, ssize = 0;
+	int h = handle(comm), size = 0, me = 0, ssize = 0;
 	if (h >= 0) {
 		PMPI_Comm_size(comm, &size);
 		PMPI_Comm_rank(comm, &me);
-		PMPI_Type_size(recvtype, &rsize);
-		MPI_Aint lb, ext;
-		PMPI_Type_get_extent(recvtype, &lb, &ext);
-		// The blocks, packed in rank order: rank i's at bdispls[i].
-		int64_t *bcounts = malloc(sizeof(int64_t) * size), *bdispls = malloc(sizeof(int64_t) * size), total = 0;
-		int ok = 1;
-		for (int i = 0; i < size; i++) {
-			ok = ok && recvcounts[i] >= 0;
-			bcounts[i] = (int64_t)recvcounts[i] * rsize;
-			bdispls[i] = total;
-			total += bcounts[i];
-		}
 		int inplace = sendbuf == MPI_IN_PLACE;
 		if (!inplace) PMPI_Type_size(sendtype, &ssize);
-		if (ok && total <= 0x7fffffff && (inplace || (int64_t)ssize * sendcount == bcounts[me])) {
-			char *packed = malloc(total + 1);
+		// The blocks, packed in rank order: rank i's at bdispls[i].
+		int64_t *bcounts = malloc(sizeof(int64_t) * 2 * size), *bdispls = bcounts + size;
+		char *packed = vstage(recvbuf, recvcounts, displs, recvtype, size, bcounts, bdispls, 0, comm);
+		if (packed != NULL && (inplace || (int64_t)ssize * sendcount == bcounts[me])) {
 			stage_t in = {0};
-			int pos = 0;
 			if (inplace) {
-				PMPI_Pack((char *)recvbuf + displs[me] * ext, recvcounts[me], recvtype, packed + bdispls[me], (int)bcounts[me], &pos, comm);
+				vpack(packed, recvbuf, recvcounts, displs, recvtype, me, bcounts, bdispls, comm);
 			} else {
 				stage(&in, sendbuf, sendcount, sendtype, 1);
 			}
 			int rc = scollmpi_allgatherv(h, inplace ? NULL : at(&in), bcounts[me], packed, bcounts, bdispls);
 			if (!inplace) unstage(&in, 0);
-			for (int i = 0; rc == H_DONE && i < size; i++) {
-				pos = 0;
-				PMPI_Unpack(packed + bdispls[i], (int)bcounts[i], &pos, (char *)recvbuf + displs[i] * ext, recvcounts[i], recvtype, comm);
+			if (rc == H_DONE) {
+				vunstage(packed, recvbuf, recvcounts, displs, recvtype, size, bcounts, bdispls, comm);
+			} else {
+				free(packed);
 			}
-			free(packed);
 			free(bcounts);
-			free(bdispls);
 			if (rc == H_DONE) return MPI_SUCCESS;
 			if (rc != H_FORWARD) return fail(comm, rc);
 		} else {
+			free(packed);
 			free(bcounts);
-			free(bdispls);
 			why = WHY_SIZE; // or counts MPI refuses
 		}
 	}
@@ -577,10 +573,7 @@ static int rootedv(int scatter, const void *many, const int *counts, const int *
 	if (isroot) {
 		packed = vstage(many, counts, displs, manytype, size, bc, bd, scatter, comm);
 		if (packed != NULL && inplace && !scatter) { // the root's own block is already in place
-			MPI_Aint lb, ext;
-			int pos = 0;
-			PMPI_Type_get_extent(manytype, &lb, &ext);
-			PMPI_Pack((const char *)many + displs[me] * ext, counts[me], manytype, packed + bd[me], (int)bc[me], &pos, comm);
+			vpack(packed, many, counts, displs, manytype, me, bc, bd, comm);
 		}
 	}
 	stage_t o = {0};

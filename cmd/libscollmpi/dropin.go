@@ -389,7 +389,10 @@ func scollmpi_handled(coll C.int) { handled[coll]++ }
 func scollmpi_reduction(h, coll C.int, send, recv unsafe.Pointer, n, dt, op, root C.int, counts *C.int, ret unsafe.Pointer) C.int {
 	d := comms[h]
 	c := d.c
-	if d.native(coll, reductionBytes(coll, int(n), elemSize[dt], c.Size())) {
+	// The C side applied the rules (dropin.c's native) but for
+	// MPI_Reduce_scatter, whose size it does not count.
+	if int(dt) >= len(reducers) || reducers[dt] == nil ||
+		coll == C.COLL_REDUCE_SCATTER && d.native(coll, reductionBytes(coll, int(n), elemSize[dt], c.Size())) {
 		return C.H_FORWARD
 	}
 	cs := ints(counts, c.Size())
@@ -401,49 +404,29 @@ func scollmpi_reduction(h, coll C.int, send, recv unsafe.Pointer, n, dt, op, roo
 		C.dropin_site(ret, &site[0], C.int(len(site)))
 		opts = []scoll.CallOption{chosenOpt, scoll.WithAlgorithm("clairvoyant"), scoll.WithCallSite(C.GoString(&site[0]))}
 	}
-	var err error
-	switch dt {
-	case C.DT_INT8:
-		err = reduction[int8](c, coll, send, recv, int(n), ops[op], int(root), cs, opts)
-	case C.DT_UINT8:
-		err = reduction[uint8](c, coll, send, recv, int(n), ops[op], int(root), cs, opts)
-	case C.DT_INT16:
-		err = reduction[int16](c, coll, send, recv, int(n), ops[op], int(root), cs, opts)
-	case C.DT_UINT16:
-		err = reduction[uint16](c, coll, send, recv, int(n), ops[op], int(root), cs, opts)
-	case C.DT_INT32:
-		err = reduction[int32](c, coll, send, recv, int(n), ops[op], int(root), cs, opts)
-	case C.DT_UINT32:
-		err = reduction[uint32](c, coll, send, recv, int(n), ops[op], int(root), cs, opts)
-	case C.DT_INT64:
-		err = reduction[int64](c, coll, send, recv, int(n), ops[op], int(root), cs, opts)
-	case C.DT_UINT64:
-		err = reduction[uint64](c, coll, send, recv, int(n), ops[op], int(root), cs, opts)
-	case C.DT_FLOAT32:
-		err = reduction[float32](c, coll, send, recv, int(n), ops[op], int(root), cs, opts)
-	case C.DT_FLOAT64:
-		err = reduction[float64](c, coll, send, recv, int(n), ops[op], int(root), cs, opts)
-	case C.DT_FLOAT_INT:
-		err = reduction[scoll.Loc[float32]](c, coll, send, recv, int(n), ops[op], int(root), cs, opts)
-	case C.DT_DOUBLE_INT:
-		err = reduction[scoll.Loc[float64]](c, coll, send, recv, int(n), ops[op], int(root), cs, opts)
-	case C.DT_LONG_INT:
-		err = reduction[scoll.Loc[int64]](c, coll, send, recv, int(n), ops[op], int(root), cs, opts)
-	case C.DT_2INT:
-		err = reduction[scoll.Loc[int32]](c, coll, send, recv, int(n), ops[op], int(root), cs, opts)
-	case C.DT_SHORT_INT:
-		err = reduction[scoll.Loc[int16]](c, coll, send, recv, int(n), ops[op], int(root), cs, opts)
-	default:
-		return C.H_FORWARD
-	}
-	return result(coll, err)
+	return result(coll, reducers[dt](c, coll, send, recv, int(n), ops[op], int(root), cs, opts))
 }
 
-// elemSize is the size in bytes of an element of each DT_ type (as
-// dropin_elem_size, without a call into C).
-var elemSize = [...]int{C.DT_INT8: 1, C.DT_UINT8: 1, C.DT_INT16: 2, C.DT_UINT16: 2, C.DT_INT32: 4, C.DT_UINT32: 4,
-	C.DT_INT64: 8, C.DT_UINT64: 8, C.DT_FLOAT32: 4, C.DT_FLOAT64: 8, C.DT_FLOAT_INT: 8, C.DT_DOUBLE_INT: 16,
-	C.DT_LONG_INT: 16, C.DT_2INT: 8, C.DT_SHORT_INT: 8}
+// reducer runs reduction on elements of one type.
+type reducer func(c *scoll.Comm, coll C.int, send, recv unsafe.Pointer, n int, op scoll.Op, root int, counts []int, opts []scoll.CallOption) error
+
+// reducers are the reductions by DT_ type: numbers as Go's, the pair
+// types of MPI_MINLOC and MPI_MAXLOC as scoll.Loc (C's struct { T value;
+// int index; }).
+var reducers = [...]reducer{C.DT_INT8: reduction[int8], C.DT_UINT8: reduction[uint8], C.DT_INT16: reduction[int16],
+	C.DT_UINT16: reduction[uint16], C.DT_INT32: reduction[int32], C.DT_UINT32: reduction[uint32], C.DT_INT64: reduction[int64],
+	C.DT_UINT64: reduction[uint64], C.DT_FLOAT32: reduction[float32], C.DT_FLOAT64: reduction[float64],
+	C.DT_FLOAT_INT: reduction[scoll.Loc[float32]], C.DT_DOUBLE_INT: reduction[scoll.Loc[float64]],
+	C.DT_LONG_INT: reduction[scoll.Loc[int64]], C.DT_2INT: reduction[scoll.Loc[int32]], C.DT_SHORT_INT: reduction[scoll.Loc[int16]]}
+
+// elemSize is the size in bytes of an element of each DT_ type:
+// dropin_elem_size's, read once so that calls need no call into C.
+var elemSize = func() (sizes [len(reducers)]int) {
+	for d := range sizes {
+		sizes[d] = int(C.dropin_elem_size(C.int(d)))
+	}
+	return sizes
+}()
 
 // reductionBytes is the message size of a reduction of n elements of
 // elem bytes on size ranks, as package tuning counts it.
@@ -499,9 +482,7 @@ func scollmpi_movement(h, coll C.int, send, recv unsafe.Pointer, n C.int64_t, ro
 	ctx, d := context.Background(), comms[h]
 	c := d.c
 	b, p := int(n), c.Size() // bytes per block, blocks
-	if d.native(coll, b) {
-		return C.H_FORWARD
-	}
+	// The C side applied the rules (dropin.c's native).
 	var err error
 	switch coll {
 	case C.COLL_ALLGATHER:
@@ -623,20 +604,14 @@ func scollmpi_rootedv(h, scatter C.int, many unsafe.Pointer, counts *C.int64_t, 
 
 //export scollmpi_bcast
 func scollmpi_bcast(h C.int, buf unsafe.Pointer, n C.int64_t, root C.int) C.int {
-	d := comms[h]
-	if d.native(C.COLL_BCAST, int(n)) {
-		return C.H_FORWARD
-	}
+	d := comms[h] // the C side applied the rules
 	err := scoll.Bcast(context.Background(), d.c, unsafe.Slice((*byte)(buf), int(n)), int(root), d.options(C.COLL_BCAST, int(n), 1)...)
 	return result(C.COLL_BCAST, err)
 }
 
 //export scollmpi_barrier
 func scollmpi_barrier(h C.int) C.int {
-	d := comms[h]
-	if d.native(C.COLL_BARRIER, 0) {
-		return C.H_FORWARD
-	}
+	d := comms[h] // the C side applied the rules
 	return result(C.COLL_BARRIER, scoll.Barrier(context.Background(), d.c, d.options(C.COLL_BARRIER, 0, 1)...))
 }
 
