@@ -37,6 +37,18 @@ func HostKey() ([32]byte, error) {
 	return sha256.Sum256([]byte("host\x00" + h + "\x00" + strings.TrimSpace(string(boot)))), nil
 }
 
+// MachineKey is the identity of the machine (the kernel) this rank runs
+// on, whatever host name it pretends: the ranks with equal keys share its
+// CPUs. It is the host key when the boot id cannot be read.
+func MachineKey() [32]byte {
+	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		k, _ := HostKey()
+		return k
+	}
+	return sha256.Sum256([]byte("machine\x00" + strings.TrimSpace(string(boot))))
+}
+
 // Config is how Host joins: the job's secret and id, whether shared
 // memory is required, and (for tests, nil: the real ones) how the host's
 // segment is made, how a rank joins it and what a rank's host is.
@@ -97,14 +109,18 @@ func Host(ctx context.Context, net mixed.Net, cfg Config) (transport.Transport, 
 		// A host of its own: the others reach this rank over net.
 		me = sha256.Sum256(fmt.Appendf(nil, "rank\x00%d\x00%v", net.Rank(), err))
 	}
-	keys, err := exchangeHosts(ctx, net, me)
+	keys, machines, err := exchangeHosts(ctx, net, me, MachineKey())
 	if err != nil {
 		return nil, err
 	}
 	var local []int
+	sameMachine := 0
 	for r, k := range keys {
 		if k == me {
 			local = append(local, r)
+		}
+		if machines[r] == machines[net.Rank()] {
+			sameMachine++
 		}
 	}
 	// Every rank learns every rank's host, whether or not its own host's
@@ -173,7 +189,13 @@ func Host(ctx context.Context, net mixed.Net, cfg Config) (transport.Transport, 
 	}
 	var ep *shm.Transport
 	if joinErr == nil {
-		ep, joinErr = cfg.NewEndpoint(seg, idx, len(local), shm.Config{Ranks: local, JobSize: net.Size()})
+		c := shm.Config{Ranks: local, JobSize: net.Size(), MachineRanks: sameMachine}
+		if len(local) < net.Size() {
+			// Some messages come over the network: the progress
+			// goroutine must sleep where their readers wake.
+			c.BellSocket = name + "-bell"
+		}
+		ep, joinErr = cfg.NewEndpoint(seg, idx, len(local), c)
 		if joinErr != nil {
 			seg.Close()
 		}
@@ -259,23 +281,26 @@ func agreeHost(ctx context.Context, net transport.Transport, local []int, tag in
 
 // exchangeHosts tells every rank of net's job this rank's host key and
 // returns every rank's.
-func exchangeHosts(ctx context.Context, net transport.Transport, me [32]byte) ([][32]byte, error) {
+func exchangeHosts(ctx context.Context, net transport.Transport, me, machine [32]byte) (hosts, machines [][32]byte, err error) {
 	all := make([]int, net.Size())
 	for r := range all {
 		all[r] = r
 	}
-	got, err := swap(ctx, net, all, tagHosts, me[:])
+	mine := append(me[:], machine[:]...)
+	got, err := swap(ctx, net, all, tagHosts, mine)
 	if err != nil {
-		return nil, fmt.Errorf("host exchange: %w", err)
+		return nil, nil, fmt.Errorf("host exchange: %w", err)
 	}
-	keys := make([][32]byte, len(all))
+	hosts = make([][32]byte, len(all))
+	machines = make([][32]byte, len(all))
 	for r, b := range got {
 		if b == nil {
-			b = me[:]
+			b = mine
 		}
-		copy(keys[r][:], b)
+		copy(hosts[r][:], b)
+		copy(machines[r][:], b[32:])
 	}
-	return keys, nil
+	return hosts, machines, nil
 }
 
 // swap sends mine to every rank of peers but this one, on the bootstrap

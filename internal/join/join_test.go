@@ -120,3 +120,39 @@ func TestJoinHostFallback(t *testing.T) {
 		})
 	}
 }
+
+// TestJoinHostMachine: ranks pretending to be on two hosts (one machine)
+// tell their segments how many ranks share the machine's CPUs, and, since
+// some of their peers are on the other host, to sleep on a doorbell socket
+// (the network's readers must run meanwhile); ranks of one host need no
+// socket.
+func TestJoinHostMachine(t *testing.T) {
+	for _, tc := range []struct {
+		hosts  int
+		socket bool
+	}{{2, true}, {1, false}} {
+		var mu sync.Mutex
+		var cfgs []shm.Config
+		join := func(seg *shm.Segment, rank, size int, c shm.Config) (*shm.Transport, error) {
+			mu.Lock()
+			cfgs = append(cfgs, c)
+			mu.Unlock()
+			return shm.New(seg, rank, size, c)
+		}
+		key := func(r int) ([32]byte, error) { return [32]byte{byte(r % tc.hosts)}, nil }
+		_, errs := joinAll(t, 4, true, testHooks{key: key, join: join})
+		for r, err := range errs {
+			if err != nil {
+				t.Fatalf("%d hosts: rank %d: %v", tc.hosts, r, err)
+			}
+		}
+		if len(cfgs) != 4 {
+			t.Fatalf("%d hosts: %d endpoints joined, want 4", tc.hosts, len(cfgs))
+		}
+		for _, c := range cfgs {
+			if c.MachineRanks != 4 || (c.BellSocket != "") != tc.socket {
+				t.Errorf("%d hosts: machine ranks %d, bell socket %q", tc.hosts, c.MachineRanks, c.BellSocket)
+			}
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 
 	"github.com/scoll/scoll/internal/errs"
 
@@ -42,7 +43,10 @@ type Transport struct {
 	net   Net
 	local Local
 	exch  transport.Exchanger // local's exchanges, when it reaches every rank
-	nodes []int               // the node of every rank (nil: not known)
+	// remote: some ranks are reached through net, whose readers run on
+	// their own goroutines.
+	remote bool
+	nodes  []int // the node of every rank (nil: not known)
 }
 
 // SetNodes tells the endpoint the node of every rank (transport.Noder):
@@ -78,11 +82,11 @@ func New(net Net, local Local) *Transport {
 			n.OnPeerDown(l.FailRank)
 		}
 	}
-	x := transport.CapsOf(local).Exchanger
-	ok := x != nil
 	for r := range net.Size() {
-		ok = ok && local.Local(r)
+		t.remote = t.remote || !local.Local(r)
 	}
+	x := transport.CapsOf(local).Exchanger
+	ok := x != nil && !t.remote
 	if ok {
 		t.exch = x
 		if s, ok := local.(interface{ SetChecker(transport.Checker) }); ok {
@@ -163,10 +167,16 @@ func (t *Transport) Unserve(service uint64) { t.net.Unserve(service) }
 func (t *Transport) Model() (alpha, beta float64) { return t.net.Model() }
 
 // Poll polls the host's endpoint, whose receives progress fastest when
-// their waiter polls; the network's progress on their own.
+// their waiter polls, and, when some ranks are on other hosts, lets the
+// network's readers run: they progress on their own goroutines, which a
+// waiter spinning on the host's rings would otherwise keep off the
+// runtime's processor (GOMAXPROCS=1) until it parks.
 func (t *Transport) Poll() {
 	if t.local != nil {
 		t.local.Poll()
+		if t.remote {
+			runtime.Gosched()
+		}
 	}
 }
 

@@ -33,6 +33,20 @@ type Config struct {
 	// it sleeps on its doorbell (default 50 µs when the segment's ranks
 	// have a core each, else none; negative: never polls).
 	Spin time.Duration
+	// BellSocket, when set, makes the progress goroutine sleep in the Go
+	// runtime's network poller, on a datagram socket in the abstract
+	// namespace named BellSocket + "." + the segment rank (its doorbell:
+	// producers send it a byte), instead of in futex(2), which holds the
+	// runtime's processor: set it when the process also waits on network
+	// connections (the mixed transport), whose readers must run while the
+	// rings are idle. It must be the same for every rank of the segment
+	// and unique on the host (derive it from the job's secret).
+	BellSocket string
+	// MachineRanks is how many ranks of the job share this machine's CPUs,
+	// when more than the segment's (several pretended hosts on one
+	// machine): the endpoint then counts them when it decides whether the
+	// ranks have a core each. 0: the segment's ranks.
+	MachineRanks int
 
 	// clock is where the endpoint takes time from: its peer checks, the
 	// progress goroutine's timer and spinning (default clock.Real). Tests

@@ -4,3 +4,6 @@ package shm
 
 // CountCPUs exports countCPUs to the tests.
 var CountCPUs = countCPUs
+
+// UniqueBell exports uniqueBell to the tests.
+var UniqueBell = uniqueBell

@@ -7,6 +7,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/scoll/scoll/internal/clock"
 )
 
 // Bell lets a consumer in one process sleep until a producer in another
@@ -21,7 +23,15 @@ import (
 // the producer sees the sleeper and wakes it, or the consumer's second
 // check sees the data (both sides use sequentially consistent atomics), so
 // no wake-up is lost.
-type Bell struct{ mem []byte }
+//
+// An endpoint with a socket bell (Config.BellSocket) sleeps on the
+// bell's socket instead (ArmSocket, SleepSocket): Ring then also sends
+// the sleeper's socket a byte.
+type Bell struct {
+	mem  []byte
+	sock *sockBell // the ringing endpoint's socket bell, or nil
+	to   int       // the sleeper's segment rank, for sock
+}
 
 // Seq returns the current sequence number.
 func (b *Bell) Seq() uint32 { return u32(b.mem, 0).Load() }
@@ -50,12 +60,40 @@ func (b *Bell) Sleep(seq uint32, d time.Duration) {
 	futex(&b.mem[0], futexWait, seq, ts)
 }
 
+// ArmSocket is Arm for a sleeper on the endpoint's socket bell;
+// SleepSocket or DisarmSocket must follow.
+func (b *Bell) ArmSocket() uint32 {
+	seq := u32(b.mem, 0).Load()
+	u32(b.mem, 4).Add(sockSleeper)
+	return seq
+}
+
+// DisarmSocket withdraws an ArmSocket without sleeping.
+func (b *Bell) DisarmSocket() { u32(b.mem, 4).Add(^uint32(sockSleeper - 1)) }
+
+// SleepSocket is Sleep on the socket bell s (this endpoint's): it waits in
+// the Go runtime's network poller, so that the process's other goroutines
+// (network readers) run meanwhile, and disarms.
+func (b *Bell) SleepSocket(s *sockBell, clk clock.Clock, seq uint32, d time.Duration) {
+	defer b.DisarmSocket()
+	if u32(b.mem, 0).Load() != seq {
+		return
+	}
+	s.sleep(clk, d)
+}
+
 // Ring wakes the sleepers, if any: it advances the sequence number and
-// calls futex(2) only when some consumer has armed the bell.
+// calls futex(2), or sends to the sleeper's socket, only when some
+// consumer has armed the bell.
 func (b *Bell) Ring() {
-	if u32(b.mem, 4).Load() != 0 {
+	if v := u32(b.mem, 4).Load(); v != 0 {
 		u32(b.mem, 0).Add(1)
-		futex(&b.mem[0], futexWake, 1<<30, nil)
+		if v%sockSleeper != 0 {
+			futex(&b.mem[0], futexWake, 1<<30, nil)
+		}
+		if v >= sockSleeper && b.sock != nil {
+			b.sock.wake(b.to)
+		}
 	}
 }
 

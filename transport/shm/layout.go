@@ -38,7 +38,7 @@ func (t *Transport) ringMem(from, to int) []byte {
 // bell returns rank r's doorbell, which r sleeps on.
 func (t *Transport) bell(r int) *Bell {
 	off := r*lineSize + slotBell
-	return &Bell{mem: t.seg.Bytes()[off : off+8]}
+	return &Bell{mem: t.seg.Bytes()[off : off+8], sock: t.sock, to: r}
 }
 
 // state returns rank r's state: stateUp, stateClosed or 0.

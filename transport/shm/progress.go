@@ -88,6 +88,15 @@ func (t *Transport) progress() {
 		if t.spinFor(t.cfg.spin(t.size), polls) {
 			continue
 		}
+		if t.sock != nil {
+			seq := bell.ArmSocket()
+			if t.arrived() || t.polls.Load() != polls || t.parked.Load() == 0 && t.npend.Load() == 0 {
+				bell.DisarmSocket()
+				continue
+			}
+			bell.SleepSocket(t.sock, clk, seq, t.cfg.poll())
+			continue
+		}
 		seq := bell.Arm()
 		if t.arrived() || t.polls.Load() != polls || t.parked.Load() == 0 && t.npend.Load() == 0 {
 			bell.Disarm()

@@ -66,6 +66,7 @@ type Transport struct {
 	exchLimit int               // ExchangeLimit
 	shut      atomic.Bool       // Close has begun
 	shared    bool              // the segment's ranks share cores (oversubscribed)
+	sock      *sockBell         // the doorbell socket (Config.BellSocket), or nil
 	segMu     sync.RWMutex      // FailRank reads, Close unmaps the segment
 	checker   transport.Checker // call records for the exchanges, if any
 
@@ -156,7 +157,7 @@ func New(seg *Segment, rank, size int, cfg Config) (*Transport, error) {
 		peerErr: make([]error, size), failErr: make([]error, size), watches: make([]*Watch, size), aborted: map[callKey]error{}, stop: make(chan struct{}), done: make(chan struct{})}
 	t.exchOff = size*lineSize + size*size*RingSize(rb)
 	t.exchLimit = t.exchangeLimit()
-	t.shared = oversubscribed(size)
+	t.shared = oversubscribed(max(size, cfg.MachineRanks))
 	mem := seg.Bytes()
 	for p := range size {
 		if p == rank {
@@ -167,6 +168,11 @@ func New(seg *Segment, rank, size int, cfg Config) (*Transport, error) {
 			return nil, err
 		}
 		if t.in[p], err = NewRing(t.ringMem(p, rank), rb); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.BellSocket != "" {
+		if t.sock, err = newSockBell(cfg.BellSocket, rank, size); err != nil {
 			return nil, err
 		}
 	}
@@ -265,6 +271,9 @@ func (t *Transport) Close() error {
 		if p != t.rank {
 			t.bell(p).Ring()
 		}
+	}
+	if t.sock != nil {
+		t.sock.close()
 	}
 	t.segMu.Lock() // no FailRank in flight
 	defer t.segMu.Unlock()
