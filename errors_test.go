@@ -278,3 +278,51 @@ func TestMismatchTCPNamesCollectives(t *testing.T) {
 		t.Errorf("no rank's mismatch names both collectives: %v", errs)
 	}
 }
+
+// TestEagerMismatchTCP: with eager sends over TCP, a mismatched bcast
+// (the root passes 4 elements, the others 5) fails at every receiver; the
+// root, whose part is only sends, fails in it too or learns of it no later
+// than its next call on the communicator (allreduce) or its Close
+// (close), which fails with ErrMismatch naming the earlier call.
+func TestEagerMismatchTCP(t *testing.T) {
+	noNative := scoll.WithoutAlgorithm("meet", "exchange")
+	for _, p := range []int{2, 3} {
+		for _, then := range []string{"allreduce", "close"} {
+			t.Run(fmt.Sprintf("p%d-%s", p, then), func(t *testing.T) {
+				comms := matrix.TCPComms(t, p, tcp.Config{DetachedSends: true})
+				first := make([]error, p)
+				second := make([]error, p)
+				matrix.OnAll(comms, func(ctx context.Context, c *scoll.Comm) error {
+					n := 5
+					if c.Rank() == 0 {
+						n = 4
+					}
+					first[c.Rank()] = scoll.Bcast(ctx, c, make([]float64, n), 0, noNative)
+					if then == "allreduce" {
+						second[c.Rank()] = scoll.Allreduce(ctx, c, []float64{1}, make([]float64, 1), scoll.Sum, noNative)
+					} else {
+						second[c.Rank()] = c.Close()
+					}
+					return nil
+				})
+				for r := 1; r < p; r++ {
+					if !errors.Is(first[r], scoll.ErrMismatch) {
+						t.Errorf("receiver %d: %v, want ErrMismatch", r, first[r])
+					}
+				}
+				switch {
+				case errors.Is(first[0], scoll.ErrMismatch):
+					t.Logf("the root failed in the call: %v", first[0])
+				case first[0] != nil:
+					t.Errorf("root: %v, want nil or ErrMismatch", first[0])
+				case !errors.Is(second[0], scoll.ErrMismatch) || !strings.Contains(second[0].Error(), "earlier call (number 1 ") && !strings.Contains(second[0].Error(), "called Bcast"):
+					// Either the ledger names call 1, or the call check,
+					// comparing the ranks' records, names its Bcast.
+					t.Errorf("root's %s after the mismatched bcast: %v, want ErrMismatch naming call 1", then, second[0])
+				default:
+					t.Logf("root's %s: %v", then, second[0])
+				}
+			})
+		}
+	}
+}

@@ -233,12 +233,21 @@ var statePool = sync.Pool{New: func() any { return &state{} }}
 
 // Run executes the call to completion. On failure every operation it posted
 // has been withdrawn or has completed, so the buffers are free again.
+//
+// On a transport with eager sends (transport.Settler), a call that
+// completed here then waits for the receivers of the communicator's
+// earlier calls to have taken their eager sends, and fails with the
+// failure of one that was not (a mismatch the sender's part could not
+// see), naming that call.
 func Run(ctx context.Context, c *Call) error {
-	err := run(ctx, c)
-	if err != nil {
+	if err := run(ctx, c); err != nil {
 		c.abortCall(err)
+		return c.explain(err)
 	}
-	return c.explain(err)
+	if st := c.caps().Settler; st != nil {
+		return st.Settle(ctx, c.Comm, c.Seq)
+	}
+	return nil
 }
 
 // abortCall tells a transport whose ranks cannot see each other that this

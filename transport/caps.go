@@ -45,6 +45,7 @@ type Caps struct {
 	Grouper     Grouper
 	Responder   Responder
 	RoundMarker RoundMarker
+	Settler     Settler
 }
 
 // Capser is implemented by endpoints that say themselves which optional
@@ -77,5 +78,6 @@ func CapsOf(t any) Caps {
 	c.Grouper, _ = t.(Grouper)
 	c.Responder, _ = t.(Responder)
 	c.RoundMarker, _ = t.(RoundMarker)
+	c.Settler, _ = t.(Settler)
 	return c
 }

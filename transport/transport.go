@@ -141,6 +141,21 @@ type CallAborter interface {
 	AbortCall(comm, seq uint64, err error)
 }
 
+// Settler is implemented by transports whose sends of collective calls
+// may complete once written, before their receivers took them (eager
+// sends): the receivers of a mismatched call then fail in it, while a
+// sender whose part was only such sends completes it. Settle, called when
+// call seq on communicator comm has done its own work (and with seq
+// ^uint64(0) when the communicator closes), waits until the eager sends of
+// comm's earlier calls were taken and returns the failure of one that was
+// not, naming it (wrapping errs.Mismatch when its receiver was in another
+// call): the sender learns of the mismatch no later than its next call on
+// the communicator or its Close. It must return at once when nothing is
+// pending.
+type Settler interface {
+	Settle(ctx context.Context, comm, seq uint64) error
+}
+
 // Modeler is implemented by transports that tell the default algorithm
 // choice what a message costs on them: alpha seconds per message and beta
 // seconds per byte moved (the α and β of the α-β-γ model). Transports

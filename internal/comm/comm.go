@@ -18,6 +18,7 @@ package comm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 
@@ -183,6 +184,12 @@ func (c *Comm) Close() error {
 	if c.closed.Swap(true) {
 		return nil
 	}
+	// A call whose part here was only eager sends may have failed at its
+	// receivers: Close reports it when no later call on c did.
+	var settled error
+	if st := c.rs.tc.Settler; st != nil {
+		settled = st.Settle(context.Background(), c.id, ^uint64(0))
+	}
 	if c.mem.grp != nil {
 		if c.mem.view != nil {
 			c.mem.view.Leave()
@@ -192,13 +199,13 @@ func (c *Comm) Close() error {
 		}
 		c.rs.cids.Release(c.mem.cid)
 		c.plans.Clear()
-		return nil
+		return settled
 	}
 	c.rs.closed.Store(true)
 	if c.release != nil {
-		return c.release()
+		return errors.Join(settled, c.release())
 	}
-	return nil
+	return settled
 }
 
 // addr returns the transport address of rank r of c.

@@ -40,9 +40,10 @@ type Local interface {
 // implements the optional interfaces of transport that Net does, and
 // aborts calls on both.
 type Transport struct {
-	net   Net
-	local Local
-	exch  transport.Exchanger // local's exchanges, when it reaches every rank
+	net     Net
+	local   Local
+	exch    transport.Exchanger // local's exchanges, when it reaches every rank
+	settler transport.Settler   // net's, if it has eager sends
 	// remote: some ranks are reached through net, whose readers run on
 	// their own goroutines.
 	remote bool
@@ -70,6 +71,7 @@ func (t *Transport) Nodes() []int { return t.nodes }
 // which every rank of the job must know alike.
 func New(net Net, local Local) *Transport {
 	t := &Transport{net: net, local: local}
+	t.settler, _ = net.(transport.Settler)
 	if local == nil {
 		return t
 	}
@@ -163,6 +165,15 @@ func (t *Transport) Serve(service uint64, h func(src int, req []byte) []byte) {
 // Unserve stops serving a service.
 func (t *Transport) Unserve(service uint64) { t.net.Unserve(service) }
 
+// Settle settles the network's eager sends (transport.Settler); the
+// host's endpoint has none.
+func (t *Transport) Settle(ctx context.Context, comm, seq uint64) error {
+	if t.settler == nil {
+		return nil
+	}
+	return t.settler.Settle(ctx, comm, seq)
+}
+
 // Model returns the network's costs, which bound the host's.
 func (t *Transport) Model() (alpha, beta float64) { return t.net.Model() }
 
@@ -215,4 +226,5 @@ var (
 	_ transport.Noder      = (*Transport)(nil)
 	_ transport.Poller     = (*Transport)(nil)
 	_ transport.SpinHinter = (*Transport)(nil)
+	_ transport.Settler    = (*Transport)(nil)
 )

@@ -233,6 +233,8 @@ func Wrap(t transport.Transport, rec *Recorder) transport.Transport {
 	if inner.Responder != nil {
 		e.caps.Responder = e
 	}
+	// Settling records nothing: t's own does.
+	e.caps.Settler = inner.Settler
 	return e
 }
 

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -35,10 +36,29 @@ import (
 type sockBell struct {
 	conn  *net.UnixConn
 	raw   syscall.RawConn
-	out   int // an unbound datagram socket the producers' wakes go through
-	addrs []unix.SockaddrUnix
+	out   int        // an unbound datagram socket the producers' wakes go through
+	addrs []bellAddr // each rank's socket, read-only once made
 	drain func(fd uintptr) bool
 	buf   [16]byte
+}
+
+// bellAddr is a socket address in the form sendto(2) takes, made once:
+// unix.SockaddrUnix rebuilds its own at every call, which concurrent
+// producers cannot share.
+type bellAddr struct {
+	raw unix.RawSockaddrUnix
+	len uintptr
+}
+
+// abstractAddr returns the address of the abstract socket name ("@...").
+func abstractAddr(name string) bellAddr {
+	var a bellAddr
+	a.raw.Family = unix.AF_UNIX
+	for i := 1; i < len(name) && i < len(a.raw.Path); i++ {
+		a.raw.Path[i] = int8(name[i]) // Path[0] stays 0: the abstract namespace
+	}
+	a.len = unsafe.Offsetof(a.raw.Path) + uintptr(min(len(name), len(a.raw.Path)))
+	return a
 }
 
 // sockSleeper is what a socket sleeper adds to the bell's sleeper count
@@ -47,11 +67,11 @@ const sockSleeper = 1 << 16
 
 // newSockBell binds rank's socket of the segment's size ranks.
 func newSockBell(prefix string, rank, size int) (*sockBell, error) {
-	s := &sockBell{addrs: make([]unix.SockaddrUnix, size)}
+	s := &sockBell{addrs: make([]bellAddr, size)}
 	for r := range size {
-		s.addrs[r].Name = prefix + "." + strconv.Itoa(r)
+		s.addrs[r] = abstractAddr(bellName(prefix, r))
 	}
-	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: s.addrs[rank].Name, Net: "unixgram"})
+	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: bellName(prefix, rank), Net: "unixgram"})
 	if err != nil {
 		return nil, fmt.Errorf("shm: doorbell socket: %w", err)
 	}
@@ -76,11 +96,17 @@ func newSockBell(prefix string, rank, size int) (*sockBell, error) {
 	return s, nil
 }
 
-var wakeByte = []byte{1}
+// bellName returns the socket name of segment rank r.
+func bellName(prefix string, r int) string { return prefix + "." + strconv.Itoa(r) }
+
+var wakeByte = [1]byte{1}
 
 // wake sends rank r's socket a byte, without blocking. A full socket
 // already holds a wake; a refused one has no sleeper.
-func (s *sockBell) wake(r int) { unix.Sendto(s.out, wakeByte, unix.MSG_DONTWAIT, &s.addrs[r]) }
+func (s *sockBell) wake(r int) {
+	a := &s.addrs[r]
+	unix.Syscall6(unix.SYS_SENDTO, uintptr(s.out), uintptr(unsafe.Pointer(&wakeByte[0])), 1, unix.MSG_DONTWAIT, uintptr(unsafe.Pointer(&a.raw)), a.len)
+}
 
 // sleep waits for a wake for at most d, in the network poller, then
 // discards the wakes that queued up. The socket's deadline is on the real

@@ -31,28 +31,37 @@ func done(m *transport.Msg, d time.Duration) bool {
 	return m.W.Wait(ctx) == nil
 }
 
-// TestDetachedCredit: with DetachedSends, small sends of collective calls
-// (up to 4 KiB) complete without their receives, up to the credit (64
-// messages); the next one waits until the receiver takes messages; the
-// receiver gets every message whole and in order, and the credit comes
-// back; larger sends wait for their receives.
-func TestDetachedCredit(t *testing.T) {
+// settleWithin runs Settle on tr for (comm 3, seq) with a deadline of d.
+func settleWithin(tr *tcp.Transport, seq uint64, d time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	return tr.Settle(ctx, 3, seq)
+}
+
+// TestEagerLedger: with DetachedSends, small sends of collective calls (up
+// to 4 KiB) complete without their receives, but Settle for a later call
+// waits until the receiver took them; the receiver gets every message
+// whole and in order; larger sends wait for their receives.
+func TestEagerLedger(t *testing.T) {
 	eps := group(t, 2, tcp.Config{DetachedSends: true})
 	defer closeGroup(eps)
-	const n, credit = 100, 64
+	const n = 100
 	payload := func(i int) []byte { return bytes.Repeat([]byte{byte(i)}, 1+i%13) }
 	var sends []*transport.Msg
 	for i := range n {
 		sends = append(sends, post(t, eps[0], true, 1, uint64(i+1), 9, payload(i)))
 	}
-	transporttest.Wait(t, sends[:credit]...)
-	for _, m := range sends[:credit] {
+	transporttest.Wait(t, sends...)
+	for _, m := range sends {
 		if m.Err != nil {
-			t.Fatalf("detached send: %v", m.Err)
+			t.Fatalf("eager send: %v", m.Err)
 		}
 	}
-	if done(sends[credit], 50*time.Millisecond) {
-		t.Fatalf("send %d completed with the credit spent and no receive posted", credit)
+	if err := eps[0].Settle(context.Background(), 3, 1); err != nil {
+		t.Fatalf("settle before the first call: %v", err)
+	}
+	if err := settleWithin(eps[0], 2, 50*time.Millisecond); !errors.Is(err, errs.Canceled) {
+		t.Fatalf("settle with call 1 not taken: %v, want it to wait", err)
 	}
 	for i := range n {
 		r := post(t, eps[1], false, 0, uint64(i+1), 9, make([]byte, 16))
@@ -61,22 +70,8 @@ func TestDetachedCredit(t *testing.T) {
 			t.Fatalf("receive %d: %v, % x", i, r.Err, r.Buf[:r.N])
 		}
 	}
-	transporttest.Wait(t, sends...)
-	// The credit is back: as many sends complete again without receives.
-	var more []*transport.Msg
-	for i := range credit {
-		more = append(more, post(t, eps[0], true, 1, uint64(n+i+1), 9, []byte{1}))
-	}
-	transporttest.Wait(t, more...)
-	// Taking only detached messages returns their credit too (in batches,
-	// not with acks).
-	for i := range credit {
-		transporttest.Wait(t, post(t, eps[1], false, 0, uint64(n+i+1), 9, make([]byte, 1)))
-	}
-	for start := time.Now(); eps[0].Uncredited(1) > 0; time.Sleep(time.Millisecond) {
-		if time.Since(start) > 5*time.Second {
-			t.Fatalf("%d sends still uncredited after their receives", eps[0].Uncredited(1))
-		}
+	if err := settleWithin(eps[0], ^uint64(0), 5*time.Second); err != nil {
+		t.Fatalf("settle after every receive: %v", err)
 	}
 
 	// Larger messages wait for their acks.
@@ -89,7 +84,8 @@ func TestDetachedCredit(t *testing.T) {
 
 // TestDetachedMismatch: a receiver refuses a message of another call
 // (another signature) with errs.Mismatch either way; the sender's send
-// fails too by default, and completes when detached.
+// fails too by default, and completes when eager, and then Settle for the
+// next call fails once with an *tcp.EagerError naming the call.
 func TestDetachedMismatch(t *testing.T) {
 	for _, detached := range []bool{false, true} {
 		eps := group(t, 2, tcp.Config{DetachedSends: detached})
@@ -104,6 +100,17 @@ func TestDetachedMismatch(t *testing.T) {
 		}
 		if !detached && !errors.Is(s.Err, errs.Mismatch) {
 			t.Errorf("acknowledged send: %v, want a mismatch", s.Err)
+		}
+		err := settleWithin(eps[0], 2, 5*time.Second)
+		var ee *tcp.EagerError
+		switch {
+		case !detached && err != nil:
+			t.Errorf("acknowledged: settle: %v", err)
+		case detached && (!errors.Is(err, errs.Mismatch) || !errors.As(err, &ee) || ee.Seq != 1 || ee.Peer != 1):
+			t.Errorf("eager: settle: %v, want the mismatch of call 1 at rank 1", err)
+		}
+		if err := settleWithin(eps[0], 2, 5*time.Second); err != nil {
+			t.Errorf("detached %v: second settle: %v, want nil (reported once)", detached, err)
 		}
 		closeGroup(eps)
 	}
@@ -157,9 +164,10 @@ func TestAnnounce(t *testing.T) {
 	}
 }
 
-// TestDetachedCreditAfterAbort: detached messages of a call that fails at
-// their receiver before it takes them return their credit too.
-func TestDetachedCreditAfterAbort(t *testing.T) {
+// TestEagerAfterAbort: eager messages of a call that fails at their
+// receiver before it takes them make Settle fail, and a peer that closes
+// with eager sends untaken fails them too.
+func TestEagerAfterAbort(t *testing.T) {
 	eps := group(t, 2, tcp.Config{DetachedSends: true})
 	defer closeGroup(eps)
 	var sends []*transport.Msg
@@ -167,13 +175,14 @@ func TestDetachedCreditAfterAbort(t *testing.T) {
 		sends = append(sends, post(t, eps[0], true, 1, 1, 9, []byte{1}))
 	}
 	transporttest.Wait(t, sends...)
-	// Let them arrive before the call fails.
-	time.Sleep(20 * time.Millisecond)
 	eps[1].AbortCall(3, 1, errs.Mismatch)
-	for start := time.Now(); eps[0].Uncredited(1) > 0; time.Sleep(time.Millisecond) {
-		if time.Since(start) > 5*time.Second {
-			t.Fatalf("%d sends still uncredited after their call failed at the receiver", eps[0].Uncredited(1))
-		}
+	if err := settleWithin(eps[0], 2, 5*time.Second); !errors.Is(err, errs.Mismatch) {
+		t.Fatalf("settle after the receiver aborted call 1: %v, want a mismatch", err)
+	}
+	transporttest.Wait(t, post(t, eps[0], true, 1, 2, 9, []byte{2}))
+	eps[1].Close()
+	if err := settleWithin(eps[0], 3, 5*time.Second); !errors.Is(err, errs.PeerFailed) && !errors.Is(err, errs.Closed) {
+		t.Fatalf("settle after the receiver closed: %v, want a peer failure", err)
 	}
 }
 

@@ -154,14 +154,8 @@ func (p *peer) failCall(k callKey, err error, code uint8, notify bool) {
 		if in(x.key) && x.self != nil {
 			failed = append(failed, x.self)
 		}
-		if in(x.key) && x.credit {
-			p.creditN++
-		}
 		return in(x.key)
 	})
-	if p.creditN >= creditBatch {
-		p.control(p.takeCredit())
-	}
 	for id, m := range p.rts {
 		if in(m.Key) {
 			failed = append(failed, m)
@@ -179,9 +173,6 @@ func (p *peer) failCall(k callKey, err error, code uint8, notify bool) {
 	p.out = slices.DeleteFunc(p.out, func(f *frame) bool {
 		if f.m == nil || !in(f.m.Key) {
 			return false
-		}
-		if f.h.kind == kindDetached {
-			p.detached--
 		}
 		if f.done() {
 			failed = append(failed, f.m)

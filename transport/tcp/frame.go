@@ -53,8 +53,8 @@ const (
 	kindWithdraw                  // the sender withdrew rts id
 	kindSync                      // message with its payload; answer ack id when it matches
 	kindAck                       // sync message id matched a receive
-	kindDetached                  // message with its payload, counted against the sender's credit
-	kindCredit                    // id detached messages were taken
+	kindUnused1                   // (no longer sent; refused)
+	kindUnused2                   // (no longer sent; refused)
 	kindReady                     // the sender joined call key.Comm/key.Seq with signature sig
 	kindLast      = kindReady
 )
@@ -127,7 +127,9 @@ func decodeHeader(b []byte, h *header, eagerLimit int, maxMessage int64) error {
 		return fmt.Errorf("%w: negative tag %d", errs.InvalidArgument, h.key.Tag)
 	}
 	switch h.kind {
-	case kindEager, kindSync, kindDetached:
+	case kindUnused1, kindUnused2:
+		return fmt.Errorf("%w: frame kind %d is not used", errs.InvalidArgument, h.kind)
+	case kindEager, kindSync:
 		if h.len > uint64(eagerLimit) {
 			return fmt.Errorf("%w: eager frame of %d bytes exceeds the limit %d", errs.InvalidArgument, h.len, eagerLimit)
 		}

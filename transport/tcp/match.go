@@ -15,16 +15,15 @@ import (
 
 // inbound is a message that arrived before its receive was posted.
 type inbound struct {
-	key    transport.Key
-	sig    uint64
-	buf    []byte         // an eager message's payload
-	rts    bool           // a long message announced by rts id, of n bytes
-	ack    bool           // a sync message: answer ack id when it matches
-	credit bool           // a detached message: credit the sender once taken
-	id     uint64         //
-	part   *incoming      // chunks of an eager message still coming
-	n      uint64         //
-	self   *transport.Msg // a long send to self, waiting for its receive
+	key  transport.Key
+	sig  uint64
+	buf  []byte         // an eager message's payload
+	rts  bool           // a long message announced by rts id, of n bytes
+	ack  bool           // a sync message: answer ack id when it matches
+	id   uint64         //
+	part *incoming      // chunks of an eager message still coming
+	n    uint64         //
+	self *transport.Msg // a long send to self, waiting for its receive
 }
 
 // incoming is a message whose chunks are still arriving (in order): a long
@@ -39,7 +38,6 @@ type incoming struct {
 	total  uint64         // message length
 	got    uint64         // bytes arrived so far
 	ack    bool           // a sync message: ack id once complete and matched
-	credit bool           // a detached message: credit the sender once taken
 	id     uint64
 	busy   bool  // the reader is writing a chunk into buf
 	err    error // set instead of completing m while busy
@@ -82,9 +80,6 @@ func (p *peer) recv(m *transport.Msg) error {
 			p.mu.Unlock()
 			if ack {
 				p.sendControl(header{kind: kindAck, id: in.id})
-			}
-			if in.credit {
-				p.credit()
 			}
 			fill(m, in.buf, in.sig, p.t.rank, p.rank)
 			p.t.finish(m, nil)
@@ -191,9 +186,6 @@ func (p *peer) complete(x *incoming) {
 			p.sendControl(header{kind: kindAck, id: x.id})
 		}
 	}
-	if x.credit {
-		p.credit()
-	}
 	p.t.finish(m, nil)
 }
 
@@ -212,12 +204,13 @@ func (p *peer) cancel(m *transport.Msg) bool {
 			}
 			p.out = slices.Delete(p.out, i, i+1)
 			switch f.h.kind {
-			case kindDetached:
-				p.detached--
 			case kindRTS:
 				delete(p.rts, f.h.id)
 			case kindSync:
 				delete(p.acks, f.h.id)
+				if f.eager {
+					p.t.ledger.done(f.m.Key, p.rank, nil) // it never goes
+				}
 			}
 			return true
 		}

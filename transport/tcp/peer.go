@@ -44,9 +44,6 @@ type peer struct {
 	unexp  []*inbound                // messages without a receive, in arrival order
 	rts    map[uint64]*transport.Msg // long sends announced, waiting for cts
 	acks   map[uint64]*syncSend      // sync sends not complete yet
-	// Detached sends not credited yet (detached.go), and detached
-	// messages taken from the peer and not credited yet.
-	detached, creditN uint64
 	// The collective call the peer last proved to be in: a message of it
 	// with that signature arrived, so the peer takes this rank's messages
 	// of the call and sync sends of it need no ack.

@@ -40,12 +40,10 @@ func (p *peer) readLoop() {
 		}
 		var err error
 		switch h.kind {
-		case kindEager, kindSync, kindDetached:
+		case kindEager, kindSync:
 			err = p.onEager(conn, br, &h)
 		case kindAck:
 			p.onAck(&h)
-		case kindCredit:
-			p.onCredit(&h)
 		case kindReady:
 			p.onReady(&h)
 		case kindRTS:
@@ -90,14 +88,11 @@ func (p *peer) protocolError(err error) {
 func (p *peer) onEager(conn net.Conn, br *bufio.Reader, h *header) error {
 	t := p.t
 	first := min(h.len, dataChunk) // the rest follows in data frames
-	x := &incoming{key: h.key, sig: h.sig, total: h.len, got: first, ack: h.kind == kindSync, credit: h.kind == kindDetached, id: h.id}
+	x := &incoming{key: h.key, sig: h.sig, total: h.len, got: first, ack: h.kind == kindSync, id: h.id}
 	if err := t.foreign(h.key, h.sig, p.rank); err != nil {
 		t.failCallOf(h.key, err)
 	}
 	if t.callErr(h.key) != nil {
-		if x.credit {
-			p.credit()
-		}
 		if first < h.len {
 			p.mu.Lock()
 			p.data[h.id] = x // drop the chunks
@@ -108,15 +103,7 @@ func (p *peer) onEager(conn net.Conn, br *bufio.Reader, h *header) error {
 	p.mu.Lock()
 	x.m = p.takePosted(h.key)
 	proved := p.prove(h.key, h.sig)
-	credit := h.kind == kindSync && p.creditN > 0
-	if credit {
-		// The peer may be out of credit: return what is due (detached.go).
-		p.control(p.takeCredit())
-	}
 	p.mu.Unlock()
-	if credit {
-		p.wake()
-	}
 	for _, m := range proved {
 		t.finish(m, nil)
 	}
@@ -146,7 +133,7 @@ func (p *peer) onEager(conn net.Conn, br *bufio.Reader, h *header) error {
 			}
 		}
 		if x.m == nil {
-			in := &inbound{key: h.key, sig: h.sig, buf: x.buf, ack: x.ack, credit: x.credit, id: h.id}
+			in := &inbound{key: h.key, sig: h.sig, buf: x.buf, ack: x.ack, id: h.id}
 			if !done {
 				in.part, x.in = x, in
 				p.data[h.id] = x

@@ -14,16 +14,26 @@ type syncSend struct {
 	written bool
 	acked   bool
 	err     error
+	eager   bool // an eager send (ledger.go): m is the ledger's copy, complete already
 }
 
 // settle removes sync send id and returns it when it can complete: written,
-// and acked or failed. Called with p.mu held.
+// and acked or failed. An eager send's entry goes to the ledger instead.
+// Called with p.mu held.
 func (p *peer) settle(id uint64) *syncSend {
 	s := p.acks[id]
 	if s == nil || !s.written || !s.acked && s.err == nil {
 		return nil
 	}
 	delete(p.acks, id)
+	if s.eager {
+		var err error
+		if !s.acked {
+			err = s.err
+		}
+		p.t.ledger.done(s.m.Key, p.rank, err)
+		return nil
+	}
 	return s
 }
 

@@ -29,7 +29,7 @@
 // once that this rank joined the call (a ready frame with the call's
 // signature), so that the peer's sends of the call complete when written.
 // With Config.DetachedSends small sends complete once written, within a
-// credit per peer (detached.go), as MPI's eager sends do.
+// ledger of acknowledgements (ledger.go), as MPI's eager sends do.
 //
 // Liveness: each connection carries a heartbeat when idle, and a peer that
 // sends nothing for Config.Timeout (2 s by default) is declared failed, as
@@ -91,12 +91,12 @@ type Config struct {
 	// MaxMessage is the largest message accepted (default 1 TiB).
 	MaxMessage int64
 	// DetachedSends makes a send of a collective call of at most 4 KiB
-	// complete once written, as MPI's eager protocol does, within a
-	// bounded credit per peer (detached.go), instead of once its receiver
-	// took it. Back-to-back small bcasts then cost their root a write per
-	// call instead of a round trip, but a rank whose part of a mismatched
-	// call is only such sends (a bcast's root, a reduce's leaf) may
-	// complete it while the others fail with errs.Mismatch.
+	// complete once written, as MPI's eager protocol does, instead of once
+	// its receiver took it (detached.go). A rank whose part of a
+	// mismatched call is only such sends (a bcast's root, a reduce's leaf)
+	// then completes it while the others fail with errs.Mismatch, and
+	// learns of it at the end of its next call on the communicator, or at
+	// its Close (Settle).
 	DetachedSends bool
 	// Logger receives connection events and rejected peers (default:
 	// slog.Default()).
@@ -182,6 +182,8 @@ type Transport struct {
 
 	spinners atomic.Int32 // readers polling their socket (pollReader)
 
+	ledger *ledger // eager sends not taken yet (ledger.go)
+
 	// Calls this rank has started, with their signatures (Checker): a
 	// message of a started call with another signature is a mismatch
 	// even when no receive is posted for it.
@@ -254,8 +256,8 @@ func New(ctx context.Context, cfg Config, ln net.Listener, addrs []string) (*Tra
 		log: cfg.Logger.With("rank", cfg.Rank),
 		clk: cfg.clock, dl: deadlines{cfg.clock, cfg.Timeout},
 		failed: map[callKey]error{}, opening: map[net.Conn]struct{}{},
-		calls: map[callKey]uint64{},
-		done:  make(chan struct{}),
+		calls: map[callKey]uint64{}, ledger: newLedger(),
+		done: make(chan struct{}),
 	}
 	t.peers = make([]*peer, t.size)
 	for r := range t.peers {

@@ -21,12 +21,13 @@ type frame struct {
 	payload []byte
 	m       *transport.Msg
 	raw     []byte // set instead: the unwritten rest of a control frame (sendControl)
+	eager   bool   // a sync frame whose send completes when written (ledger.go)
 }
 
 // done reports whether writing f completes its send (rts and sync sends
 // complete when the receiver answers).
 func (f *frame) done() bool {
-	return f.m != nil && (f.h.kind == kindEager || f.h.kind == kindData || f.h.kind == kindDetached)
+	return f.m != nil && (f.h.kind == kindEager || f.h.kind == kindData || f.eager)
 }
 
 // control queues a control frame (answers, failures, heartbeats): the
@@ -60,8 +61,10 @@ func (p *peer) send(m *transport.Msg) error {
 		switch {
 		case m.Eager || p.proven(m):
 		case m.Key.Seq != 0 && p.detachable(len(m.Buf)):
-			f.h.kind = kindDetached
-			p.detached++
+			// Acknowledged, but complete once written (ledger.go).
+			f.h.kind, f.eager = kindSync, true
+			p.acks[f.h.id] = eagerEntry(m)
+			p.t.ledger.add(m.Key)
 		default:
 			f.h.kind = kindSync
 			p.acks[f.h.id] = &syncSend{m: m}
