@@ -265,7 +265,7 @@ func Collectives() []string {
 // pointer, which would otherwise move every call's record to the heap).
 func parseOptions(opts []CallOption) plan.Options {
 	if len(opts) == 0 {
-		return plan.Options{}
+		return plan.Options{None: true}
 	}
 	o := optionsPool.Get().(*plan.Options)
 	*o = plan.Options{}

@@ -97,8 +97,10 @@ func Prepare(cl *Call, ctx context.Context, c *Comm, a *plan.Args, send, recv []
 		}
 		kernel, exact, pc.Commutative, pc.OpID = op.Kernel, op.Exact, op.Commutative, op.ID
 	}
-	if err := o.Check(coll, c.size); err != nil {
-		return err
+	if !o.None {
+		if err := o.Check(coll, c.size); err != nil {
+			return err
+		}
 	}
 	var orig plan.Options // the options before a site's prediction, for replans
 	if o.CallSite != "" {
@@ -107,8 +109,18 @@ func Prepare(cl *Call, ctx context.Context, c *Comm, a *plan.Args, send, recv []
 			return err
 		}
 	}
-	e, fresh, err := c.planOf(ctx, &pc, o)
-	if err != nil {
+	var e *plan.Entry
+	fresh := false
+	if o.None {
+		// A call without options: its plan is found by its arguments
+		// alone when it repeats the latest such call.
+		f := plan.FastOf(&pc)
+		if e = c.plans.Last(f); e == nil {
+			if e, fresh, err = c.planOf(ctx, &pc, o); err != nil {
+				return err
+			}
+		}
+	} else if e, fresh, err = c.planOf(ctx, &pc, o); err != nil {
 		return err
 	}
 	*cl = Call{c: c, coll: coll, info: e.Info, path: e.Path, plan: e.Plan, kernel: kernel, exact: exact, sig: e.Sig, peers: e.Peers,
@@ -149,13 +161,20 @@ func (c *Comm) replanner(pc plan.Call, orig plan.Options) func(context.Context, 
 func (c *Comm) planOf(ctx context.Context, pc *plan.Call, o *plan.Options) (e *plan.Entry, fresh bool, err error) {
 	key := plan.KeyOf(pc, o)
 	if e := c.plans.Get(key); e != nil {
+		if o.None {
+			c.plans.Remember(plan.FastOf(pc), e)
+		}
 		return e, false, nil
 	}
 	e, err = c.newPlan(ctx, pc, o)
 	if err != nil {
 		return nil, false, err
 	}
-	c.plans.Put(key, e)
+	if o.None {
+		c.plans.PutFast(key, plan.FastOf(pc), e)
+	} else {
+		c.plans.Put(key, e)
+	}
 	return e, true, nil
 }
 

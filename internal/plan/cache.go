@@ -91,9 +91,56 @@ const MaxPlans = 256
 // never kept. The zero Cache is empty and ready; a Cache is safe for
 // concurrent use.
 type Cache struct {
-	mu    sync.Mutex
-	plans map[Key]*Entry
-	last  atomic.Pointer[Entry]
+	mu       sync.Mutex
+	plans    map[Key]*Entry
+	last     atomic.Pointer[Entry]
+	lastFast atomic.Pointer[Entry]
+}
+
+// Fast is what decides the plan of a call made without options: a key
+// much smaller than Key (no strings), compared at every such call.
+type Fast struct {
+	coll        schedule.Collective
+	inPlace     bool
+	commutative bool
+	root, count int
+	elemSize    int
+	opID        uint64
+	caps        algorithms.Caps
+}
+
+// FastOf returns the Fast key of call c, which must have been made without
+// options.
+func FastOf(c *Call) Fast {
+	s := &c.Spec
+	return Fast{coll: s.Coll, inPlace: s.InPlaceAt(c.Rank), commutative: c.Commutative, root: s.Root, count: s.Count,
+		elemSize: c.ElemSize, opID: c.OpID, caps: c.Caps}
+}
+
+// Last returns the plan of the latest call without options whose Fast key
+// was k, if it is still that, or nil: a program that repeats one call
+// finds its plan without building a Key.
+func (c *Cache) Last(k Fast) *Entry {
+	if e := c.lastFast.Load(); e != nil && e.hasFast && e.fast == k {
+		return e
+	}
+	return nil
+}
+
+// PutFast is Put for the plan of a call without options whose Fast key
+// is f, which Last then finds (e is not shared yet).
+func (c *Cache) PutFast(k Key, f Fast, e *Entry) {
+	e.fast, e.hasFast = f, !k.coll.Vector()
+	c.Put(k, e)
+	c.Remember(f, e)
+}
+
+// Remember makes e, a plan found by Get, the one Last finds, when it was
+// put by PutFast with Fast key f.
+func (c *Cache) Remember(f Fast, e *Entry) {
+	if e.hasFast && e.fast == f {
+		c.lastFast.Store(e)
+	}
 }
 
 // Get returns the plan kept for k, or nil.
@@ -137,6 +184,7 @@ func (c *Cache) Clear() {
 	clear(c.plans)
 	c.mu.Unlock()
 	c.last.Store(nil)
+	c.lastFast.Store(nil)
 }
 
 // Len returns the number of plans kept.

@@ -154,3 +154,71 @@ func knobs(k *algorithms.Knob, v int) (kv algorithms.KnobValues) {
 	kv[k.Index()] = v
 	return kv
 }
+
+// TestCacheLast: the plan of a call without options is found by its Fast
+// key alone while it is the latest such call; every argument that decides
+// a plan tells Fast keys apart; Remember brings back a plan PutFast made;
+// Clear and plans put without a Fast key leave Last empty.
+func TestCacheLast(t *testing.T) {
+	call := func(mod func(*Call)) Call {
+		c := Call{Spec: schedule.Spec{Coll: schedule.Allreduce, Size: 4, Count: 10}, Rank: 1, ElemSize: 8, Commutative: true, OpID: 1}
+		if mod != nil {
+			mod(&c)
+		}
+		return c
+	}
+	var c Cache
+	base := call(nil)
+	f := FastOf(&base)
+	if c.Last(f) != nil {
+		t.Fatal("empty cache: Last found a plan")
+	}
+	e := &Entry{Sig: 1}
+	c.PutFast(KeyOf(&base, &Options{None: true}), f, e)
+	if got := c.Last(f); got != e {
+		t.Fatalf("Last after PutFast: %v, want %v", got, e)
+	}
+	for name, mod := range map[string]func(*Call){
+		"count":       func(c *Call) { c.Spec.Count = 11 },
+		"root":        func(c *Call) { c.Spec.Root = 2 },
+		"collective":  func(c *Call) { c.Spec.Coll = schedule.Reduce },
+		"element":     func(c *Call) { c.ElemSize = 4 },
+		"operator":    func(c *Call) { c.OpID = 2 },
+		"commutative": func(c *Call) { c.Commutative = false },
+		"in place":    func(c *Call) { c.Spec.InPlace = true },
+		"caps":        func(c *Call) { c.Caps.Has |= algorithms.CapBlocking },
+	} {
+		o := call(mod)
+		if FastOf(&o) == f {
+			t.Errorf("%s: same Fast key", name)
+		}
+		if c.Last(FastOf(&o)) != nil {
+			t.Errorf("%s: Last found the other call's plan", name)
+		}
+	}
+	// Another call's plan becomes the last; Remember brings e back.
+	other := call(func(c *Call) { c.Spec.Count = 12 })
+	e2 := &Entry{Sig: 2}
+	c.PutFast(KeyOf(&other, &Options{None: true}), FastOf(&other), e2)
+	if c.Last(f) != nil {
+		t.Error("Last still finds the first plan after another call's")
+	}
+	c.Remember(f, e)
+	if c.Last(f) != e {
+		t.Error("Remember did not bring the first plan back")
+	}
+	c.Remember(f, e2) // e2's Fast key is not f: no effect
+	if c.Last(f) != e {
+		t.Error("Remember took a plan of another Fast key")
+	}
+	c.Clear()
+	if c.Last(f) != nil {
+		t.Error("Last after Clear")
+	}
+	e3 := &Entry{Sig: 3}
+	c.Put(KeyOf(&base, &Options{}), e3)
+	c.Remember(f, e3)
+	if c.Last(f) != nil {
+		t.Error("Remember took a plan put without a Fast key")
+	}
+}

@@ -16,6 +16,10 @@ import (
 // by cost, each algorithm's own segment size and radix, and the
 // communicator's grid and placement.
 type Options struct {
+	// None says that the call gave no option at all (parseOptions sets it):
+	// its plan then depends on the call's arguments alone, which lets a
+	// Cache find it by a small key (Cache.Last).
+	None bool
 	// Alg is the registry name of the algorithm ("": choose by cost).
 	Alg string
 	// Inner names the algorithm the node-aware algorithms (hier) run among

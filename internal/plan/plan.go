@@ -89,6 +89,10 @@ type Entry struct {
 	// caller fills it in before it puts the entry in a Cache.
 	Peers []int32
 	key   Key
+	// fast is the entry's Fast key when it was made for a call without
+	// options (hasFast); set before the entry is shared.
+	fast    Fast
+	hasFast bool
 }
 
 // New chooses the registry entry of call c with options o (checked by
