@@ -265,7 +265,7 @@ func Collectives() []string {
 // pointer, which would otherwise move every call's record to the heap).
 func parseOptions(opts []CallOption) plan.Options {
 	if len(opts) == 0 {
-		return plan.Options{None: true}
+		return plan.Options{Simple: true}
 	}
 	o := optionsPool.Get().(*plan.Options)
 	*o = plan.Options{}
@@ -275,6 +275,7 @@ func parseOptions(opts []CallOption) plan.Options {
 		}
 	}
 	out := *o
+	out.Simple = out.IsSimple()
 	*o = plan.Options{} // keep no caller's slices alive
 	optionsPool.Put(o)
 	return out

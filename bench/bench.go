@@ -567,8 +567,17 @@ func iterations(size int) (warmup, iters int) {
 	if size > LargeMessage {
 		return 10, 100
 	}
-	return 100, 1000
+	// A call of a microsecond needs many for a stable mean: 1,000 took
+	// about a millisecond and read 2-4x the steady state between
+	// processes. The time budget bounds the slow ones.
+	return smallWarmup, smallIters
 }
+
+// The default warm-up and timed calls of sizes up to LargeMessage.
+const (
+	smallWarmup = 2000
+	smallIters  = 100000
+)
 
 // measure runs one configuration.
 func measure(ctx context.Context, c *config, alg string, sh shape) (Result, error) {

@@ -37,7 +37,7 @@ cd "$(dirname "$0")/.."
 . scripts/compare-lib.sh
 NPS=${NPS:-"2 4"}
 SIZES=${SIZES:-"8 1048576 16777216"}
-OPS=${OPS:-"allreduce allgather bcast"}
+OPS=${OPS:-"allreduce allgather bcast"} # and barrier
 REPS=${REPS:-3}
 # Timed and warm-up calls up to 8 KiB (both sides; larger sizes: 100 and
 # 10, within TIME): a call of a microsecond or less needs many for a stable
@@ -53,14 +53,20 @@ TIME=${TIME:-300ms}
 algs_allreduce=${ALGS_ALLREDUCE:-"auto,ring,rabenseifner,recursive-doubling"}
 algs_allgather=${ALGS_ALLGATHER:-"auto,ring,recursive-doubling,bruck,neighbor-exchange"}
 algs_bcast=${ALGS_BCAST:-"auto,binomial,pipeline,scatter-allgather,two-tree"}
+algs_barrier=${ALGS_BARRIER:-"auto,dissemination,recursive-doubling,tree"}
 # The shared-memory section adds the exchange path and the hier algorithm.
 shm_allreduce=${SHM_ALLREDUCE:-"auto,exchange,ring,rabenseifner,recursive-doubling,reduce-bcast"}
 shm_allgather=${SHM_ALLGATHER:-"auto,exchange,ring,recursive-doubling,bucket3"}
 shm_bcast=${SHM_BCAST:-"auto,exchange,binomial,scatter-allgather,scatter-ring-allgather"}
+shm_barrier=${SHM_BARRIER:-"auto,exchange,dissemination,recursive-doubling"}
 make_work
 build_mpi mpibench
-nodes_allreduce=auto,hier; nodes_allgather=auto,hier; nodes_bcast=auto,hier
-flat_allreduce=auto; flat_allgather=auto; flat_bcast=auto
+nodes_allreduce=auto,hier; nodes_allgather=auto,hier; nodes_bcast=auto,hier; nodes_barrier=auto,hier
+flat_allreduce=auto; flat_allgather=auto; flat_bcast=auto; flat_barrier=auto
+
+# op_sizes prints the sizes of $op: SIZES, or 0 for a barrier (OPS may
+# name barrier; it moves no data).
+op_sizes() { if [ "$op" = barrier ]; then echo 0; else echo $SIZES; fi; }
 sizes_csv=$(echo $SIZES | tr ' ' ',')
 
 # scoll bench --world under a launcher, with the algorithms of list
@@ -101,7 +107,7 @@ for np in $NPS; do
 			scoll_run "$work/smpi" algs mpirun -np "$np" "$work/scoll-mpi"
 			mpi_run "$work/native"
 		done
-		for size in $SIZES; do
+		for size in $(op_sizes); do
 			median_us "$work/tcp" | awk -F, -v b="$size" '$1 == b' >"$work/t"
 			auto=$(awk -F, '$2 == "auto" { print $3 }' "$work/t")
 			best=$(sort -t, -k3,3g "$work/t" | head -1)
@@ -135,7 +141,7 @@ for np in $SHM_NPS; do
 			scoll_run "$work/shm" shm "$work/scoll" run --np "$np" -- "$work/scoll"
 			mpi_run "$work/vader" --mca btl self,vader
 		done
-		for size in $SIZES; do
+		for size in $(op_sizes); do
 			median_us "$work/shm" | awk -F, -v b="$size" '$1 == b' >"$work/t"
 			auto=$(awk -F, '$2 == "auto" { print $3 }' "$work/t")
 			best=$(sort -t, -k3,3g "$work/t" | head -1)
@@ -163,7 +169,7 @@ for op in $OPS; do
 		scoll_run "$work/flat" flat env SCOLL_TRANSPORT=tcp "$work/scoll" run --np "$np" -- "$work/scoll"
 		mpi_run "$work/otcp" --mca btl self,tcp
 	done
-	for size in $SIZES; do
+	for size in $(op_sizes); do
 		node=$(cell "$work/node" "$size" auto)
 		hier=$(cell "$work/node" "$size" hier)
 		flat=$(cell "$work/flat" "$size" auto)

@@ -7,7 +7,8 @@
  *   mpirun -np 2 --mca btl self,tcp ./mpibench allreduce 1048576 16777216
  *
  * Operations: allreduce (MPI_DOUBLE, MPI_SUM), allgather (bytes per rank),
- * bcast (bytes, root 0). Output: one CSV line per size:
+ * bcast (bytes, root 0), barrier (sizes ignored: one line, bytes 0).
+ * Output: one CSV line per size:
  *   op,np,bytes,iters,avg_us
  * MPIBENCH_SMALL_ITERS sets the timed and the warm-up calls of sizes up to
  * 8 KiB (default 1000 and 100), as scoll bench's --iters and --warmup do.
@@ -24,6 +25,8 @@ static double timed(const char *op, char *send, char *recv, long bytes, int iter
             MPI_Allreduce(send, recv, (int)(bytes / 8), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
         else if (strcmp(op, "allgather") == 0)
             MPI_Allgather(send, (int)bytes, MPI_BYTE, recv, (int)bytes, MPI_BYTE, MPI_COMM_WORLD);
+        else if (strcmp(op, "barrier") == 0)
+            MPI_Barrier(MPI_COMM_WORLD);
         else
             MPI_Bcast(send, (int)bytes, MPI_BYTE, 0, MPI_COMM_WORLD);
     }
@@ -35,15 +38,16 @@ int main(int argc, char **argv) {
     int rank, np;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
-    if (argc < 3 || (strcmp(argv[1], "allreduce") && strcmp(argv[1], "allgather") && strcmp(argv[1], "bcast"))) {
+    if (argc < 3 || (strcmp(argv[1], "allreduce") && strcmp(argv[1], "allgather") && strcmp(argv[1], "bcast") && strcmp(argv[1], "barrier"))) {
         if (rank == 0)
-            fprintf(stderr, "usage: mpibench allreduce|allgather|bcast BYTES...\n");
+            fprintf(stderr, "usage: mpibench allreduce|allgather|bcast|barrier BYTES...\n");
         MPI_Finalize();
         return 2;
     }
     const char *op = argv[1];
-    for (int a = 2; a < argc; a++) {
-        long bytes = atol(argv[a]);
+    int barrier = strcmp(op, "barrier") == 0;
+    for (int a = 2; a < (barrier ? 3 : argc); a++) {
+        long bytes = barrier ? 0 : atol(argv[a]);
         long rbytes = strcmp(op, "allgather") == 0 ? bytes * np : bytes;
         char *send = malloc(bytes > 0 ? bytes : 1), *recv = malloc(rbytes > 0 ? rbytes : 1);
         memset(send, 1, bytes);

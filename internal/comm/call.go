@@ -97,7 +97,7 @@ func Prepare(cl *Call, ctx context.Context, c *Comm, a *plan.Args, send, recv []
 		}
 		kernel, exact, pc.Commutative, pc.OpID = op.Kernel, op.Exact, op.Commutative, op.ID
 	}
-	if !o.None {
+	if !o.Simple {
 		if err := o.Check(coll, c.size); err != nil {
 			return err
 		}
@@ -111,10 +111,10 @@ func Prepare(cl *Call, ctx context.Context, c *Comm, a *plan.Args, send, recv []
 	}
 	var e *plan.Entry
 	fresh := false
-	if o.None {
-		// A call without options: its plan is found by its arguments
-		// alone when it repeats the latest such call.
-		f := plan.FastOf(&pc)
+	if o.Simple {
+		// A call without options but an algorithm's name: its plan is
+		// found by its arguments when it repeats the latest such call.
+		f := plan.FastOf(&pc, o)
 		if e = c.plans.Last(f); e == nil {
 			if e, fresh, err = c.planOf(ctx, &pc, o); err != nil {
 				return err
@@ -161,8 +161,8 @@ func (c *Comm) replanner(pc plan.Call, orig plan.Options) func(context.Context, 
 func (c *Comm) planOf(ctx context.Context, pc *plan.Call, o *plan.Options) (e *plan.Entry, fresh bool, err error) {
 	key := plan.KeyOf(pc, o)
 	if e := c.plans.Get(key); e != nil {
-		if o.None {
-			c.plans.Remember(plan.FastOf(pc), e)
+		if o.Simple {
+			c.plans.Remember(plan.FastOf(pc, o), e)
 		}
 		return e, false, nil
 	}
@@ -170,8 +170,8 @@ func (c *Comm) planOf(ctx context.Context, pc *plan.Call, o *plan.Options) (e *p
 	if err != nil {
 		return nil, false, err
 	}
-	if o.None {
-		c.plans.PutFast(key, plan.FastOf(pc), e)
+	if o.Simple {
+		c.plans.PutFast(key, plan.FastOf(pc, o), e)
 	} else {
 		c.plans.Put(key, e)
 	}

@@ -97,9 +97,11 @@ type Cache struct {
 	lastFast atomic.Pointer[Entry]
 }
 
-// Fast is what decides the plan of a call made without options: a key
-// much smaller than Key (no strings), compared at every such call.
+// Fast is what decides the plan of a call made without options but an
+// algorithm's name (Options.Simple): a key much smaller than Key, compared
+// at every such call.
 type Fast struct {
+	alg         string
 	coll        schedule.Collective
 	inPlace     bool
 	commutative bool
@@ -109,16 +111,15 @@ type Fast struct {
 	caps        algorithms.Caps
 }
 
-// FastOf returns the Fast key of call c, which must have been made without
-// options.
-func FastOf(c *Call) Fast {
+// FastOf returns the Fast key of call c with simple options o.
+func FastOf(c *Call, o *Options) Fast {
 	s := &c.Spec
-	return Fast{coll: s.Coll, inPlace: s.InPlaceAt(c.Rank), commutative: c.Commutative, root: s.Root, count: s.Count,
+	return Fast{alg: o.Alg, coll: s.Coll, inPlace: s.InPlaceAt(c.Rank), commutative: c.Commutative, root: s.Root, count: s.Count,
 		elemSize: c.ElemSize, opID: c.OpID, caps: c.Caps}
 }
 
-// Last returns the plan of the latest call without options whose Fast key
-// was k, if it is still that, or nil: a program that repeats one call
+// Last returns the plan of the latest call with simple options whose Fast
+// key was k, if it is still that, or nil: a program that repeats one call
 // finds its plan without building a Key.
 func (c *Cache) Last(k Fast) *Entry {
 	if e := c.lastFast.Load(); e != nil && e.hasFast && e.fast == k {
@@ -127,8 +128,8 @@ func (c *Cache) Last(k Fast) *Entry {
 	return nil
 }
 
-// PutFast is Put for the plan of a call without options whose Fast key
-// is f, which Last then finds (e is not shared yet).
+// PutFast is Put for the plan of a call with simple options whose Fast
+// key is f, which Last then finds (e is not shared yet).
 func (c *Cache) PutFast(k Key, f Fast, e *Entry) {
 	e.fast, e.hasFast = f, !k.coll.Vector()
 	c.Put(k, e)

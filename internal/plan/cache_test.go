@@ -169,12 +169,12 @@ func TestCacheLast(t *testing.T) {
 	}
 	var c Cache
 	base := call(nil)
-	f := FastOf(&base)
+	f := FastOf(&base, &Options{Simple: true})
 	if c.Last(f) != nil {
 		t.Fatal("empty cache: Last found a plan")
 	}
 	e := &Entry{Sig: 1}
-	c.PutFast(KeyOf(&base, &Options{None: true}), f, e)
+	c.PutFast(KeyOf(&base, &Options{Simple: true}), f, e)
 	if got := c.Last(f); got != e {
 		t.Fatalf("Last after PutFast: %v, want %v", got, e)
 	}
@@ -189,17 +189,21 @@ func TestCacheLast(t *testing.T) {
 		"caps":        func(c *Call) { c.Caps.Has |= algorithms.CapBlocking },
 	} {
 		o := call(mod)
-		if FastOf(&o) == f {
+		if FastOf(&o, &Options{Simple: true}) == f {
 			t.Errorf("%s: same Fast key", name)
 		}
-		if c.Last(FastOf(&o)) != nil {
+		if c.Last(FastOf(&o, &Options{Simple: true})) != nil {
 			t.Errorf("%s: Last found the other call's plan", name)
 		}
+	}
+	named := Options{Simple: true, Alg: "ring"}
+	if FastOf(&base, &named) == f {
+		t.Error("an algorithm's name does not change the Fast key")
 	}
 	// Another call's plan becomes the last; Remember brings e back.
 	other := call(func(c *Call) { c.Spec.Count = 12 })
 	e2 := &Entry{Sig: 2}
-	c.PutFast(KeyOf(&other, &Options{None: true}), FastOf(&other), e2)
+	c.PutFast(KeyOf(&other, &Options{Simple: true}), FastOf(&other, &Options{Simple: true}), e2)
 	if c.Last(f) != nil {
 		t.Error("Last still finds the first plan after another call's")
 	}

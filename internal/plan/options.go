@@ -16,10 +16,11 @@ import (
 // by cost, each algorithm's own segment size and radix, and the
 // communicator's grid and placement.
 type Options struct {
-	// None says that the call gave no option at all (parseOptions sets it):
-	// its plan then depends on the call's arguments alone, which lets a
-	// Cache find it by a small key (Cache.Last).
-	None bool
+	// Simple says that the call gave no option but perhaps an algorithm's
+	// name (parseOptions sets it from IsSimple): its plan then depends on
+	// the call's arguments and Alg alone, which lets a Cache find it by a
+	// small key (Cache.Last).
+	Simple bool
 	// Alg is the registry name of the algorithm ("": choose by cost).
 	Alg string
 	// Inner names the algorithm the node-aware algorithms (hier) run among
@@ -72,6 +73,14 @@ type Options struct {
 	// Chosen, when not nil, receives the registry name of the algorithm
 	// the call runs once it is prepared.
 	Chosen *string
+}
+
+// IsSimple reports whether o gives at most an algorithm's name (Alg).
+func (o *Options) IsSimple() bool {
+	return o.Inner == "" && o.Exclude == nil && o.Knobs == (algorithms.KnobValues{}) && o.UnknownKnob == "" &&
+		o.RadixVector == nil && o.Segments == 0 && !o.SegmentsSet && o.Arrivals == nil && o.RoundTime == 0 &&
+		!o.RoundTimeSet && o.CallSite == "" && o.ShareEvery == 0 && o.NewPredictor == nil && o.LogP == nil &&
+		o.Grid == nil && o.Place == nil && o.SigKind == 0 && o.Chosen == nil
 }
 
 // Check checks the options of a call of coll on size ranks, all but the

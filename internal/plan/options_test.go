@@ -2,6 +2,7 @@ package plan
 
 import (
 	"errors"
+	"reflect"
 	"testing"
 
 	"github.com/scoll/scoll/algorithms"
@@ -99,5 +100,48 @@ func TestHash(t *testing.T) {
 	b.Add('a', 'b')
 	if a != b {
 		t.Error("Str is not a word per byte")
+	}
+}
+
+// TestIsSimple: every field of Options but Simple and Alg makes options
+// not simple, so that a new option cannot slip past the small plan key
+// (Cache.Last) unnoticed.
+func TestIsSimple(t *testing.T) {
+	if o := (Options{Alg: "ring"}); !o.IsSimple() {
+		t.Fatal("options naming only an algorithm are not simple")
+	}
+	typ := reflect.TypeFor[Options]()
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		if f.Name == "Simple" || f.Name == "Alg" {
+			continue
+		}
+		var o Options
+		v := reflect.ValueOf(&o).Elem().Field(i)
+		switch v.Kind() {
+		case reflect.String:
+			v.SetString("x")
+		case reflect.Bool:
+			v.SetBool(true)
+		case reflect.Int, reflect.Int64:
+			v.SetInt(1)
+		case reflect.Uint8:
+			v.SetUint(1)
+		case reflect.Slice:
+			v.Set(reflect.MakeSlice(v.Type(), 1, 1))
+		case reflect.Array:
+			v.Index(0).SetInt(1)
+		case reflect.Pointer:
+			v.Set(reflect.New(v.Type().Elem()))
+		case reflect.Func:
+			v.Set(reflect.MakeFunc(v.Type(), func([]reflect.Value) []reflect.Value {
+				return []reflect.Value{reflect.Zero(v.Type().Out(0))}
+			}))
+		default:
+			t.Fatalf("field %s of kind %s: teach this test to set it", f.Name, v.Kind())
+		}
+		if o.IsSimple() {
+			t.Errorf("options with %s set count as simple", f.Name)
+		}
 	}
 }
