@@ -11,7 +11,8 @@
  * Output: one CSV line per size:
  *   op,np,bytes,iters,avg_us
  * MPIBENCH_SMALL_ITERS sets the timed and the warm-up calls of sizes up to
- * 8 KiB (default 1000 and 100), as scoll bench's --iters and --warmup do.
+ * 8 KiB (default 1000 and 100), as scoll bench's --iters and --warmup do;
+ * MPIBENCH_BUDGET the seconds one size may take (default 1: fewer calls).
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -45,6 +46,9 @@ int main(int argc, char **argv) {
         return 2;
     }
     const char *op = argv[1];
+    /* MPIBENCH_BUDGET: seconds a size may take (default 1; counting
+     * scripts that need exact call counts set it high). */
+    double budget = getenv("MPIBENCH_BUDGET") ? atof(getenv("MPIBENCH_BUDGET")) : 1.0;
     int barrier = strcmp(op, "barrier") == 0;
     for (int a = 2; a < (barrier ? 3 : argc); a++) {
         long bytes = barrier ? 0 : atol(argv[a]);
@@ -64,8 +68,8 @@ int main(int argc, char **argv) {
         timed(op, send, recv, bytes, 1);
         double one = timed(op, send, recv, bytes, 1), worst;
         MPI_Allreduce(&one, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-        if (worst * iters > 1.0)
-            iters = worst > 1.0 ? 1 : (int)(1.0 / worst);
+        if (worst * iters > budget)
+            iters = worst > budget ? 1 : (int)(budget / worst);
         timed(op, send, recv, bytes, warm < iters ? warm : iters);
         MPI_Barrier(MPI_COMM_WORLD);
         double per = timed(op, send, recv, bytes, iters) / iters, sum;
