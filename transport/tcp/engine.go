@@ -24,11 +24,11 @@ import (
 
 // engine is the endpoint's poller state.
 type engine struct {
-	ep       *epoller // nil: no epoll here (then Poll does nothing)
-	mu       sync.Mutex
-	polls    atomic.Uint64 // the callers' Poll calls so far
-	shared   bool         // the ranks on this machine outnumber its CPUs
-	closed   bool         // ep is closed (guarded by mu)
+	ep     *epoller // nil: no epoll here (then Poll does nothing)
+	mu     sync.Mutex
+	polls  atomic.Uint64 // the callers' Poll calls so far
+	shared bool          // the ranks on this machine outnumber its CPUs
+	closed bool          // ep is closed (guarded by mu)
 }
 
 // startEngine makes the endpoint's epoll set.

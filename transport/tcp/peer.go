@@ -40,7 +40,7 @@ type peer struct {
 	rd sync.Mutex
 	rs *reading
 
-	up   chan struct{} // closed when the state leaves idle/connecting
+	up chan struct{} // closed when the state leaves idle/connecting
 
 	mu     sync.Mutex
 	state  peerState
