@@ -282,14 +282,23 @@ func TestMismatchTCPNamesCollectives(t *testing.T) {
 // TestEagerMismatchTCP: with eager sends over TCP, a mismatched bcast
 // (the root passes 4 elements, the others 5) fails at every receiver; the
 // root, whose part is only sends, fails in it too or learns of it no later
-// than its next call on the communicator (allreduce) or its Close
-// (close), which fails with ErrMismatch naming the earlier call.
+// than its next call on the communicator (allreduce; messages: one that
+// runs a message schedule) or its Close (close), which fails with
+// ErrMismatch naming the earlier call.
 func TestEagerMismatchTCP(t *testing.T) {
-	noNative := scoll.WithoutAlgorithm("meet", "exchange")
+	testRootRunsAhead(t, scoll.WithoutAlgorithm("meet", "exchange"), func(t *testing.T, p int) []*scoll.Comm {
+		return matrix.TCPComms(t, p, tcp.Config{DetachedSends: true})
+	})
+}
+
+// testRootRunsAhead is TestEagerMismatchTCP's test on the communicators
+// comms makes, the bcast with option opt.
+func testRootRunsAhead(t *testing.T, opt scoll.CallOption, comms func(*testing.T, int) []*scoll.Comm) {
+	noNative := opt
 	for _, p := range []int{2, 3} {
-		for _, then := range []string{"allreduce", "close"} {
+		for _, then := range []string{"allreduce", "messages", "close"} {
 			t.Run(fmt.Sprintf("p%d-%s", p, then), func(t *testing.T) {
-				comms := matrix.TCPComms(t, p, tcp.Config{DetachedSends: true})
+				comms := comms(t, p)
 				first := make([]error, p)
 				second := make([]error, p)
 				matrix.OnAll(comms, func(ctx context.Context, c *scoll.Comm) error {
@@ -298,9 +307,12 @@ func TestEagerMismatchTCP(t *testing.T) {
 						n = 4
 					}
 					first[c.Rank()] = scoll.Bcast(ctx, c, make([]float64, n), 0, noNative)
-					if then == "allreduce" {
+					switch then {
+					case "allreduce":
 						second[c.Rank()] = scoll.Allreduce(ctx, c, []float64{1}, make([]float64, 1), scoll.Sum, noNative)
-					} else {
+					case "messages": // a message schedule, whatever the bcast took
+						second[c.Rank()] = scoll.Allreduce(ctx, c, []float64{1}, make([]float64, 1), scoll.Sum, scoll.WithoutAlgorithm("meet", "exchange"))
+					default:
 						second[c.Rank()] = c.Close()
 					}
 					return nil
@@ -315,7 +327,7 @@ func TestEagerMismatchTCP(t *testing.T) {
 					t.Logf("the root failed in the call: %v", first[0])
 				case first[0] != nil:
 					t.Errorf("root: %v, want nil or ErrMismatch", first[0])
-				case !errors.Is(second[0], scoll.ErrMismatch) || !strings.Contains(second[0].Error(), "earlier call (number 1 ") && !strings.Contains(second[0].Error(), "called Bcast"):
+				case !errors.Is(second[0], scoll.ErrMismatch) || !strings.Contains(second[0].Error(), "earlier call (number 1 ") && !strings.Contains(second[0].Error(), "earlier collective (#1)") && !strings.Contains(second[0].Error(), "called Bcast"):
 					// Either the ledger names call 1, or the call check,
 					// comparing the ranks' records, names its Bcast.
 					t.Errorf("root's %s after the mismatched bcast: %v, want ErrMismatch naming call 1", then, second[0])

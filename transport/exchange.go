@@ -34,6 +34,16 @@ type Exchanger interface {
 	Exchange(ctx context.Context, x *Exchange) error
 }
 
+// Flow says whose payloads the ranks of an exchange need (Exchange.Flow).
+type Flow uint8
+
+// The flows of an exchange.
+const (
+	FlowAll      Flow = iota // every rank needs every payload
+	FlowFromRoot             // the others need the root's; the root none
+	FlowToRoot               // the root needs every payload; the others none
+)
+
 // Exchange is one rank's part of an exchange. The caller sets the fields
 // above Data; Exchange sets Data.
 type Exchange struct {
@@ -46,6 +56,17 @@ type Exchange struct {
 	Sig uint64
 	// Spin is how many times to poll the other ranks before parking.
 	Spin int
+	// Flow says whose payloads the ranks need: every rank every rank's
+	// (FlowAll, the zero value), the ranks the root's alone and the root
+	// none (FlowFromRoot: bcast), or the root every rank's and the others
+	// none (FlowToRoot: reduce). A rank that needs no payload of a peer
+	// does not wait for it: it may run one exchange ahead of that peer,
+	// and learns of a mismatch there at its next exchange, which then
+	// fails with errs.Mismatch naming this one (Data then holds only the
+	// payloads this rank needs).
+	Flow Flow
+	// Root is the root of a FlowFromRoot or FlowToRoot exchange.
+	Root int
 	// Payload is this rank's contribution, at most ExchangeLimit bytes
 	// (nil for none). Exchange copies it, so the caller may overwrite it
 	// as soon as Exchange returns.

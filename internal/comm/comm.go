@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/scoll/scoll/algorithms"
 	"github.com/scoll/scoll/internal/cid"
@@ -174,6 +175,10 @@ func (c *Comm) Usable(ctx context.Context) error {
 	return c.rs.set.Err
 }
 
+// closeSettle bounds how long Close waits for the peers to take part in
+// this rank's last calls (transport.Settler).
+const closeSettle = 10 * time.Second
+
 // Close releases c: later calls on it fail with errs.Closed. Closing the
 // world closes its transport (its Config.Release); closing a derived
 // communicator frees what it holds on this rank (see scoll.Comm.Close).
@@ -188,7 +193,14 @@ func (c *Comm) Close() error {
 	// receivers: Close reports it when no later call on c did.
 	var settled error
 	if st := c.rs.tc.Settler; st != nil {
-		settled = st.Settle(context.Background(), c.id, ^uint64(0))
+		// Bounded: a live peer that never makes the last call (an
+		// erroneous program) must not hold Close forever.
+		ctx, cancel := context.WithTimeout(context.Background(), closeSettle)
+		settled = st.Settle(ctx, c.id, ^uint64(0))
+		cancel()
+		if errors.Is(settled, errs.Canceled) {
+			settled = fmt.Errorf("%w: closing: the peers did not take part in this rank's last call within %v", errs.PeerFailed, closeSettle)
+		}
 	}
 	if c.mem.grp != nil {
 		if c.mem.view != nil {

@@ -3,6 +3,7 @@ package comm
 import (
 	"context"
 	"fmt"
+	"github.com/scoll/scoll/schedule"
 
 	"github.com/scoll/scoll/exec"
 	"github.com/scoll/scoll/internal/errs"
@@ -22,6 +23,14 @@ func (cl *Call) runExchange(ctx context.Context, seq uint64) error {
 	c := cl.c
 	x := &c.paths.xch
 	x.Comm, x.Seq, x.Sig, x.Spin = c.id, seq, cl.sig, c.spin
+	// Ranks that need no peer's payload do not wait for it.
+	x.Flow, x.Root = transport.FlowAll, cl.root
+	switch cl.coll {
+	case schedule.Bcast:
+		x.Flow = transport.FlowFromRoot
+	case schedule.Reduce:
+		x.Flow = transport.FlowToRoot
+	}
 	x.Payload = exec.ExchangeInput(cl.coll, c.rank, c.size, cl.root, cl.send, cl.recv)
 	err := c.paths.exchanger.Exchange(ctx, x)
 	x.Payload = nil // do not keep the caller's buffer

@@ -45,6 +45,8 @@ type Transport struct {
 	exch    transport.Exchanger // local's exchanges, when it reaches every rank
 	settler transport.Settler   // net's, if it has eager sends
 	netPoll transport.Poller    // net's, if its callers poll it
+	// localSettler is local's, if it has exchanges that need settling.
+	localSettler transport.Settler
 	// remote: some ranks are reached through net, whose readers run on
 	// their own goroutines.
 	remote bool
@@ -74,6 +76,9 @@ func New(net Net, local Local) *Transport {
 	t := &Transport{net: net, local: local}
 	t.settler, _ = net.(transport.Settler)
 	t.netPoll, _ = net.(transport.Poller)
+	if local != nil {
+		t.localSettler, _ = local.(transport.Settler)
+	}
 	if local == nil {
 		return t
 	}
@@ -167,13 +172,20 @@ func (t *Transport) Serve(service uint64, h func(src int, req []byte) []byte) {
 // Unserve stops serving a service.
 func (t *Transport) Unserve(service uint64) { t.net.Unserve(service) }
 
-// Settle settles the network's eager sends (transport.Settler); the
-// host's endpoint has none.
+// Settle settles the network's eager sends and the host's exchanges that
+// did not wait for every rank (transport.Settler).
 func (t *Transport) Settle(ctx context.Context, comm, seq uint64) error {
-	if t.settler == nil {
-		return nil
+	var errNet, errLocal error
+	if t.settler != nil {
+		errNet = t.settler.Settle(ctx, comm, seq)
 	}
-	return t.settler.Settle(ctx, comm, seq)
+	if t.localSettler != nil {
+		errLocal = t.localSettler.Settle(ctx, comm, seq)
+	}
+	if errNet == nil {
+		return errLocal
+	}
+	return errNet
 }
 
 // Model returns the network's costs, which bound the host's.

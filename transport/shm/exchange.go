@@ -46,11 +46,14 @@ const exchSlotSize = (24 + exchBytes + lineSize - 1) / lineSize * lineSize
 // exchState is a rank's own state in its exchanges; only the goroutine
 // running an exchange (one at a time) touches it.
 type exchState struct {
-	comm  uint64 // the communicator whose exchanges these are (0: none yet)
-	count uint64 // exchanges started
-	prev  uint64 // sequence number of the exchange started last
-	dirty bool   // it ended before every peer had published it
-	data  [][]byte
+	comm     uint64 // the communicator whose exchanges these are (0: none yet)
+	count    uint64 // exchanges started
+	prev     uint64 // sequence number of the exchange started last
+	prevSig  uint64 // its signature
+	prevFlow transport.Flow
+	checked  bool // the peers' signatures of exchange prev were compared (checkPrev)
+	dirty    bool // it ended before every peer had published it
+	data     [][]byte
 }
 
 // exchSlot returns rank r's slot of parity b.
@@ -101,15 +104,39 @@ func (t *Transport) Exchange(ctx context.Context, x *transport.Exchange) error {
 	if t.shut.Load() {
 		return errs.Closed
 	}
+	t.exchMu.Lock()
+	defer t.exchMu.Unlock()
+	root := -1
+	if x.Flow != transport.FlowAll {
+		if x.Root < 0 || x.Root >= len(t.localOf) || t.localOf[x.Root] < 0 {
+			return fmt.Errorf("%w: shm: exchange rooted at rank %d", errs.InvalidArgument, x.Root)
+		}
+		root = t.localOf[x.Root]
+	}
 	b := int(st.count & 1)
 	st.count++
+	var late error // a mismatch of the previous exchange, found now
 	if st.dirty {
 		if err := t.settle(ctx, x); err != nil {
 			st.prev = x.Seq // this exchange is started (and abandoned) too
 			return err
 		}
+		if st.prevFlow != transport.FlowAll && !st.checked {
+			late = t.checkPrev()
+		}
 	}
-	st.prev = x.Seq
+	st.prev, st.prevSig, st.prevFlow, st.checked = x.Seq, x.Sig, x.Flow, false
+	t.unchecked.Store(x.Flow != transport.FlowAll)
+	// need reports whether this rank waits for peer r's payload.
+	need := func(r int) bool {
+		switch x.Flow {
+		case transport.FlowFromRoot:
+			return r == root && t.rank != root
+		case transport.FlowToRoot:
+			return t.rank == root
+		}
+		return true
+	}
 	slot := t.exchSlot(t.rank, b)
 	u64(slot, 8).Store(x.Sig)
 	u64(slot, 16).Store(uint64(len(x.Payload)))
@@ -127,7 +154,7 @@ func (t *Transport) Exchange(ctx context.Context, x *transport.Exchange) error {
 	// Poll every peer's slot, then sleep if that takes too long.
 	i := 0
 	for r := range t.size {
-		if r == t.rank {
+		if r == t.rank || !need(r) {
 			continue
 		}
 		for t.exchSeq(r, b) != x.Seq {
@@ -146,17 +173,24 @@ func (t *Transport) Exchange(ctx context.Context, x *transport.Exchange) error {
 				}
 				continue
 			}
-			if err := t.exchWait(ctx, b, x); err != nil {
+			if err := t.exchWait(ctx, b, x, need); err != nil {
 				st.dirty = true
 				return err
 			}
 			break
 		}
 	}
-	st.dirty = false
+	// A rank that did not wait for every peer cannot tell when they are
+	// done with its slot: its next exchange settles first.
+	st.dirty = x.Flow != transport.FlowAll
 
-	// Everyone has published: compare signatures and expose the payloads.
+	// Everyone needed has published: compare signatures and expose the
+	// payloads.
 	for r := range t.size {
+		if r != t.rank && !need(r) {
+			x.Data[t.global[r]] = nil
+			continue
+		}
 		ps := t.exchSlot(r, b)
 		if other := u64(ps, 8).Load(); other != x.Sig {
 			return &errs.MismatchError{Seq: x.Seq, Rank: t.Rank(), Other: t.global[r], Sig: x.Sig, OtherSig: other}
@@ -164,12 +198,57 @@ func (t *Transport) Exchange(ctx context.Context, x *transport.Exchange) error {
 		n := min(int(u64(ps, 16).Load()), exchBytes)
 		x.Data[t.global[r]] = ps[24 : 24+n : 24+n]
 	}
+	return late
+}
+
+// Settle, called when call seq on communicator comm has done its own work
+// (transport.Settler; seq ^uint64(0): comm closes), checks, when this
+// rank's last exchange on comm came before and it did not wait for every
+// peer there, that the peers made the same call: a bcast's root learns of
+// a mismatch no later than its next call, whatever path that call takes.
+// It waits until every live peer has published that exchange.
+func (t *Transport) Settle(ctx context.Context, comm, seq uint64) error {
+	if !t.unchecked.Load() {
+		return nil
+	}
+	t.exchMu.Lock()
+	defer t.exchMu.Unlock()
+	st := &t.exch
+	if st.checked || st.prevFlow == transport.FlowAll || comm != st.comm || seq <= st.prev {
+		return nil
+	}
+	if err := t.settle(ctx, &transport.Exchange{}); err != nil {
+		return err
+	}
+	st.checked = true
+	t.unchecked.Store(false)
+	return t.checkPrev()
+}
+
+// checkPrev compares the signatures the peers published for this
+// rank's previous exchange, whose peers it did not all wait for, with its
+// own: a peer that made another call then has failed it, and this rank,
+// which completed it, learns of it now. Called after settle, before this
+// rank publishes again (so no peer has overwritten that publication).
+func (t *Transport) checkPrev() error {
+	st := &t.exch
+	for r := range t.size {
+		if r == t.rank {
+			continue
+		}
+		for pb := range 2 {
+			ps := t.exchSlot(r, pb)
+			if u64(ps, 0).Load() == st.prev && u64(ps, 8).Load() != st.prevSig {
+				return fmt.Errorf("%w: an earlier collective (#%d), which this rank completed, failed at rank %d: called with other arguments there", errs.Mismatch, st.prev, t.global[r])
+			}
+		}
+	}
 	return nil
 }
 
-// exchWait waits, sleeping between polls, until every peer has published
+// exchWait waits, sleeping between polls, until every peer needed has published
 // exchange x in its slot of parity b, or the exchange fails.
-func (t *Transport) exchWait(ctx context.Context, b int, x *transport.Exchange) error {
+func (t *Transport) exchWait(ctx context.Context, b int, x *transport.Exchange, need func(int) bool) error {
 	// Ranks that run a message schedule for this call check the records
 	// when they wait, as this rank checks theirs below.
 	if t.checker != nil {
@@ -178,7 +257,7 @@ func (t *Transport) exchWait(ctx context.Context, b int, x *transport.Exchange) 
 	bell := t.bell(t.rank)
 	for {
 		seq := bell.Arm()
-		ready, err := t.exchPoll(b, x)
+		ready, err := t.exchPoll(b, x, need)
 		if err != nil || ready {
 			bell.Disarm()
 			return err
@@ -191,12 +270,12 @@ func (t *Transport) exchWait(ctx context.Context, b int, x *transport.Exchange) 
 	}
 }
 
-// exchPoll reports whether every peer has published exchange x in its
+// exchPoll reports whether every peer needed has published exchange x in its
 // slot of parity b, or why it never will.
-func (t *Transport) exchPoll(b int, x *transport.Exchange) (bool, error) {
+func (t *Transport) exchPoll(b int, x *transport.Exchange, need func(int) bool) (bool, error) {
 	ready := true
 	for r := range t.size {
-		if r == t.rank {
+		if r == t.rank || !need(r) {
 			continue
 		}
 		// Load the other parity first: a peer publishes this exchange
@@ -265,10 +344,10 @@ func (t *Transport) exchFail(x *transport.Exchange, err error) error {
 func (t *Transport) settle(ctx context.Context, x *transport.Exchange) error {
 	settled := func() bool {
 		for r := range t.size {
-			if r == t.rank || t.gone(r) != nil {
+			if r == t.rank || max(t.exchSeq(r, 0), t.exchSeq(r, 1)) >= t.exch.prev {
 				continue
 			}
-			if max(t.exchSeq(r, 0), t.exchSeq(r, 1)) < t.exch.prev {
+			if t.gone(r) == nil {
 				return false
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -156,4 +157,106 @@ func BenchmarkExchangeCall(b *testing.B) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestExchangeFlows runs a random mix of exchanges of every flow between
+// three endpoints (the same mix on every rank): a bcast's root and a
+// reduce's leaves run ahead of their peers, and still every rank reads the
+// payloads it needs, whole and of the same exchange, and none is
+// overwritten while a peer may read it.
+func TestExchangeFlows(t *testing.T) {
+	eps, err := shm.NewLocalGroup(3, shm.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for _, e := range eps {
+			e.Close()
+		}
+	}()
+	if eps[0].ExchangeLimit() < 0 {
+		t.Skip("exchanges are off: fewer cores than ranks")
+	}
+	const n = 3000
+	flows := make([]transport.Flow, n)
+	roots := make([]int, n)
+	for i := range flows {
+		flows[i] = transport.Flow((i * 7 / 3) % 3)
+		roots[i] = (i * 5) % 3
+	}
+	payload := func(r, i int) []byte {
+		p := make([]byte, 1+(i*13+r)%200)
+		for j := range p {
+			p[j] = byte(r*31 + i + j)
+		}
+		return p
+	}
+	var wg sync.WaitGroup
+	for r, ep := range eps {
+		wg.Go(func() {
+			x := &transport.Exchange{Comm: 1, Spin: 100}
+			for i := range n {
+				x.Seq, x.Sig, x.Payload, x.Flow, x.Root = uint64(i+1), uint64(i*7), payload(r, i), flows[i], roots[i]
+				if err := ep.Exchange(context.Background(), x); err != nil {
+					t.Errorf("rank %d, exchange %d: %v", r, i, err)
+					return
+				}
+				for q := range 3 {
+					needed := q == r || flows[i] == transport.FlowAll ||
+						flows[i] == transport.FlowFromRoot && q == roots[i] ||
+						flows[i] == transport.FlowToRoot && r == roots[i]
+					if needed && !bytes.Equal(x.Data[q], payload(q, i)) {
+						t.Errorf("rank %d, exchange %d (flow %d, root %d): rank %d's payload %v", r, i, flows[i], roots[i], q, x.Data[q][:min(8, len(x.Data[q]))])
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// TestExchangeFlowMismatch: a bcast exchange (FlowFromRoot) whose leaf
+// made another call fails at the leaf; the root, which waits for no one,
+// completes it and learns of the mismatch no later than its next call:
+// the next exchange, or Settle (its next call on another path, or Close),
+// fails with errs.Mismatch naming the earlier call, once.
+func TestExchangeFlowMismatch(t *testing.T) {
+	for _, next := range []string{"exchange", "settle"} {
+		t.Run(next, func(t *testing.T) {
+			eps := exchangePair(t)
+			var wg sync.WaitGroup
+			errs2 := make([][2]error, 2)
+			for r, ep := range eps {
+				wg.Go(func() {
+					x := &transport.Exchange{Comm: 1, Seq: 1, Sig: uint64(10 + r), Spin: 100, Flow: transport.FlowFromRoot, Root: 0, Payload: []byte{1}}
+					errs2[r][0] = ep.Exchange(context.Background(), x)
+					if r == 1 {
+						return // the leaf stops after its failed call
+					}
+					if next == "exchange" {
+						x = &transport.Exchange{Comm: 1, Seq: 2, Sig: 20, Spin: 100, Flow: transport.FlowFromRoot, Root: 0, Payload: []byte{2}}
+						errs2[r][1] = ep.Exchange(context.Background(), x)
+					} else {
+						errs2[r][1] = ep.Settle(context.Background(), 1, ^uint64(0))
+					}
+				})
+			}
+			wg.Wait()
+			if !errors.Is(errs2[1][0], errs.Mismatch) {
+				t.Errorf("leaf: %v, want a mismatch", errs2[1][0])
+			}
+			if errs2[0][0] != nil {
+				t.Errorf("root's mismatched call: %v, want it complete", errs2[0][0])
+			}
+			if err := errs2[0][1]; !errors.Is(err, errs.Mismatch) || !strings.Contains(err.Error(), "earlier collective (#1)") {
+				t.Errorf("root's %s after the mismatch: %v, want a mismatch naming call 1", next, err)
+			}
+			if next == "settle" {
+				if err := eps[0].Settle(context.Background(), 1, ^uint64(0)); err != nil {
+					t.Errorf("a second settle: %v, want nil (reported once)", err)
+				}
+			}
+		})
+	}
 }

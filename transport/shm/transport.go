@@ -67,6 +67,8 @@ type Transport struct {
 	shut      atomic.Bool       // Close has begun
 	shared    bool              // the segment's ranks share cores (oversubscribed)
 	sock      *sockBell         // the doorbell socket (Config.BellSocket), or nil
+	exchMu    sync.Mutex        // guards exch: an exchange, or Settle
+	unchecked atomic.Bool       // exch.prev needs checkPrev (Settle's fast path)
 	segMu     sync.RWMutex      // FailRank reads, Close unmaps the segment
 	checker   transport.Checker // call records for the exchanges, if any
 
