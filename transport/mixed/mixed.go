@@ -44,7 +44,6 @@ type Transport struct {
 	local   Local
 	exch    transport.Exchanger // local's exchanges, when it reaches every rank
 	settler transport.Settler   // net's, if it has eager sends
-	netPoll transport.Poller    // net's, if its callers poll it
 	// localSettler is local's, if it has exchanges that need settling.
 	localSettler transport.Settler
 	// remote: some ranks are reached through net, whose readers run on
@@ -75,7 +74,6 @@ func (t *Transport) Nodes() []int { return t.nodes }
 func New(net Net, local Local) *Transport {
 	t := &Transport{net: net, local: local}
 	t.settler, _ = net.(transport.Settler)
-	t.netPoll, _ = net.(transport.Poller)
 	if local != nil {
 		t.localSettler, _ = local.(transport.Settler)
 	}
@@ -192,22 +190,16 @@ func (t *Transport) Settle(ctx context.Context, comm, seq uint64) error {
 func (t *Transport) Model() (alpha, beta float64) { return t.net.Model() }
 
 // Poll polls the host's endpoint, whose receives progress fastest when
-// their waiter polls, and, when some ranks are on other hosts, the
-// network's, which then reads their messages in the caller's goroutine
-// (or, on a network endpoint that cannot, lets its readers run: a waiter
-// spinning on the host's rings would otherwise keep them off the runtime's
-// processor, GOMAXPROCS=1, until it parks).
+// their waiter polls, and, when some ranks are on other hosts, lets the
+// network's readers run: they progress on their own goroutines, which a
+// waiter spinning on the host's rings would otherwise keep off the
+// runtime's processor (GOMAXPROCS=1) until it parks.
 func (t *Transport) Poll() {
 	if t.local != nil {
 		t.local.Poll()
-		if !t.remote {
-			return
+		if t.remote {
+			runtime.Gosched()
 		}
-	}
-	if t.netPoll != nil {
-		t.netPoll.Poll()
-	} else if t.local != nil {
-		runtime.Gosched()
 	}
 }
 
@@ -225,16 +217,12 @@ func (t *Transport) Unpark(w *transport.Waiter) {
 	}
 }
 
-// SpinHint returns the host's endpoint's hint, or the network's when there
-// is no host endpoint.
+// SpinHint returns the host's endpoint's hint.
 func (t *Transport) SpinHint() int {
-	if t.local != nil {
-		return t.local.SpinHint()
+	if t.local == nil {
+		return 0 // the network's receives progress on their own
 	}
-	if h, ok := t.net.(transport.SpinHinter); ok {
-		return h.SpinHint()
-	}
-	return 0 // the network's receives progress on their own
+	return t.local.SpinHint()
 }
 
 // Close closes both endpoints.

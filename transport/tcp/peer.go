@@ -34,13 +34,7 @@ const (
 type peer struct {
 	t    *Transport
 	rank int
-
-	// rd is held by whoever reads the connection and acts on its frames
-	// (reader.go); rs is that state (nil before the connection starts).
-	rd sync.Mutex
-	rs *reading
-
-	up chan struct{} // closed when the state leaves idle/connecting
+	up   chan struct{} // closed when the state leaves idle/connecting
 
 	mu     sync.Mutex
 	state  peerState

@@ -45,58 +45,41 @@ const maxSpinners = 4
 
 // pollReader reads a connection with the socket's own non-blocking reads,
 // polling up to spinPolls times before blocking. Read deadlines and Close
-// apply as to the connection's Read. One goroutine reads it at a time
-// (the holder of the peer's read lock); another may wait for data with
-// await meanwhile (the connection's reader goroutine, without the lock):
-// the two keep their state apart.
+// apply as to the connection's Read. One goroutine reads it at a time.
 type pollReader struct {
 	rc       syscall.RawConn
-	spinners *atomic.Int32 // the transport's polling readers
-	reads    poller        // Read's
-	awaits   poller        // await's
-	readNow  func(fd uintptr)
-	b        []byte // the current read's buffer
-	// nowait makes Read return errWouldBlock instead of waiting when the
-	// socket is empty (a caller polling the transport).
-	nowait bool
-}
-
-// poller is the state of one kind of polling of a socket.
-type poller struct {
-	once  func(fd uintptr) bool // one try through rc.Read, bound once: no allocation per try
-	n     int                   // what the last try returned
-	errno error
-	block bool // wait in the network poller when the socket is empty
-	// budget is how many empty polls the next wait makes before it
-	// blocks. Invariant: minPolls ≤ budget ≤ spinPolls.
+	spinners *atomic.Int32         // the transport's polling readers
+	read     func(fd uintptr) bool // r.readOnce, bound once: no allocation per read
+	b        []byte                // the current read's buffer
+	n        int                   // what the last read returned
+	errno    error
+	block    bool // wait in the network poller when the socket is empty
+	// budget is how many empty polls the next read makes before it blocks.
+	// Invariant: minPolls ≤ budget ≤ spinPolls.
 	budget int
 }
 
-// errWouldBlock is what a nowait Read returns when the socket is empty.
-var errWouldBlock = errors.New("tcp: no data")
-
-// newPollReader returns a polling reader of conn, or nil when conn is not
-// a socket (TLS, in-memory connections), whose reads then block.
-func newPollReader(conn net.Conn, spinners *atomic.Int32) *pollReader {
+// newPollReader returns a polling reader of conn, or conn itself when conn
+// is not a socket (TLS, in-memory connections).
+func newPollReader(conn net.Conn, spinners *atomic.Int32) io.Reader {
 	tc, ok := conn.(*net.TCPConn)
 	if !ok || !canPoll {
-		return nil
+		return conn
 	}
 	rc, err := tc.SyscallConn()
 	if err != nil {
-		return nil
+		return conn
 	}
-	r := &pollReader{rc: rc, spinners: spinners}
-	r.reads = poller{budget: spinPolls, once: func(fd uintptr) bool {
-		r.reads.n, r.reads.errno = readFD(fd, r.b)
-		return r.reads.errno != syscall.EAGAIN || !r.reads.block
-	}}
-	r.awaits = poller{budget: spinPolls, once: func(fd uintptr) bool {
-		r.awaits.n, r.awaits.errno = peekFD(fd)
-		return r.awaits.errno != syscall.EAGAIN || !r.awaits.block
-	}}
-	r.readNow = func(fd uintptr) { r.reads.n, r.reads.errno = readFD(fd, r.b) }
+	r := &pollReader{rc: rc, spinners: spinners, budget: spinPolls}
+	r.read = r.readOnce
 	return r
+}
+
+// readOnce reads the socket once; false makes rc.Read wait in the network
+// poller until it is readable, then call it again.
+func (r *pollReader) readOnce(fd uintptr) bool {
+	r.n, r.errno = readFD(fd, r.b)
+	return r.errno != syscall.EAGAIN || !r.block
 }
 
 // Read reads at most len(b) bytes, at least one unless it fails.
@@ -105,93 +88,47 @@ func (r *pollReader) Read(b []byte) (int, error) {
 		return 0, nil
 	}
 	r.b = b
-	defer func() { r.b = nil }()
-	if r.nowait {
-		// Not rc.Read: it holds the descriptor's read lock while it
-		// waits, and the reader goroutine may be waiting in it.
-		if err := r.rc.Control(r.readNow); err != nil {
-			return 0, err
-		}
-		return r.result(errWouldBlock)
-	}
-	if err := r.poll(&r.reads, nil); err != nil {
-		return 0, err
-	}
-	return r.result(nil)
-}
-
-// result turns the last read into Read's results; an empty socket gives
-// empty.
-func (r *pollReader) result(empty error) (int, error) {
-	switch {
-	case r.reads.errno == syscall.EAGAIN:
-		return 0, empty
-	case r.reads.errno != nil:
-		return 0, &net.OpError{Op: "read", Net: "tcp", Err: r.reads.errno}
-	case r.reads.n == 0:
-		return 0, io.EOF
-	}
-	return r.reads.n, nil
-}
-
-// await returns when the socket has data to read (or an end, or an
-// error), without reading it: it polls up to the budget, unless quiet
-// reports that a caller polls the transport (and so reads for it), then
-// waits in the network poller. Read deadlines and Close apply.
-func (r *pollReader) await(quiet func() bool) error {
-	if err := r.poll(&r.awaits, quiet); err != nil {
-		return err
-	}
-	if e := r.awaits.errno; e != nil && e != syscall.EAGAIN {
-		return &net.OpError{Op: "read", Net: "tcp", Err: e}
-	}
-	return nil
-}
-
-// poll tries (p.once) through the network poller until the socket is not
-// empty: up to p's budget with the CPU given to other goroutines (and,
-// every osYieldEvery, other processes) in between, then waiting in the
-// poller. quiet, when it reports true at the start, skips the polling. At
-// most maxSpinners readers of the transport poll at once.
-func (r *pollReader) poll(p *poller, quiet func() bool) error {
 	spinning := false // counted in r.spinners
 	defer func() {
+		r.b = nil
 		if spinning {
 			r.spinners.Add(-1)
 		}
 	}()
 	for i := 0; ; i++ {
-		p.block = i >= p.budget
-		if p.block && spinning {
+		r.block = i >= r.budget
+		if r.block && spinning {
 			r.spinners.Add(-1)
 			spinning = false
-			p.budget = max(p.budget/2, minPolls)
+			r.budget = max(r.budget/2, minPolls)
 		}
-		if err := r.rc.Read(p.once); err != nil {
-			return err
-		}
-		if p.errno != syscall.EAGAIN {
-			if spinning {
-				p.budget = min(2*p.budget, spinPolls)
+		err := r.rc.Read(r.read)
+		switch {
+		case err != nil:
+			return 0, err
+		case r.errno == syscall.EAGAIN:
+			if i == 0 {
+				if r.spinners.Add(1) > maxSpinners {
+					r.spinners.Add(-1)
+					i = r.budget - 1 // block
+					continue
+				}
+				spinning = true
 			}
-			return nil
-		}
-		if i == 0 {
-			if quiet != nil && quiet() {
-				i = p.budget - 1 // a caller polls: wait in the poller
-				continue
+			runtime.Gosched()
+			if i%osYieldEvery == osYieldEvery-1 {
+				osYield()
 			}
-			if r.spinners.Add(1) > maxSpinners {
-				r.spinners.Add(-1)
-				i = p.budget - 1
-				continue
-			}
-			spinning = true
+			continue
+		case r.errno != nil:
+			return 0, &net.OpError{Op: "read", Net: "tcp", Err: r.errno}
+		case r.n == 0:
+			return 0, io.EOF
 		}
-		runtime.Gosched()
-		if i%osYieldEvery == osYieldEvery-1 {
-			osYield()
+		if spinning {
+			r.budget = min(2*r.budget, spinPolls)
 		}
+		return r.n, nil
 	}
 }
 

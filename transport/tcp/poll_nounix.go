@@ -10,5 +10,3 @@ const canPoll = false
 func readFD(fd uintptr, b []byte) (int, error) { return 0, syscall.EINVAL }
 
 func writeFD(fd uintptr, b []byte) (int, error) { return 0, syscall.EINVAL }
-
-func peekFD(fd uintptr) (int, error) { return 0, syscall.EINVAL }

@@ -8,169 +8,62 @@ import (
 	"net"
 	"os"
 	"slices"
-	"sync/atomic"
 )
 
-// The reader: frames are read and acted on by whoever holds the peer's
-// read lock (p.rd): the connection's reader goroutine, or a caller that
-// polls the transport while it waits (engine.go), which so takes its own
-// message without a hand-off. Payloads are read straight into posted
-// receives where they can.
+// The reader: one goroutine per connection reads frames and acts on them,
+// reading payloads straight into posted receives where it can.
 
 // errProtocol marks frames that break the protocol (the connection is then
 // dropped).
 var errProtocol = errors.New("protocol error")
 
-// reading is the state of a connection's reads, guarded by p.rd.
-type reading struct {
-	conn net.Conn
-	br   *bufio.Reader
-	pr   *pollReader // the socket's reader; nil when conn is not a socket
-	hb   [headerLen]byte
-	h    header
-	done bool // the connection ended: no more frames
-	// frames counts the frames read, by whoever read them (the reader
-	// goroutine reads it without the lock).
-	frames atomic.Uint64
-}
-
-// readLoop reads frames until the connection ends: it waits for the
-// socket to have data without the read lock (a polling caller may take
-// it meanwhile), then takes the lock and acts on the frames there are.
+// readLoop reads frames until the connection ends.
 func (p *peer) readLoop() {
 	t := p.t
 	p.mu.Lock()
 	conn := p.conn
 	p.mu.Unlock()
-	r := &reading{conn: conn}
-	var src io.Reader = conn
-	if pr := newPollReader(conn, &t.spinners); pr != nil {
-		r.pr, src = pr, pr
-	}
-	r.br = bufio.NewReaderSize(src, readBufSize)
-	p.rd.Lock()
-	p.rs = r
-	p.rd.Unlock()
-	if r.pr == nil || t.eng.shared {
-		// Callers do not poll this connection (not a socket, or the
-		// ranks share CPUs, where callers park at once: engine.go): the
-		// goroutine reads it alone, polling the socket before it blocks.
-		p.rd.Lock()
-		p.frames(r, false)
-		p.rd.Unlock()
-		return
-	}
-	t.watch(p, conn)
-	quiet := t.callerPolling()
+	br := bufio.NewReaderSize(newPollReader(conn, &t.spinners), readBufSize)
+	var hb [headerLen]byte
+	var h header
 	for {
-		if err := p.awaitData(r, quiet); err != nil {
-			p.rd.Lock()
-			if !r.done {
-				r.done = true
-				p.readFailed(err)
-			}
-			p.rd.Unlock()
-			return
-		}
-		p.rd.Lock()
-		p.frames(r, true)
-		done := r.done
-		p.rd.Unlock()
-		if done {
-			return
-		}
-	}
-}
-
-// awaitData returns when the socket or the buffer holds data, or the
-// connection failed (its read deadline passed: the peer is silent). It
-// polls the socket first unless quiet reports a caller polling.
-func (p *peer) awaitData(r *reading, quiet func() bool) error {
-	p.rd.Lock()
-	// A part of a header waits for the rest from the socket.
-	buffered := r.done || r.br.Buffered() >= headerLen
-	p.rd.Unlock()
-	if buffered {
-		return nil
-	}
-	for {
-		seen := r.frames.Load()
-		r.conn.SetReadDeadline(p.t.dl.next())
-		err := r.pr.await(quiet)
-		if errors.Is(err, os.ErrDeadlineExceeded) && r.frames.Load() != seen {
-			// Silent for this goroutine only: a polling caller took
-			// the frames that came meanwhile.
-			continue
-		}
-		return err
-	}
-}
-
-// frames reads frames and acts on them until the connection ends or, with
-// nowait, no whole header is at hand without waiting. Called with p.rd
-// held.
-func (p *peer) frames(r *reading, nowait bool) {
-	t := p.t
-	br := r.br
-	for !r.done {
 		if br.Buffered() < headerLen {
-			if nowait {
-				r.pr.nowait = true
-				_, err := br.Peek(headerLen)
-				r.pr.nowait = false
-				if errors.Is(err, errWouldBlock) {
-					return
-				}
-				if err != nil {
-					r.done = true
-					p.readFailed(err)
-					return
-				}
-			} else {
-				r.conn.SetReadDeadline(t.dl.next())
-			}
+			conn.SetReadDeadline(t.dl.next())
 		}
-		if _, err := io.ReadFull(br, r.hb[:]); err != nil {
-			r.done = true
+		if _, err := io.ReadFull(br, hb[:]); err != nil {
 			p.readFailed(err)
 			return
 		}
-		r.frames.Add(1)
-		h := &r.h
-		if err := decodeHeader(r.hb[:], h, t.cfg.EagerLimit, t.cfg.MaxMessage); err != nil {
-			r.done = true
+		if err := decodeHeader(hb[:], &h, t.cfg.EagerLimit, t.cfg.MaxMessage); err != nil {
 			p.protocolError(err)
 			return
 		}
 		var err error
-		conn := r.conn
 		switch h.kind {
 		case kindEager, kindSync:
-			err = p.onEager(conn, br, h)
+			err = p.onEager(conn, br, &h)
 		case kindAck:
-			p.onAck(h)
+			p.onAck(&h)
 		case kindReady:
-			p.onReady(h)
+			p.onReady(&h)
 		case kindRTS:
-			p.onRTS(h)
+			p.onRTS(&h)
 		case kindCTS:
-			p.onCTS(h)
+			p.onCTS(&h)
 		case kindData:
-			err = p.onData(conn, br, h)
+			err = p.onData(conn, br, &h)
 		case kindNack:
-			p.onNack(h)
+			p.onNack(&h)
 		case kindFail:
 			t.failCall(callKey{h.key.Comm, h.key.Seq}, codeErr(h.code, p.rank, fmt.Sprintf("call %d aborted", h.key.Seq)), p.rank)
 		case kindWithdraw:
-			p.onWithdraw(h)
+			p.onWithdraw(&h)
 		case kindHeartbeat:
 		case kindGoodbye:
-			r.done = true
 			p.down(errGoodbye)
 			return
 		}
 		if err != nil {
-			r.done = true
 			p.readFailed(err)
 			return
 		}

@@ -183,7 +183,6 @@ type Transport struct {
 	spinners atomic.Int32 // readers polling their socket (pollReader)
 
 	ledger *ledger // eager sends not taken yet (ledger.go)
-	eng    engine  // the callers' poller (engine.go)
 
 	// Calls this rank has started, with their signatures (Checker): a
 	// message of a started call with another signature is a mismatch
@@ -266,7 +265,6 @@ func New(ctx context.Context, cfg Config, ln net.Listener, addrs []string) (*Tra
 	}
 	t.peers[t.rank].state = stateUp // messages to self never touch the network
 	t.peers[t.rank].markUp()
-	t.startEngine()
 	t.wg.Add(1)
 	go t.acceptLoop()
 	if !cfg.Lazy {
@@ -486,12 +484,6 @@ func (t *Transport) Close() error {
 		p.close()
 	}
 	t.wg.Wait()
-	if ep := t.eng.ep; ep != nil {
-		t.eng.mu.Lock() // no Poll in flight
-		ep.close()
-		t.eng.closed = true
-		t.eng.mu.Unlock()
-	}
 	return nil
 }
 
