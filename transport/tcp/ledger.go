@@ -3,7 +3,6 @@ package tcp
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -75,7 +74,7 @@ func (t *Transport) Settle(ctx context.Context, comm, seq uint64) error {
 	if l.n.Load() == 0 {
 		return nil
 	}
-	for spins := 0; ; {
+	for {
 		l.mu.Lock()
 		if err := l.errs[comm]; err != nil {
 			delete(l.errs, comm)
@@ -95,13 +94,6 @@ func (t *Transport) Settle(ctx context.Context, comm, seq uint64) error {
 		if !waiting {
 			return nil
 		}
-		if spins < settleSpins {
-			// The ack is usually a few µs away, and the reader that
-			// will take it may need this goroutine's processor.
-			spins++
-			runtime.Gosched()
-			continue
-		}
 		select {
 		case <-wake:
 		case <-ctx.Done():
@@ -109,10 +101,6 @@ func (t *Transport) Settle(ctx context.Context, comm, seq uint64) error {
 		}
 	}
 }
-
-// settleSpins is how many times Settle yields to the process's other
-// goroutines before it blocks.
-const settleSpins = 64
 
 // EagerError is the failure of an earlier call that this rank completed
 // because its part was only eager sends (Config.DetachedSends): the
