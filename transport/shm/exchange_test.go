@@ -18,9 +18,13 @@ import (
 )
 
 // exchangePair returns two endpoints that offer exchanges, or skips.
-func exchangePair(t *testing.T) []*shm.Transport {
+func exchangePair(t *testing.T) []*shm.Transport { return exchangeGroup(t, 2) }
+
+// exchangeGroup returns n endpoints of one segment that offer exchanges,
+// closed when the test ends, or skips.
+func exchangeGroup(t *testing.T, n int) []*shm.Transport {
 	t.Helper()
-	eps, err := shm.NewLocalGroup(2, shm.Config{})
+	eps, err := shm.NewLocalGroup(n, shm.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,18 +169,7 @@ func BenchmarkExchangeCall(b *testing.B) {
 // payloads it needs, whole and of the same exchange, and none is
 // overwritten while a peer may read it.
 func TestExchangeFlows(t *testing.T) {
-	eps, err := shm.NewLocalGroup(3, shm.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		for _, e := range eps {
-			e.Close()
-		}
-	}()
-	if eps[0].ExchangeLimit() < 0 {
-		t.Skip("exchanges are off: fewer cores than ranks")
-	}
+	eps := exchangeGroup(t, 3)
 	const n = 3000
 	flows := make([]transport.Flow, n)
 	roots := make([]int, n)
